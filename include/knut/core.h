@@ -1,0 +1,267 @@
+/*
+ * knut core: status codes, the caller-owned error detail, logging, growable
+ * buffers with a hard cap, config loading helpers, clock and signals.
+ *
+ * Every fallible function in knut returns a knut_status (0 = ok, negative =
+ * error) and fills a caller-owned `knut_error *err` (may be NULL; never
+ * allocates), the way nanoarrow's struct ArrowError works. This keeps error
+ * detail correct when work moves between threads.
+ */
+#ifndef KNUT_CORE_H
+#define KNUT_CORE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KNUT_VERSION_MAJOR 0
+#define KNUT_VERSION_MINOR 1
+#define KNUT_VERSION_PATCH 0
+#define KNUT_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define KNUT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KNUT_PRINTF(f, a)
+#endif
+
+/* ---- status codes ------------------------------------------------------ */
+
+/* One table drives the enum and knut_strerror(), so they never drift. */
+#define KNUT_STATUS_MAP(X)                                        \
+    X(KNUT_OK, 0, "ok")                                           \
+    X(KNUT_ERROR, -1, "error")                                    \
+    X(KNUT_EINVAL, -2, "invalid argument or input")               \
+    X(KNUT_ENOTFOUND, -3, "not found")                            \
+    X(KNUT_ENOMEM, -4, "out of memory")                           \
+    X(KNUT_ETOOBIG, -5, "size limit exceeded")                    \
+    X(KNUT_EIO, -6, "input/output error")                         \
+    X(KNUT_EPARSE, -7, "malformed input")                         \
+    X(KNUT_EUNSUPPORTED, -8, "unsupported feature")               \
+    X(KNUT_EAGAIN, -9, "try again")                               \
+    X(KNUT_EPEER, -10, "peer error")                              \
+    X(KNUT_ECANCELLED, -11, "cancelled")                          \
+    X(KNUT_EOF, -12, "end of input")
+
+typedef enum knut_status {
+#define KNUT_X_ENUM(name, val, text) name = (val),
+    KNUT_STATUS_MAP(KNUT_X_ENUM)
+#undef KNUT_X_ENUM
+} knut_status;
+
+/* Short text for a status code; never NULL. */
+const char *knut_strerror(knut_status st);
+
+/* ---- error detail ------------------------------------------------------ */
+
+#define KNUT_ERROR_MSG_MAX 1024
+
+/*
+ * Caller-owned error detail: one line saying what went wrong, where, and
+ * which file/row/column. Fixed size so filling it never allocates.
+ */
+typedef struct knut_error {
+    knut_status code;
+    char message[KNUT_ERROR_MSG_MAX];
+} knut_error;
+
+#define KNUT_ERROR_INIT {KNUT_OK, {0}}
+
+/* Clears err (NULL-safe). */
+void knut_error_clear(knut_error *err);
+
+/*
+ * Sets err (NULL-safe) to code and the formatted message; returns code so
+ * callers can write `return knut_error_set(err, KNUT_EINVAL, "...")`.
+ * Long messages are truncated, never overflowed.
+ */
+knut_status knut_error_set(knut_error *err, knut_status code, const char *fmt, ...)
+    KNUT_PRINTF(3, 4);
+knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt, va_list ap);
+
+/* Prefixes the existing message with more context ("file.yml: " + old). */
+knut_status knut_error_prefix(knut_error *err, const char *fmt, ...) KNUT_PRINTF(2, 3);
+
+/* Argument checks that stay in release builds: set err, return EINVAL. */
+#define KNUT_ASSERT_ARG(err, cond)                                                   \
+    do {                                                                             \
+        if (!(cond))                                                                 \
+            return knut_error_set((err), KNUT_EINVAL, "%s: invalid argument: %s",   \
+                                  __func__, #cond);                                  \
+    } while (0)
+
+/* ---- logging ----------------------------------------------------------- */
+
+typedef enum knut_log_level {
+    KNUT_LOG_TRACE = 0,
+    KNUT_LOG_DEBUG,
+    KNUT_LOG_INFO,
+    KNUT_LOG_WARN,
+    KNUT_LOG_ERROR,
+    KNUT_LOG_OFF
+} knut_log_level;
+
+/* A structured field attached to a log record. */
+typedef enum knut_log_field_kind {
+    KNUT_LOG_FIELD_STR,
+    KNUT_LOG_FIELD_INT,
+    KNUT_LOG_FIELD_DOUBLE,
+    KNUT_LOG_FIELD_BOOL
+} knut_log_field_kind;
+
+typedef struct knut_log_field {
+    const char *key;
+    knut_log_field_kind kind;
+    union {
+        const char *s;
+        int64_t i;
+        double d;
+        int b;
+    } v;
+} knut_log_field;
+
+#define KNUT_LF_STR(k, x) ((knut_log_field){(k), KNUT_LOG_FIELD_STR, {.s = (x)}})
+#define KNUT_LF_INT(k, x) ((knut_log_field){(k), KNUT_LOG_FIELD_INT, {.i = (int64_t)(x)}})
+#define KNUT_LF_DBL(k, x) ((knut_log_field){(k), KNUT_LOG_FIELD_DOUBLE, {.d = (x)}})
+#define KNUT_LF_BOOL(k, x) ((knut_log_field){(k), KNUT_LOG_FIELD_BOOL, {.b = !!(x)}})
+
+typedef struct knut_log_record {
+    int64_t ts_us;        /* wall clock, microseconds since the epoch */
+    knut_log_level level;
+    const char *target;   /* the part that logs: "duck", "sync", ... */
+    const char *msg;
+    const knut_log_field *fields;
+    size_t nfields;
+} knut_log_record;
+
+typedef void (*knut_log_fn)(const knut_log_record *rec, void *ctx);
+
+/* Installs the process-wide sink. The library never prints by itself. */
+void knut_log_set(knut_log_level level, knut_log_fn fn, void *ctx);
+knut_log_level knut_log_level_get(void);
+int knut_log_enabled(knut_log_level level);
+const char *knut_log_level_name(knut_log_level level);
+/* Parses "trace|debug|info|warn|error|off"; returns KNUT_EINVAL otherwise. */
+knut_status knut_log_level_parse(const char *s, knut_log_level *out);
+
+/* Emits a record (checks the level first). */
+void knut_log_emit(knut_log_level level, const char *target, const knut_log_field *fields,
+                   size_t nfields, const char *fmt, ...) KNUT_PRINTF(5, 6);
+
+#define KNUT_LOG(level, target, ...)                                \
+    do {                                                            \
+        if (knut_log_enabled(level))                                \
+            knut_log_emit((level), (target), NULL, 0, __VA_ARGS__); \
+    } while (0)
+
+/* Ready-made sinks; ctx is a FILE*. */
+void knut_log_sink_json(const knut_log_record *rec, void *ctx);  /* one JSON object per line */
+void knut_log_sink_human(const knut_log_record *rec, void *ctx); /* for terminals */
+
+/* ---- buffers ----------------------------------------------------------- */
+
+/*
+ * A growable byte buffer, always NUL-terminated, with a hard size cap
+ * (curl dynbuf) and a sticky error (git_str): append freely, check once.
+ */
+typedef struct knut_buf {
+    char *data;
+    size_t len;
+    size_t cap;       /* allocated bytes */
+    size_t max;       /* hard cap on len; 0 = KNUT_BUF_DEFAULT_MAX */
+    knut_status error; /* sticky: once set, appends are ignored */
+} knut_buf;
+
+#define KNUT_BUF_DEFAULT_MAX ((size_t)1 << 30)
+#define KNUT_BUF_INIT {NULL, 0, 0, 0, KNUT_OK}
+
+void knut_buf_init(knut_buf *b, size_t max);
+void knut_buf_reset(knut_buf *b); /* frees the contents; b may be reused */
+void knut_buf_clear(knut_buf *b); /* len = 0, keeps memory and cap, clears error */
+knut_status knut_buf_reserve(knut_buf *b, size_t extra);
+knut_status knut_buf_append(knut_buf *b, const void *data, size_t len);
+knut_status knut_buf_puts(knut_buf *b, const char *s);
+knut_status knut_buf_putc(knut_buf *b, char c);
+knut_status knut_buf_printf(knut_buf *b, const char *fmt, ...) KNUT_PRINTF(2, 3);
+knut_status knut_buf_vprintf(knut_buf *b, const char *fmt, va_list ap);
+/* Appends s as a JSON string literal (with quotes and escapes). */
+knut_status knut_buf_put_json_str(knut_buf *b, const char *s, size_t len);
+/* Takes ownership of the bytes (caller frees with free()); b is reset. */
+char *knut_buf_detach(knut_buf *b, size_t *len_out);
+/* The sticky error with a message, or KNUT_OK. */
+knut_status knut_buf_check(const knut_buf *b, knut_error *err);
+
+/* ---- config loading ---------------------------------------------------- */
+
+/*
+ * Config files (YAML or JSON) are loaded into a small tree whose nodes keep
+ * the file:line:column they came from, so every later error can name it.
+ */
+typedef enum knut_conf_kind {
+    KNUT_CONF_NULL,
+    KNUT_CONF_SCALAR, /* strings, numbers, booleans: kept as text */
+    KNUT_CONF_SEQ,
+    KNUT_CONF_MAP
+} knut_conf_kind;
+
+typedef struct knut_conf knut_conf;
+
+/* Max config file size read into memory. */
+#define KNUT_CONF_MAX_BYTES ((size_t)16 << 20)
+
+knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err);
+/* Parses YAML (JSON is YAML); name is used in error positions. */
+knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
+                                const char *name, knut_error *err);
+knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
+                                const char *name, knut_error *err);
+void knut_conf_free(knut_conf *root);
+
+knut_conf_kind knut_conf_kind_of(const knut_conf *n);
+/* Map lookup; NULL if n is not a map or has no such key. */
+const knut_conf *knut_conf_get(const knut_conf *n, const char *key);
+size_t knut_conf_len(const knut_conf *n); /* seq/map length */
+const knut_conf *knut_conf_at(const knut_conf *n, size_t i); /* seq item or map value */
+const char *knut_conf_key_at(const knut_conf *n, size_t i); /* map key */
+const char *knut_conf_str(const knut_conf *n); /* scalar text or NULL */
+/* Typed getters: error (naming file:line:col and key) if absent or wrong. */
+knut_status knut_conf_get_str(const knut_conf *map, const char *key, const char **out,
+                              knut_error *err);
+knut_status knut_conf_get_i64(const knut_conf *map, const char *key, int64_t *out,
+                              knut_error *err);
+knut_status knut_conf_get_bool(const knut_conf *map, const char *key, int *out,
+                               knut_error *err);
+knut_status knut_conf_get_f64(const knut_conf *map, const char *key, double *out,
+                              knut_error *err);
+/* "file:line:col" of a node (line and column 1-based). */
+const char *knut_conf_file(const knut_conf *n);
+int knut_conf_line(const knut_conf *n);
+int knut_conf_col(const knut_conf *n);
+
+/* ---- time and signals -------------------------------------------------- */
+
+int64_t knut_clock_mono_ns(void);  /* monotonic, for intervals */
+int64_t knut_clock_wall_us(void);  /* wall clock, for timestamps */
+/* Sleeps up to ns, returning early (KNUT_ECANCELLED) if a stop was requested. */
+knut_status knut_clock_sleep_ns(int64_t ns);
+
+/*
+ * Installs SIGINT/SIGTERM handlers that only set a flag (async-signal-safe),
+ * so long-running loops can finish their round and exit cleanly.
+ */
+knut_status knut_signal_install(knut_error *err);
+int knut_signal_stop_requested(void);
+int knut_signal_last(void);        /* the signal number received, or 0 */
+void knut_signal_request_stop(void); /* for tests and internal shutdown */
+void knut_signal_reset(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_CORE_H */

@@ -1,0 +1,11 @@
+/*
+ * knut: the umbrella header. Includes every part's public header.
+ */
+#ifndef KNUT_KNUT_H
+#define KNUT_KNUT_H
+
+#include "knut/core.h"
+#include "knut/arrow.h"
+#include "knut/duck.h"
+
+#endif

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Installs everything knut needs to build and run; with --test, also the
+# real peers the tests start (Valkey + FalkorDB module, Redis, Python
+# clients). Idempotent: a second run only checks and returns quickly.
+# Downloads go to git-ignored folders (third_party/, .venv/).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+DUCKDB_VERSION=1.4.4
+DUCKDB_LIB_PKG="@duckdb/node-bindings-linux-x64@1.4.4-r.4"
+DUCKDB_SRC_PKG="duckdb@${DUCKDB_VERSION}"
+FALKORDB_PKG="@falkordblite/linux-x64"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ $apt_updated = 0 ]; then sudo_ apt-get update -qq; apt_updated=1; fi
+  log "installing ${missing[*]}"
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# --- build dependencies (Debian) --------------------------------------------
+apt_install build-essential cmake ninja-build pkg-config git \
+  libjansson-dev libyaml-dev libhiredis-dev libcurl4-openssl-dev libssl-dev libcmocka-dev
+
+# --- DuckDB C library (one pinned release; a system copy wins) --------------
+duck_dir="$here/third_party/duckdb"
+if [ -f /usr/include/duckdb.h ] && ldconfig -p | grep -q 'libduckdb\.so'; then
+  log "DuckDB: using the system copy"
+elif [ -f "$duck_dir/include/duckdb.h" ] && [ -f "$duck_dir/lib/libduckdb.so" ] \
+     && [ "$(cat "$duck_dir/VERSION" 2>/dev/null)" = "$DUCKDB_VERSION" ]; then
+  :
+else
+  log "DuckDB $DUCKDB_VERSION: fetching from the npm registry"
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack --silent "$DUCKDB_LIB_PKG" >/dev/null && npm pack --silent "$DUCKDB_SRC_PKG" >/dev/null)
+  mkdir -p "$tmp/lib" "$tmp/src"
+  tar -xzf "$tmp"/duckdb-node-bindings-linux-x64-*.tgz -C "$tmp/lib"
+  tar -xzf "$tmp"/duckdb-"$DUCKDB_VERSION".tgz -C "$tmp/src" package/src/duckdb/src/include/duckdb.h
+  rm -rf "$duck_dir"; mkdir -p "$duck_dir/include" "$duck_dir/lib"
+  cp "$tmp/lib/package/libduckdb.so" "$duck_dir/lib/"
+  cp "$tmp/src/package/src/duckdb/src/include/duckdb.h" "$duck_dir/include/"
+  echo "$DUCKDB_VERSION" > "$duck_dir/VERSION"
+fi
+
+[ $want_test = 1 ] || { log "ready (build dependencies)"; exit 0; }
+
+# --- test tools and peers -----------------------------------------------------
+apt_install clang libclang-rt-14-dev redis-server python3-venv
+
+# Valkey 8 (FalkorDB needs Redis >= 7.2) comes from bookworm-backports, read
+# from the machine's own Debian mirror configuration.
+if ! [ -x /usr/bin/valkey-server ]; then
+  src=/etc/apt/sources.list.d/debian.sources
+  uri=$(awk '/^URIs:/ {print $2; exit}' "$src" 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  if [ -n "$uri" ] && ! grep -rqs bookworm-backports /etc/apt/sources.list.d/; then
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$uri" | sudo_ tee /etc/apt/sources.list.d/knut-backports.sources >/dev/null
+  fi
+  sudo_ apt-get update -qq
+  log "installing valkey-server from bookworm-backports"
+  sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports valkey-server >/dev/null
+  # The package starts a system service on 6379; tests start their own.
+  (sudo_ systemctl disable --now valkey-server 2>/dev/null || sudo_ service valkey-server stop 2>/dev/null || true) >/dev/null 2>&1
+fi
+(sudo_ service redis-server stop || true) >/dev/null 2>&1
+
+# The FalkorDB module (falkordb.so) from the npm package; its bundled
+# redis-server needs a newer glibc, so only the module is used.
+fk_dir="$here/third_party/falkordb"
+if ! [ -f "$fk_dir/falkordb.so" ]; then
+  log "FalkorDB module: fetching from the npm registry"
+  tmp2=$(mktemp -d)
+  (cd "$tmp2" && npm pack --silent "$FALKORDB_PKG" >/dev/null && tar -xzf ./*.tgz)
+  mkdir -p "$fk_dir"; cp "$tmp2/package/bin/falkordb.so" "$fk_dir/"; rm -rf "$tmp2"
+fi
+
+# Python test peers in a project-local virtual environment.
+venv="$here/.venv"
+req="$here/tests/requirements.txt"
+stamp="$venv/.requirements.sha"
+sum=$(sha256sum "$req" | cut -d' ' -f1)
+if ! [ -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+  log "Python test peers: installing into .venv"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+  echo "$sum" > "$stamp"
+fi
+log "ready (build + test dependencies)"

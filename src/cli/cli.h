@@ -1,0 +1,37 @@
+/*
+ * The knut command line: one binary, git-style subcommands from a table.
+ * Each subcommand lives in cmd_<name>.c and returns an exit code:
+ * 0 ok, 1 failure, 2 usage.
+ */
+#ifndef KNUT_CLI_H
+#define KNUT_CLI_H
+
+#include <stdio.h>
+
+#define KNUT_EXIT_OK 0
+#define KNUT_EXIT_FAIL 1
+#define KNUT_EXIT_USAGE 2
+
+typedef int (*knut_cli_fn)(int argc, char **argv);
+
+typedef struct knut_cli_cmd {
+    const char *name;
+    knut_cli_fn run;
+    const char *summary; /* one line for `knut help` */
+    const char *usage;   /* full text for `knut help NAME` and NAME --help */
+} knut_cli_cmd;
+
+/* Finds a subcommand by name; NULL if unknown. */
+const knut_cli_cmd *knut_cli_find(const char *name);
+/* Prints a command's usage text to f. */
+void knut_cli_usage(FILE *f, const knut_cli_cmd *cmd);
+/* True if argv has -h or --help before a "--". */
+int knut_cli_wants_help(int argc, char **argv);
+/* Sets up logging from KNUT_LOG / KNUT_LOG_FORMAT (json|human) for the CLI. */
+void knut_cli_log_setup(void);
+
+/* Subcommands. */
+int knut_cmd_query(int argc, char **argv);
+extern const char knut_cmd_query_usage[];
+
+#endif

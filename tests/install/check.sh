@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs a build into a temporary prefix, then builds and runs a small C
+# program against it through pkg-config: the library as a user gets it.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(ls -d "$prefix"/lib*/ | head -1)
+test -f "$prefix/include/knut/knut.h"
+test -f "$libdir/libknut.a"
+test -x "$prefix/bin/knut"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cc -std=c17 -Wall -Werror "$here/consumer.c" -o "$prefix/consumer" $(pkg-config --cflags --libs knut)
+out=$("$prefix/consumer")
+echo "$out"
+[ "$out" = "consumer: SELECT 42 -> 42" ] || { echo "install check: unexpected output"; exit 1; }
+"$prefix/bin/knut" --version
+echo "install check: ok"
