@@ -1,0 +1,162 @@
+/*
+ * knut duck: the embedded SQL engine. Wraps DuckDB's C API so the rest of
+ * knut sees databases, connections and prepared statements, gets results as
+ * Arrow C streams in bounded batches, and hands Arrow streams to SQL as
+ * tables. DuckDB's own error text always reaches knut_error, prefixed with
+ * what was being done.
+ *
+ * Lifetimes:
+ *  - A connection may outlive its knut_duck_db handle (DuckDB keeps the
+ *    database open until its last connection is gone), but close
+ *    connections first where you can.
+ *  - A result stream (knut_duck_query, knut_duck_stmt_query) holds a
+ *    reference to its connection, so releasing the stream after
+ *    knut_duck_conn_close is safe. The stream reads rows lazily from the
+ *    connection: it stays readable until the next statement is prepared or
+ *    run on the same connection (any knut_duck_* call that takes SQL or
+ *    executes a statement; DuckDB closes the result then). After that its
+ *    get_next fails with EINVAL ("result stream was superseded ...") rather
+ *    than ending early, so a truncated read is never silent. To read two
+ *    results at once, use two connections.
+ *  - A prepared statement holds a reference to its connection too.
+ *  - Objects are not thread-safe: use one connection per thread (streams
+ *    may be released on any thread).
+ */
+#ifndef KNUT_DUCK_H
+#define KNUT_DUCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/arrow.h"
+#include "knut/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct knut_duck_db knut_duck_db;
+typedef struct knut_duck_conn knut_duck_conn;
+typedef struct knut_duck_stmt knut_duck_stmt;
+
+/* One DuckDB setting, by DuckDB's own name: "threads", "memory_limit",
+ * "access_mode" (READ_ONLY / READ_WRITE), "temp_directory", ... */
+typedef struct knut_duck_option {
+    const char *name;
+    const char *value;
+} knut_duck_option;
+
+/* Version string of the linked DuckDB library ("v1.4.4"); never NULL. */
+const char *knut_duck_library_version(void);
+
+/* ---- database and connections ----------------------------------------- */
+
+/*
+ * Opens (or creates) the database file at path; NULL, "" or ":memory:"
+ * opens a private in-memory database. opts (nopts entries, may be NULL)
+ * are applied before opening; an unknown name or bad value is an error.
+ */
+knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
+                              const knut_duck_option *opts, size_t nopts, knut_error *err);
+/* Closes the database handle (NULL-safe). See the lifetime rules above. */
+void knut_duck_db_close(knut_duck_db *db);
+
+/* Opens a connection to db. */
+knut_status knut_duck_conn_open(knut_duck_conn **out, knut_duck_db *db, knut_error *err);
+/* Drops the caller's reference (NULL-safe); the DuckDB connection closes
+ * when open streams and statements on it are gone too. */
+void knut_duck_conn_close(knut_duck_conn *conn);
+/* Asks the query running on conn to stop (callable from another thread or
+ * a signal-driven loop); the interrupted call fails with DuckDB's message. */
+void knut_duck_conn_interrupt(knut_duck_conn *conn);
+
+/* ---- running SQL -------------------------------------------------------- */
+
+/* Runs one or more statements, discarding any rows (DDL, INSERT, COPY, SET). */
+knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *err);
+
+/*
+ * Runs sql and hands its rows out as *out, an Arrow C stream of struct
+ * arrays (one column per child). If sql holds several statements, all but
+ * the last run first and only the last one's rows are returned.
+ *
+ * Rows are produced lazily: each get_next converts one DuckDB chunk (at
+ * most 2048 rows), so memory stays bounded however large the result. The
+ * batch size is DuckDB's vector size on purpose: larger batches would mean
+ * copying every value a second time to concatenate chunks. Release *out
+ * whether or not it was read to the end (see the lifetime rules above).
+ */
+knut_status knut_duck_query(knut_duck_conn *conn, const char *sql,
+                            struct ArrowArrayStream *out, knut_error *err);
+
+/* ---- prepared statements ---------------------------------------------- */
+
+/* Prepares one statement ($1, $2, ... or ? placeholders). */
+knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
+                                   knut_error *err);
+/* Frees the statement (NULL-safe). Streams it produced stay readable. */
+void knut_duck_stmt_free(knut_duck_stmt *stmt);
+/* Number of parameters. */
+size_t knut_duck_stmt_param_count(const knut_duck_stmt *stmt);
+
+/*
+ * Binding: idx is 1-based, as $1 in the SQL. Values are copied; bindings
+ * persist across executions until rebound or cleared.
+ */
+knut_status knut_duck_stmt_bind_null(knut_duck_stmt *stmt, size_t idx, knut_error *err);
+knut_status knut_duck_stmt_bind_bool(knut_duck_stmt *stmt, size_t idx, int v, knut_error *err);
+knut_status knut_duck_stmt_bind_int64(knut_duck_stmt *stmt, size_t idx, int64_t v,
+                                      knut_error *err);
+knut_status knut_duck_stmt_bind_double(knut_duck_stmt *stmt, size_t idx, double v,
+                                       knut_error *err);
+/* UTF-8 text of len bytes (need not be NUL-terminated). */
+knut_status knut_duck_stmt_bind_text(knut_duck_stmt *stmt, size_t idx, const char *s, size_t len,
+                                     knut_error *err);
+knut_status knut_duck_stmt_bind_blob(knut_duck_stmt *stmt, size_t idx, const void *p, size_t len,
+                                     knut_error *err);
+/* Days since 1970-01-01 (as Arrow date32). */
+knut_status knut_duck_stmt_bind_date(knut_duck_stmt *stmt, size_t idx, int32_t days,
+                                     knut_error *err);
+/* Microseconds since 1970-01-01 00:00:00, no time zone (as Arrow "tsu:"). */
+knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size_t idx, int64_t micros,
+                                          knut_error *err);
+/* Unbinds every parameter. */
+knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *err);
+
+/* Executes with the current bindings; rows as in knut_duck_query. */
+knut_status knut_duck_stmt_query(knut_duck_stmt *stmt, struct ArrowArrayStream *out,
+                                 knut_error *err);
+/* Executes a statement without result rows; *changes (may be NULL) gets the
+ * number of rows inserted, updated or deleted. */
+knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes, knut_error *err);
+
+/* ---- Arrow streams as tables ------------------------------------------ */
+
+/*
+ * Reads stream to its end into a temporary table `name` on conn
+ * (CREATE OR REPLACE TEMP TABLE), visible to this connection only, readable
+ * any number of times; drop it with "DROP TABLE name". Batches flow through
+ * DuckDB's Arrow scan as they are read, so only the table itself grows
+ * (DuckDB spills it to temp_directory past memory_limit).
+ *
+ * Takes ownership of stream: it is released (and left released) before the
+ * call returns, also on failure. The stream must not be a result stream of
+ * the same connection (running the load would supersede it).
+ */
+knut_status knut_duck_register_stream(knut_duck_conn *conn, const char *name,
+                                      struct ArrowArrayStream *stream, knut_error *err);
+
+/*
+ * Appends the stream's rows to the existing table `table` (columns matched
+ * by position, cast as by INSERT). *rows (may be NULL) gets the row count.
+ * Ownership of stream as in knut_duck_register_stream.
+ */
+knut_status knut_duck_append_stream(knut_duck_conn *conn, const char *table,
+                                    struct ArrowArrayStream *stream, uint64_t *rows,
+                                    knut_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_DUCK_H */

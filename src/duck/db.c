@@ -1,0 +1,263 @@
+/*
+ * Databases, connections and plain statement execution on DuckDB, plus the
+ * one place where DuckDB's error text and error types become knut_error.
+ */
+#include "duck_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *knut_duck_library_version(void)
+{
+    const char *v = duckdb_library_version();
+    return v ? v : "unknown";
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+static knut_status duck_status_of(duckdb_error_type t)
+{
+    switch (t) {
+    case DUCKDB_ERROR_PARSER:
+    case DUCKDB_ERROR_SYNTAX:
+        return KNUT_EPARSE;
+    case DUCKDB_ERROR_CATALOG:
+        return KNUT_ENOTFOUND;
+    case DUCKDB_ERROR_IO:
+    case DUCKDB_ERROR_HTTP:
+    case DUCKDB_ERROR_NETWORK:
+        return KNUT_EIO;
+    case DUCKDB_ERROR_INTERRUPT:
+        return KNUT_ECANCELLED;
+    case DUCKDB_ERROR_OUT_OF_MEMORY:
+        return KNUT_ENOMEM;
+    case DUCKDB_ERROR_NOT_IMPLEMENTED:
+        return KNUT_EUNSUPPORTED;
+    case DUCKDB_ERROR_BINDER:
+    case DUCKDB_ERROR_CONVERSION:
+    case DUCKDB_ERROR_MISMATCH_TYPE:
+    case DUCKDB_ERROR_OUT_OF_RANGE:
+    case DUCKDB_ERROR_INVALID_INPUT:
+    case DUCKDB_ERROR_INVALID_TYPE:
+    case DUCKDB_ERROR_CONSTRAINT:
+    case DUCKDB_ERROR_PARAMETER_NOT_RESOLVED:
+    case DUCKDB_ERROR_PARAMETER_NOT_ALLOWED:
+    case DUCKDB_ERROR_DIVIDE_BY_ZERO:
+    case DUCKDB_ERROR_DECIMAL:
+        return KNUT_EINVAL;
+    default:
+        return KNUT_ERROR;
+    }
+}
+
+/*
+ * DuckDB messages span lines ("Parser Error: ...\n\nLINE 1: ...\n    ^").
+ * knut errors are one line, so the lines are joined with "; " and the
+ * caret line, meaningless without its alignment, is dropped.
+ */
+static void duck_msg_oneline(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    if (!in)
+        return;
+    while (*in && n + 1 < cap) {
+        const char *eol = strchr(in, '\n');
+        size_t len = eol ? (size_t)(eol - in) : strlen(in);
+        size_t k = 0;
+        while (k < len && (in[k] == ' ' || in[k] == '\t' || in[k] == '^' || in[k] == '\r'))
+            k++;
+        if (k < len) {
+            while (len > 0 && (in[len - 1] == ' ' || in[len - 1] == '\r'))
+                len--;
+            if (n > 0 && n + 2 < cap) {
+                memcpy(out + n, "; ", 2);
+                n += 2;
+            }
+            size_t take = len < cap - 1 - n ? len : cap - 1 - n;
+            memcpy(out + n, in, take);
+            n += take;
+            out[n] = '\0';
+        }
+        in += len;
+        while (*in == '\n' || *in == '\r' || *in == ' ' || *in == '\t' || *in == '^')
+            in++;
+    }
+}
+
+static knut_status duck_error_text(knut_error *err, knut_status code, const char *what,
+                                   const char *msg)
+{
+    char line[KNUT_ERROR_MSG_MAX];
+    duck_msg_oneline(msg ? msg : "unknown DuckDB error", line, sizeof line);
+    return knut_error_set(err, code, "%s: %s", what, line);
+}
+
+knut_status knut_duck__result_error(duckdb_result *res, const char *what, knut_error *err)
+{
+    knut_status code = duck_status_of(duckdb_result_error_type(res));
+    return duck_error_text(err, code, what, duckdb_result_error(res));
+}
+
+knut_status knut_duck__error_data(duckdb_error_data *ed, const char *what, knut_error *err)
+{
+    knut_status code = duck_status_of(duckdb_error_data_error_type(*ed));
+    duck_error_text(err, code, what, duckdb_error_data_message(*ed));
+    duckdb_destroy_error_data(ed);
+    return code;
+}
+
+knut_status knut_duck__text_error(const char *msg, const char *what, knut_error *err)
+{
+    static const struct {
+        const char *prefix;
+        knut_status code;
+    } kinds[] = {
+        {"Parser Error", KNUT_EPARSE},      {"Syntax Error", KNUT_EPARSE},
+        {"Catalog Error", KNUT_ENOTFOUND},  {"IO Error", KNUT_EIO},
+        {"HTTP Error", KNUT_EIO},           {"Binder Error", KNUT_EINVAL},
+        {"Conversion Error", KNUT_EINVAL},  {"Invalid Input Error", KNUT_EINVAL},
+        {"Out of Memory Error", KNUT_ENOMEM}, {"INTERRUPT Error", KNUT_ECANCELLED},
+        {"Not implemented Error", KNUT_EUNSUPPORTED},
+    };
+    knut_status code = KNUT_ERROR;
+    for (size_t i = 0; msg && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strncmp(msg, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+            code = kinds[i].code;
+    return duck_error_text(err, code, what, msg);
+}
+
+/* ---- database ---------------------------------------------------------- */
+
+knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
+                              const knut_duck_option *opts, size_t nopts, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out != NULL);
+    KNUT_ASSERT_ARG(err, opts != NULL || nopts == 0);
+    *out = NULL;
+    knut_status st = KNUT_OK;
+    duckdb_config cfg = NULL;
+    char *open_err = NULL;
+    knut_duck_db *db = calloc(1, sizeof *db);
+    const char *where = (path && path[0]) ? path : ":memory:";
+
+    if (!db) {
+        st = knut_error_set(err, KNUT_ENOMEM, "opening database %s: out of memory", where);
+        goto cleanup;
+    }
+    if (duckdb_create_config(&cfg) != DuckDBSuccess) {
+        st = knut_error_set(err, KNUT_ENOMEM, "opening database %s: cannot create config", where);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < nopts; i++) {
+        if (!opts[i].name || !opts[i].value) {
+            st = knut_error_set(err, KNUT_EINVAL,
+                                "opening database %s: option %zu has no name or value", where, i);
+            goto cleanup;
+        }
+        if (duckdb_set_config(cfg, opts[i].name, opts[i].value) != DuckDBSuccess) {
+            st = knut_error_set(err, KNUT_EINVAL,
+                                "opening database %s: DuckDB rejected setting %s=%s "
+                                "(unknown name or invalid value)",
+                                where, opts[i].name, opts[i].value);
+            goto cleanup;
+        }
+    }
+    /* NULL selects DuckDB's private in-memory database; so does ":memory:". */
+    if (duckdb_open_ext(path && path[0] ? path : NULL, &db->db, cfg, &open_err) != DuckDBSuccess) {
+        char what[KNUT_ERROR_MSG_MAX / 2];
+        snprintf(what, sizeof what, "opening database %s", where);
+        st = knut_duck__text_error(open_err, what, err);
+        /* An open that fails for a reason DuckDB does not classify is the
+         * file's fault (missing directory, not a database, locked). */
+        if (st == KNUT_ERROR) {
+            st = KNUT_EIO;
+            if (err)
+                err->code = KNUT_EIO;
+        }
+        goto cleanup;
+    }
+    *out = db;
+    db = NULL;
+
+cleanup:
+    if (open_err)
+        duckdb_free(open_err);
+    if (cfg)
+        duckdb_destroy_config(&cfg);
+    free(db);
+    return st;
+}
+
+void knut_duck_db_close(knut_duck_db *db)
+{
+    if (!db)
+        return;
+    duckdb_close(&db->db);
+    free(db);
+}
+
+/* ---- connections ------------------------------------------------------- */
+
+knut_status knut_duck_conn_open(knut_duck_conn **out, knut_duck_db *db, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out != NULL);
+    KNUT_ASSERT_ARG(err, db != NULL);
+    *out = NULL;
+    knut_duck_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return knut_error_set(err, KNUT_ENOMEM, "connecting: out of memory");
+    if (duckdb_connect(db->db, &c->conn) != DuckDBSuccess) {
+        free(c);
+        return knut_error_set(err, KNUT_ERROR, "connecting: DuckDB refused a new connection");
+    }
+    atomic_init(&c->refs, 1);
+    atomic_init(&c->epoch, 0);
+    *out = c;
+    return KNUT_OK;
+}
+
+knut_duck_conn *knut_duck__conn_ref(knut_duck_conn *conn)
+{
+    atomic_fetch_add(&conn->refs, 1);
+    return conn;
+}
+
+void knut_duck__conn_unref(knut_duck_conn *conn)
+{
+    if (!conn)
+        return;
+    if (atomic_fetch_sub(&conn->refs, 1) != 1)
+        return;
+    duckdb_disconnect(&conn->conn);
+    free(conn);
+}
+
+void knut_duck_conn_close(knut_duck_conn *conn)
+{
+    knut_duck__conn_unref(conn);
+}
+
+void knut_duck_conn_interrupt(knut_duck_conn *conn)
+{
+    if (conn)
+        duckdb_interrupt(conn->conn);
+}
+
+/* ---- exec -------------------------------------------------------------- */
+
+knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, conn != NULL);
+    KNUT_ASSERT_ARG(err, sql != NULL);
+    duckdb_result res;
+    knut_status st = KNUT_OK;
+    knut_duck__conn_begin(conn);
+    /* duckdb_query runs every statement in sql; the result must be
+     * destroyed even on failure, since it holds the error. */
+    if (duckdb_query(conn->conn, sql, &res) != DuckDBSuccess)
+        st = knut_duck__result_error(&res, "executing SQL", err);
+    duckdb_destroy_result(&res);
+    return st;
+}
