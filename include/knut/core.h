@@ -82,7 +82,8 @@ void knut_error_clear(knut_error *err);
  */
 knut_status knut_error_set(knut_error *err, knut_status code, const char *fmt, ...)
     KNUT_PRINTF(3, 4);
-knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt, va_list ap);
+knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt, va_list ap)
+    KNUT_PRINTF(3, 0);
 
 /* Prefixes the existing message with more context ("file.yml: " + old). */
 knut_status knut_error_prefix(knut_error *err, const char *fmt, ...) KNUT_PRINTF(2, 3);
@@ -141,7 +142,9 @@ typedef struct knut_log_record {
 
 typedef void (*knut_log_fn)(const knut_log_record *rec, void *ctx);
 
-/* Installs the process-wide sink. The library never prints by itself. */
+/* Installs the process-wide sink (fn == NULL turns logging off). The
+ * library never prints by itself. Messages and string field values over
+ * 64 KiB are cut and marked with "...". */
 void knut_log_set(knut_log_level level, knut_log_fn fn, void *ctx);
 knut_log_level knut_log_level_get(void);
 int knut_log_enabled(knut_log_level level);
@@ -159,7 +162,9 @@ void knut_log_emit(knut_log_level level, const char *target, const knut_log_fiel
             knut_log_emit((level), (target), NULL, 0, __VA_ARGS__); \
     } while (0)
 
-/* Ready-made sinks; ctx is a FILE*. */
+/* Ready-made sinks; ctx is a FILE* (NULL: stderr). Each record is one
+ * fwrite + fflush. JSON: ts (RFC 3339 UTC, microseconds), level, target,
+ * msg, then one key per field (a field named like those gets "field."). */
 void knut_log_sink_json(const knut_log_record *rec, void *ctx);  /* one JSON object per line */
 void knut_log_sink_human(const knut_log_record *rec, void *ctx); /* for terminals */
 
@@ -188,10 +193,14 @@ knut_status knut_buf_append(knut_buf *b, const void *data, size_t len);
 knut_status knut_buf_puts(knut_buf *b, const char *s);
 knut_status knut_buf_putc(knut_buf *b, char c);
 knut_status knut_buf_printf(knut_buf *b, const char *fmt, ...) KNUT_PRINTF(2, 3);
-knut_status knut_buf_vprintf(knut_buf *b, const char *fmt, va_list ap);
-/* Appends s as a JSON string literal (with quotes and escapes). */
+knut_status knut_buf_vprintf(knut_buf *b, const char *fmt, va_list ap) KNUT_PRINTF(2, 0);
+/* Appends s[0..len) as a JSON string literal (with quotes and escapes);
+ * bytes that are not valid UTF-8 become U+FFFD, so the output always is. */
 knut_status knut_buf_put_json_str(knut_buf *b, const char *s, size_t len);
-/* Takes ownership of the bytes (caller frees with free()); b is reset. */
+/*
+ * Takes ownership of the bytes (caller frees with free()); b is reset.
+ * An empty buffer gives "" (still to be freed); a buffer in error gives NULL.
+ */
 char *knut_buf_detach(knut_buf *b, size_t *len_out);
 /* The sticky error with a message, or KNUT_OK. */
 knut_status knut_buf_check(const knut_buf *b, knut_error *err);
@@ -211,11 +220,18 @@ typedef enum knut_conf_kind {
 
 typedef struct knut_conf knut_conf;
 
-/* Max config file size read into memory. */
+/*
+ * Max config file size read into memory. Loading also caps nesting (64
+ * levels), nodes per document (1M), and what aliases may expand to (64K
+ * nodes), so untrusted configs cannot exhaust memory. YAML merge keys
+ * ("<<: *defaults") are supported; a file holds one YAML document.
+ */
 #define KNUT_CONF_MAX_BYTES ((size_t)16 << 20)
 
 knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err);
-/* Parses YAML (JSON is YAML); name is used in error positions. */
+/* Parses YAML (JSON is YAML); name is used in error positions. Plain
+ * (unquoted) ~, null and empty values are KNUT_CONF_NULL; everything else
+ * stays text until a typed getter reads it. On error *out is NULL. */
 knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
                                 const char *name, knut_error *err);
 knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
@@ -229,7 +245,11 @@ size_t knut_conf_len(const knut_conf *n); /* seq/map length */
 const knut_conf *knut_conf_at(const knut_conf *n, size_t i); /* seq item or map value */
 const char *knut_conf_key_at(const knut_conf *n, size_t i); /* map key */
 const char *knut_conf_str(const knut_conf *n); /* scalar text or NULL */
-/* Typed getters: error (naming file:line:col and key) if absent or wrong. */
+/*
+ * Typed getters: error (naming file:line:col and key) if absent (ENOTFOUND)
+ * or wrong (EINVAL). Integers: decimal, 0x hex, 0o octal. Booleans:
+ * true/false, yes/no, on/off (any case). Doubles: decimal forms and .inf/.nan.
+ */
 knut_status knut_conf_get_str(const knut_conf *map, const char *key, const char **out,
                               knut_error *err);
 knut_status knut_conf_get_i64(const knut_conf *map, const char *key, int64_t *out,
@@ -238,7 +258,8 @@ knut_status knut_conf_get_bool(const knut_conf *map, const char *key, int *out,
                                knut_error *err);
 knut_status knut_conf_get_f64(const knut_conf *map, const char *key, double *out,
                               knut_error *err);
-/* "file:line:col" of a node (line and column 1-based). */
+/* Where a node came from: file name, 1-based line and column (characters).
+ * Line and column are 0 when unknown (the rare JSON that only jansson reads). */
 const char *knut_conf_file(const knut_conf *n);
 int knut_conf_line(const knut_conf *n);
 int knut_conf_col(const knut_conf *n);
@@ -252,13 +273,15 @@ knut_status knut_clock_sleep_ns(int64_t ns);
 
 /*
  * Installs SIGINT/SIGTERM handlers that only set a flag (async-signal-safe),
- * so long-running loops can finish their round and exit cleanly.
+ * so long-running loops can finish their round and exit cleanly. Handlers
+ * are one-shot: a second signal takes the default action (terminates), so a
+ * stuck shutdown can still be interrupted. Blocking calls see EINTR.
  */
 knut_status knut_signal_install(knut_error *err);
 int knut_signal_stop_requested(void);
 int knut_signal_last(void);        /* the signal number received, or 0 */
 void knut_signal_request_stop(void); /* for tests and internal shutdown */
-void knut_signal_reset(void);
+void knut_signal_reset(void);       /* clears the flags, re-arms handlers */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,285 @@
+"""Real peer processes for the integration tests, started on loopback.
+
+A peer is a server knut talks to (Valkey, FalkorDB, later Airflow, Spark
+Connect, Prometheus...). Each one runs as a child process on 127.0.0.1 with
+an ephemeral port and its own temporary directory; its stdout/stderr go to
+``<dir>/<name>.log``, which is shown when a test fails or the peer does not
+start. Peers are always stopped by the fixtures in ``conftest.py``, even when
+a test fails.
+
+Adding a peer is one small class plus one line in ``conftest.py``::
+
+    class Prometheus(Peer):
+        name = "prometheus"
+        start_timeout = 30.0
+
+        def command(self):
+            cfg = self.workdir / "prometheus.yml"
+            cfg.write_text("global: {scrape_interval: 1s}\\n")
+            return ["prometheus", f"--config.file={cfg}",
+                    f"--web.listen-address={self.host}:{self.port}",
+                    f"--storage.tsdb.path={self.workdir / 'data'}"]
+
+        def is_ready(self):
+            return http_ok(f"{self.url}/-/ready")
+
+    # conftest.py
+    prometheus = peer_fixture(Prometheus)
+
+``command()`` says how to start it (use ``self.host``, ``self.port``,
+``self.workdir``); ``is_ready()`` is one quick probe, polled until it returns
+True or ``start_timeout`` passes; ``env()`` may add environment variables;
+``extra_ports`` reserves more free ports (``self.ports[1:]``) for peers that
+listen on several. ``Peer.stop()`` sends SIGTERM, then SIGKILL after
+``stop_timeout``; override it only for peers that need a special shutdown.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import redis
+
+REPO = Path(__file__).resolve().parents[2]
+LOOPBACK = "127.0.0.1"
+
+
+class PeerError(RuntimeError):
+    """A peer could not be started (the message carries its log tail)."""
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """An ephemeral port that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def http_ok(url: str, timeout: float = 1.0) -> bool:
+    """True if GET url answers 2xx: the usual readiness probe for HTTP peers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return 200 <= resp.status < 300
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def pid_alive(pid: int) -> bool:
+    """True if a process with this pid exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Peer:
+    """One peer process. Subclasses set ``name`` and implement ``command``
+    and ``is_ready``; see the module docstring."""
+
+    name = "peer"
+    start_timeout = 20.0
+    stop_timeout = 10.0
+    extra_ports = 0
+    log_tail_lines = 40
+    # Log lines that mean "someone took the port between free_port() and
+    # bind()": the start is retried on fresh ports.
+    port_taken_markers = ("Address already in use", "EADDRINUSE")
+
+    def __init__(self, workdir: Path):
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.host = LOOPBACK
+        self.ports: list[int] = []
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.workdir / f"{self.name}.log"
+        self._log = None
+
+    # -- what a subclass describes -----------------------------------------
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+    def env(self) -> dict[str, str]:
+        return {}
+
+    def is_ready(self) -> bool:
+        raise NotImplementedError
+
+    # -- convenience --------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self.ports[0]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_tail(self, lines: int | None = None) -> str:
+        lines = lines or self.log_tail_lines
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:]) or "(log is empty)"
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self, attempts: int = 3) -> "Peer":
+        for attempt in range(1, attempts + 1):
+            self.ports = [free_port(self.host) for _ in range(1 + self.extra_ports)]
+            err = self._start_once()
+            if err is None:
+                return self
+            port_race = any(m in self.log_tail() for m in self.port_taken_markers)
+            if not port_race or attempt == attempts:
+                raise PeerError(
+                    f"{self.name} did not start on {self.host}:{self.port}: {err}\n"
+                    f"command: {' '.join(self.command())}\n"
+                    f"--- last lines of {self.log_path} ---\n{self.log_tail()}"
+                )
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> str | None:
+        """Starts the process and waits for readiness; returns why not, or None."""
+        cmd = self.command()
+        exe = shutil.which(cmd[0]) if not os.path.isabs(cmd[0]) else cmd[0]
+        if not exe or not os.access(exe, os.X_OK):
+            return f"executable {cmd[0]!r} not found"
+        self._log = open(self.log_path, "ab")
+        env = dict(os.environ, **self.env())
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=self.workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            # Own session: a Ctrl-C meant for pytest does not reach the peer
+            # first, so teardown still finds it and stops it in order.
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                code = self.proc.returncode
+                self._close_log()
+                return f"exited with status {code} before it was ready"
+            try:
+                if self.is_ready():
+                    return None
+            except Exception:  # a probe error only means "not ready yet"
+                pass
+            time.sleep(0.05)
+        self.stop()
+        return f"not ready after {self.start_timeout:.0f} s"
+
+    def stop(self) -> None:
+        """Stops the process (SIGTERM, then SIGKILL) and reaps it. Idempotent."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=self.stop_timeout)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> "Peer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.host}:{self.ports} pid={self.pid}>"
+
+
+# ---- Redis-protocol peers ----------------------------------------------------
+
+
+def valkey_binary() -> str:
+    """valkey-server if installed, else redis-server (same protocol and flags)."""
+    for name in ("valkey-server", "redis-server"):
+        path = shutil.which(name) or (f"/usr/bin/{name}" if os.path.exists(f"/usr/bin/{name}") else None)
+        if path:
+            return path
+    raise PeerError("neither valkey-server nor redis-server is installed")
+
+
+class Valkey(Peer):
+    """Plain Valkey (or Redis): no persistence, loopback only."""
+
+    name = "valkey"
+
+    def server_args(self) -> list[str]:
+        return [
+            valkey_binary(),
+            "--port", str(self.port),
+            "--bind", self.host,
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(self.workdir),
+            "--daemonize", "no",
+            "--logfile", "",  # log to stdout, i.e. our log file
+        ]
+
+    def command(self) -> list[str]:
+        return self.server_args()
+
+    def client(self, **kw) -> redis.Redis:
+        """A redis-py client for this peer (caller closes it)."""
+        kw.setdefault("socket_timeout", 10)
+        return redis.Redis(host=self.host, port=self.port, **kw)
+
+    def is_ready(self) -> bool:
+        with self.client(socket_timeout=1, socket_connect_timeout=1) as c:
+            return c.ping() is True
+
+
+FALKORDB_MODULE = REPO / "third_party" / "falkordb" / "falkordb.so"
+
+
+class FalkorDB(Valkey):
+    """Valkey with the FalkorDB graph module loaded."""
+
+    name = "falkordb"
+    start_timeout = 30.0  # the module is large and takes a moment to load
+
+    def command(self) -> list[str]:
+        if not FALKORDB_MODULE.is_file():
+            raise PeerError(f"FalkorDB module not found at {FALKORDB_MODULE}: run scripts/setup.sh")
+        return self.server_args() + ["--loadmodule", str(FALKORDB_MODULE)]
+
+    def query(self, graph: str, cypher: str):
+        """GRAPH.QUERY on this peer; returns the raw reply [header, rows, stats]."""
+        with self.client() as c:
+            return c.execute_command("GRAPH.QUERY", graph, cypher)
