@@ -442,9 +442,22 @@ static inline const void *knut_arrow_view_values(const knut_arrow_view *v)
     return v->values + v->offset * (int64_t)v->type.byte_width;
 }
 
+/* Float to int64 without undefined behaviour: NaN gives 0, out-of-range
+ * values saturate (a plain cast is UB there, and inputs come from files). */
+static inline int64_t knut_arrow__f64_to_i64(double d)
+{
+    if (d != d)
+        return 0;
+    if (d >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (d <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
 /* Integer-like value widened to int64 (ints, UINT64 wraps above INT64_MAX,
  * BOOL, DATE/TIME/TIMESTAMP/DURATION, INTERVAL_MONTHS, dictionary indices);
- * FLOAT/DOUBLE truncated; 0 for other types. Does not check nulls. */
+ * FLOAT/DOUBLE truncated (saturating; NaN → 0); 0 for other types. Does not check nulls. */
 static inline int64_t knut_arrow_view_get_int64(const knut_arrow_view *v, int64_t i)
 {
     int64_t j = v->offset + i;
@@ -475,9 +488,9 @@ static inline int64_t knut_arrow_view_get_int64(const knut_arrow_view *v, int64_
     case KNUT_ARROW_UINT64:
         return (int64_t)((const uint64_t *)(const void *)v->values)[j];
     case KNUT_ARROW_FLOAT:
-        return (int64_t)((const float *)(const void *)v->values)[j];
+        return knut_arrow__f64_to_i64(((const float *)(const void *)v->values)[j]);
     case KNUT_ARROW_DOUBLE:
-        return (int64_t)((const double *)(const void *)v->values)[j];
+        return knut_arrow__f64_to_i64(((const double *)(const void *)v->values)[j]);
     default:
         return 0;
     }

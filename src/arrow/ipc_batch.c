@@ -1,0 +1,372 @@
+/*
+ * RecordBatch metadata + body -> ArrowArray, without copying the body: all
+ * arrays of a batch point into one refcounted body block. Because the C
+ * Data Interface cannot carry buffer sizes, this is the one place where
+ * they are known, so every size the consumer will rely on is checked here
+ * (buffer inside the body, bitmap and value buffers long enough for the
+ * length, first and last offsets inside the data or child); FULL
+ * validation then checks what lies between (monotonic offsets, null
+ * counts against bitmaps).
+ */
+#include "arrow_int.h"
+#include "ipc_int.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct knut_ipc_body {
+    atomic_llong refs;
+    uint8_t *data;
+    int64_t len;
+};
+
+/* Stands in for zero-length buffers, so consumers may read offsets[0] of
+ * an empty array and never see a NULL values pointer. */
+static const int64_t empty_block[2];
+
+/* Bodies this large get transparent huge pages where the kernel offers
+ * them on request: filling fresh memory is dominated by page faults, and a
+ * 2 MiB page takes one fault instead of 512. */
+#define HUGE_BODY ((int64_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static void *body_alloc(int64_t len)
+{
+#ifdef MADV_HUGEPAGE
+    if (len >= HUGE_BODY) {
+        void *p = NULL;
+        if (posix_memalign(&p, HUGE_PAGE, (size_t)len) != 0)
+            return NULL;
+        madvise(p, (size_t)len & ~(HUGE_PAGE - 1), MADV_HUGEPAGE); /* a hint only */
+        return p;
+    }
+#endif
+    /* malloc's alignment (16 on 64-bit glibc) covers the 8 the format needs */
+    return malloc(len > 0 ? (size_t)len : 1);
+}
+
+knut_ipc_body *knut_ipc_body_new(int64_t len)
+{
+    knut_ipc_body *b = malloc(sizeof *b);
+    if (!b)
+        return NULL;
+    b->data = body_alloc(len);
+    if (!b->data) {
+        free(b);
+        return NULL;
+    }
+    atomic_init(&b->refs, 1);
+    b->len = len;
+    return b;
+}
+
+uint8_t *knut_ipc_body_data(knut_ipc_body *b)
+{
+    return b->data;
+}
+
+knut_status knut_ipc_body_resize(knut_ipc_body *b, int64_t new_len)
+{
+    uint8_t *nd = realloc(b->data, new_len > 0 ? (size_t)new_len : 1);
+    if (!nd)
+        return KNUT_ENOMEM;
+    b->data = nd;
+    b->len = new_len;
+    return KNUT_OK;
+}
+
+static void body_ref(knut_ipc_body *b)
+{
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
+void knut_ipc_body_unref(knut_ipc_body *b)
+{
+    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
+        free(b->data);
+        free(b);
+    }
+}
+
+/* ---- array nodes ------------------------------------------------------- */
+
+/* private_data of every array we hand out; the child ArrowArray structs
+ * live in the same allocation, after it. */
+typedef struct ipc_node {
+    knut_ipc_body *body;
+    const void *buffers[3];
+    void *owned[3]; /* copies of buffers that were misaligned in the body */
+    struct ArrowArray **children;
+} ipc_node;
+
+static void node_release(struct ArrowArray *a)
+{
+    if (!a || !a->release)
+        return;
+    ipc_node *n = a->private_data;
+    for (int64_t i = 0; i < a->n_children; i++)
+        if (n->children[i]->release)
+            n->children[i]->release(n->children[i]);
+    for (int i = 0; i < 3; i++)
+        free(n->owned[i]);
+    knut_ipc_body_unref(n->body);
+    free(n);
+    a->release = NULL;
+}
+
+static knut_status node_init(struct ArrowArray *out, int64_t n_children, int n_buffers,
+                             knut_ipc_body *body, knut_error *err)
+{
+    size_t nc = (size_t)n_children;
+    ipc_node *n = calloc(1, sizeof *n + nc * (sizeof(struct ArrowArray *) +
+                                               sizeof(struct ArrowArray)));
+    if (!n)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory building a record batch");
+    n->children = (struct ArrowArray **)(void *)(n + 1);
+    struct ArrowArray *kids = (struct ArrowArray *)(void *)(n->children + nc);
+    for (size_t i = 0; i < nc; i++)
+        n->children[i] = &kids[i]; /* calloc: each starts released */
+    n->body = body;
+    body_ref(body);
+    memset(out, 0, sizeof *out);
+    out->n_buffers = n_buffers;
+    out->buffers = n->buffers;
+    out->n_children = n_children;
+    out->children = n->children;
+    out->release = node_release;
+    out->private_data = n;
+    return KNUT_OK;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+typedef struct dec {
+    const knut_ipc_fields *fields;
+    knut_fb_vector nodes, bufs;
+    int64_t field, buffer;
+    knut_ipc_body *body;
+    int64_t body_len;
+    knut_error *err;
+} dec;
+
+static int64_t bitmap_bytes(int64_t len)
+{
+    return len / 8 + (len % 8 != 0);
+}
+
+/* Next buffer of the batch, checked to lie in the body. `align` > 1 asks
+ * for a copy when the stream placed it misaligned (typed loads need it). */
+static knut_status buffer_next(dec *d, ipc_node *n, int slot, int align, const uint8_t **ptr,
+                               int64_t *len, const char *field)
+{
+    int64_t i = d->buffer++;
+    int64_t off = knut_fb_vector_struct_i64(&d->bufs, (uint32_t)i, KNUT_IPC_STRUCT_SIZE, 0);
+    int64_t blen = knut_fb_vector_struct_i64(&d->bufs, (uint32_t)i, KNUT_IPC_STRUCT_SIZE, 8);
+    if (off < 0 || blen < 0 || off > d->body_len || blen > d->body_len - off)
+        return knut_error_set(d->err, KNUT_EPARSE,
+                              "field '%s': buffer %lld (offset %lld, length %lld) lies outside "
+                              "the body (%lld bytes)",
+                              field, (long long)i, (long long)off, (long long)blen,
+                              (long long)d->body_len);
+    *len = blen;
+    if (blen == 0) {
+        *ptr = (const uint8_t *)empty_block;
+        return KNUT_OK;
+    }
+    *ptr = knut_ipc_body_data(d->body) + off;
+    if (align > 1 && ((uintptr_t)*ptr % (uintptr_t)align) != 0) {
+        void *copy = malloc((size_t)blen);
+        if (!copy)
+            return knut_error_set(d->err, KNUT_ENOMEM, "out of memory aligning a buffer");
+        memcpy(copy, *ptr, (size_t)blen);
+        n->owned[slot] = copy;
+        *ptr = copy;
+    }
+    return KNUT_OK;
+}
+
+/* a * b for the size named in a message, saturating instead of wrapping */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    return (b > 0 && a > INT64_MAX / b) ? INT64_MAX : a * b;
+}
+
+static knut_status too_short(dec *d, const char *field, const char *what, int64_t have,
+                             int64_t need)
+{
+    return knut_error_set(d->err, KNUT_EPARSE,
+                          "field '%s': %s buffer has %lld bytes, needs %lld", field, what,
+                          (long long)have, (long long)need);
+}
+
+/* Offsets buffer in slot 1 for `len` rows; *last gets offsets[len]. */
+static knut_status offsets_next(dec *d, ipc_node *n, int width, int64_t len, int64_t *last,
+                                const char *field)
+{
+    const uint8_t *p;
+    int64_t blen;
+    knut_status st = buffer_next(d, n, 1, width, &p, &blen, field);
+    if (st)
+        return st;
+    if (len == 0 && blen < width) {
+        /* an empty array may come without offsets; give it one 0 */
+        n->buffers[1] = empty_block;
+        *last = 0;
+        return KNUT_OK;
+    }
+    if ((blen / width) - 1 < len)
+        return too_short(d, field, "offsets", blen,
+                         mul_sat(len < INT64_MAX ? len + 1 : len, width));
+    int64_t first = knut_arrow__offset_at(p, width, 0);
+    *last = knut_arrow__offset_at(p, width, len);
+    if (first < 0 || *last < first)
+        return knut_error_set(d->err, KNUT_EPARSE,
+                              "field '%s': offsets run from %lld to %lld", field,
+                              (long long)first, (long long)*last);
+    n->buffers[1] = p;
+    return KNUT_OK;
+}
+
+static knut_status array_decode(dec *d, struct ArrowArray *out)
+{
+    const knut_ipc_field *f = &d->fields->items[d->field];
+    const char *name = f->schema->name ? f->schema->name : "";
+    int64_t ni = d->field++;
+    int64_t len = knut_fb_vector_struct_i64(&d->nodes, (uint32_t)ni, KNUT_IPC_STRUCT_SIZE, 0);
+    int64_t nulls = knut_fb_vector_struct_i64(&d->nodes, (uint32_t)ni, KNUT_IPC_STRUCT_SIZE, 8);
+    knut_arrow_type type = f->type.type;
+    const uint8_t *p;
+    int64_t blen, last;
+
+    if (len < 0 || nulls < 0 || nulls > len)
+        return knut_error_set(d->err, KNUT_EPARSE,
+                              "field '%s': field node %lld has length %lld, null count %lld",
+                              name, (long long)ni, (long long)len, (long long)nulls);
+    knut_status st = node_init(out, f->schema->n_children, f->n_buffers, d->body, d->err);
+    if (st)
+        return st;
+    ipc_node *n = out->private_data;
+    out->length = len;
+    out->null_count = type == KNUT_ARROW_NA ? len : nulls;
+    if (type == KNUT_ARROW_NA)
+        return KNUT_OK;
+
+    /* validity: only looked at when there are nulls */
+    st = buffer_next(d, n, 0, 1, &p, &blen, name);
+    if (st)
+        return st;
+    if (nulls > 0) {
+        if (blen < bitmap_bytes(len))
+            return too_short(d, name, "validity", blen, bitmap_bytes(len));
+        n->buffers[0] = p;
+    }
+
+    if (type == KNUT_ARROW_BOOL) {
+        st = buffer_next(d, n, 1, 1, &p, &blen, name);
+        if (!st && blen < bitmap_bytes(len))
+            st = too_short(d, name, "values", blen, bitmap_bytes(len));
+        n->buffers[1] = p;
+    } else if (knut_arrow__is_varlen(type)) {
+        st = offsets_next(d, n, knut_arrow__offset_width(type), len, &last, name);
+        if (!st)
+            st = buffer_next(d, n, 2, 1, &p, &blen, name);
+        if (!st && blen < last)
+            st = too_short(d, name, "data", blen, last);
+        n->buffers[2] = p;
+    } else if (knut_arrow__is_list(type)) {
+        st = offsets_next(d, n, knut_arrow__offset_width(type), len, &last, name);
+        if (!st)
+            st = array_decode(d, n->children[0]);
+        if (!st && n->children[0]->length < last)
+            st = knut_error_set(d->err, KNUT_EPARSE,
+                                "field '%s': offsets reach row %lld of a child of %lld rows",
+                                name, (long long)last, (long long)n->children[0]->length);
+    } else if (type == KNUT_ARROW_STRUCT) {
+        for (int64_t i = 0; i < out->n_children && !st; i++) {
+            st = array_decode(d, n->children[i]);
+            if (!st && n->children[i]->length < len)
+                st = knut_error_set(d->err, KNUT_EPARSE,
+                                    "field '%s': child %lld has %lld rows, struct has %lld",
+                                    name, (long long)i, (long long)n->children[i]->length,
+                                    (long long)len);
+        }
+    } else {
+        int64_t bw = f->type.byte_width;
+        /* 8 is enough alignment for every fixed-width type, 16-byte ones too */
+        st = buffer_next(d, n, 1, bw >= 8 ? 8 : (int)bw, &p, &blen, name);
+        if (!st && (bw <= 0 || blen / bw < len))
+            st = too_short(d, name, "values", blen, mul_sat(len, bw));
+        n->buffers[1] = p;
+    }
+    return st;
+}
+
+knut_status knut_ipc_batch_decode(const knut_fb_table *rb, const struct ArrowSchema *schema,
+                                  const knut_ipc_fields *fields, knut_ipc_body *body,
+                                  int64_t body_len, struct ArrowArray *out, knut_error *err)
+{
+    dec d = {.fields = fields, .body = body, .body_len = body_len, .err = err};
+    int64_t length;
+    int present_nodes, present_bufs, present;
+    knut_fb_table comp;
+    knut_status st;
+
+    out->release = NULL;
+    st = knut_fb_read_i64(rb, KNUT_IPC_BATCH_LENGTH, 0, &length, err);
+    if (!st)
+        st = knut_fb_read_table(rb, KNUT_IPC_BATCH_COMPRESSION, &comp, &present, err);
+    if (!st && present)
+        return knut_error_set(err, KNUT_EUNSUPPORTED,
+                              "compressed record batches (LZ4/ZSTD) are not supported");
+    if (!st)
+        st = knut_fb_read_vector(rb, KNUT_IPC_BATCH_NODES, KNUT_IPC_STRUCT_SIZE, &d.nodes,
+                                 &present_nodes, err);
+    if (!st)
+        st = knut_fb_read_vector(rb, KNUT_IPC_BATCH_BUFFERS, KNUT_IPC_STRUCT_SIZE, &d.bufs,
+                                 &present_bufs, err);
+    if (st)
+        return st;
+    if (length < 0)
+        return knut_error_set(err, KNUT_EPARSE, "record batch length %lld is negative",
+                              (long long)length);
+    int64_t nn = present_nodes ? d.nodes.count : 0, nb = present_bufs ? d.bufs.count : 0;
+    if (nn != fields->n)
+        return knut_error_set(err, KNUT_EPARSE,
+                              "record batch has %lld field nodes, the schema needs %lld",
+                              (long long)nn, (long long)fields->n);
+    if (nb != fields->n_buffers)
+        return knut_error_set(err, KNUT_EPARSE,
+                              "record batch has %lld buffers, the schema needs %lld",
+                              (long long)nb, (long long)fields->n_buffers);
+
+    st = node_init(out, schema->n_children, 1, body, err);
+    if (st)
+        return st;
+    out->length = length;
+    ipc_node *top = out->private_data;
+    for (int64_t i = 0; i < schema->n_children && !st; i++) {
+        st = array_decode(&d, top->children[i]);
+        if (!st && top->children[i]->length != length)
+            st = knut_error_set(err, KNUT_EPARSE,
+                                "column '%s' has %lld rows, the record batch %lld",
+                                schema->children[i]->name ? schema->children[i]->name : "",
+                                (long long)top->children[i]->length, (long long)length);
+    }
+    if (!st) {
+        st = knut_arrow_array_validate(schema, out, KNUT_ARROW_VALIDATE_FULL, err);
+        if (st && err) {
+            /* a broken stream, not a bad argument */
+            char msg[KNUT_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", err->message);
+            st = knut_error_set(err, KNUT_EPARSE, "%s", msg);
+        } else if (st) {
+            st = KNUT_EPARSE;
+        }
+    }
+    if (st)
+        node_release(out);
+    return st;
+}
