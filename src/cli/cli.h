@@ -33,5 +33,16 @@ void knut_cli_log_setup(void);
 /* Subcommands. */
 int knut_cmd_query(int argc, char **argv);
 extern const char knut_cmd_query_usage[];
+int knut_cmd_gar(int argc, char **argv);
+extern const char knut_cmd_gar_usage[];
+/* knut gar sub-commands (argv[0] is the sub-command name). */
+int knut_cmd_gar_info(int argc, char **argv);
+extern const char knut_cmd_gar_info_usage[];
+int knut_cmd_gar_cat(int argc, char **argv);
+extern const char knut_cmd_gar_cat_usage[];
+int knut_cmd_gar_validate(int argc, char **argv);
+extern const char knut_cmd_gar_validate_usage[];
+int knut_cmd_gar_import(int argc, char **argv);
+extern const char knut_cmd_gar_import_usage[];
 
 #endif

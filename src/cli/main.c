@@ -26,6 +26,7 @@ static const char version_usage[] =
 
 static const knut_cli_cmd commands[] = {
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", knut_cmd_query_usage},
+    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", knut_cmd_gar_usage},
     {"help", cmd_help, "Show help for knut or one command", help_usage},
     {"version", cmd_version, "Show the knut and DuckDB versions", version_usage},
 };
