@@ -7,5 +7,6 @@
 #include "knut/core.h"
 #include "knut/arrow.h"
 #include "knut/duck.h"
+#include "knut/graphar.h"
 
 #endif
