@@ -14,7 +14,7 @@ ninja -C build knut >/dev/null
 knut=build/knut
 mkdir -p demo
 $knut --version
-$knut query "COPY (SELECT i AS id, 'person ' || i AS name, DATE '2020-01-01' + i AS joined
+$knut query "COPY (SELECT i AS id, 'person ' || i AS name, DATE '2020-01-01' + i::INTEGER AS joined
               FROM range(1, 1001) t(i)) TO 'demo/people.parquet' (FORMAT parquet)"
 $knut query "SELECT count(*) AS people, min(joined) AS first, max(joined) AS last
              FROM 'demo/people.parquet'"

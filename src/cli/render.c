@@ -293,8 +293,10 @@ static void table_put(table *t, int64_t k, const char *s, size_t len)
 static void table_row(table *t, const knut_arrow_view *root, int64_t i)
 {
     for (int64_t k = 0; k < t->ncols; k++) {
+        /* Numbers (right-aligned) are never cut to the sampled width: a
+         * wider later value breaks the alignment rather than lose digits. */
         table_cell(&t->cell, &t->tmp, &root->children[k], knut_arrow_view_child_row(root, i),
-                   t->width[k]);
+                   t->right[k] ? t->max_width : t->width[k]);
         table_put(t, k, t->cell.data ? t->cell.data : "", t->cell.len);
     }
     knut_buf_putc(&t->line, '\n');

@@ -70,6 +70,15 @@ def test_table_cuts_at_max_rows_and_says_so():
     assert p.stdout.rstrip().endswith("(3000 rows)")
 
 
+def test_table_never_cuts_numbers_wider_than_the_sample():
+    # Widths come from the first rows; a later, wider number must still
+    # print whole (text may be cut with an ellipsis, digits never).
+    sql = "SELECT CASE WHEN range < 2999 THEN 1 ELSE 1000000 END AS v FROM range(3000)"
+    p = knut("--max-rows", "0", sql, check=0)
+    cells = [line.strip("| ") for line in p.stdout.splitlines() if line.startswith("|")][1:]
+    assert cells[-1] == "1000000"
+
+
 def test_csv_output_round_trips():
     p = knut("--format", "csv", MIXED, check=0)
     rows = list(csv.reader(io.StringIO(p.stdout, newline="")))
