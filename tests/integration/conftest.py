@@ -152,3 +152,18 @@ def run_knut(knut):
         )
 
     return run
+
+
+def pytest_collection_finish(session):
+    """Refuses an in-process import of the graphar reference package.
+
+    It bundles its own Arrow C++ library, which breaks pyarrow in the same
+    process (and some of its calls crash the interpreter): call it through
+    garref.run() in a subprocess instead.
+    """
+    import sys
+
+    if "graphar" in sys.modules:
+        raise pytest.UsageError(
+            "a test module imported the graphar reference package in-process; "
+            "use tests/integration/garref.py (subprocess) instead")
