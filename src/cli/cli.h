@@ -19,6 +19,7 @@ typedef struct knut_cli_cmd {
     knut_cli_fn run;
     const char *summary; /* one line for `knut help` */
     const char *usage;   /* full text for `knut help NAME` and NAME --help */
+    int own_help;        /* has sub-commands with their own --help */
 } knut_cli_cmd;
 
 /* Finds a subcommand by name; NULL if unknown. */

@@ -26,7 +26,7 @@ static const char version_usage[] =
 
 static const knut_cli_cmd commands[] = {
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", knut_cmd_query_usage},
-    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", knut_cmd_gar_usage},
+    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", knut_cmd_gar_usage, 1},
     {"help", cmd_help, "Show help for knut or one command", help_usage},
     {"version", cmd_version, "Show the knut and DuckDB versions", version_usage},
 };
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "knut: unknown command '%s' (see 'knut help')\n", name);
         return KNUT_EXIT_USAGE;
     }
-    if (knut_cli_wants_help(argc - 1, argv + 1)) {
+    if (!cmd->own_help && knut_cli_wants_help(argc - 1, argv + 1)) {
         knut_cli_usage(stdout, cmd);
         return KNUT_EXIT_OK;
     }
