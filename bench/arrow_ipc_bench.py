@@ -8,14 +8,19 @@ a temporary folder, then in the same run measures:
   read:  the whole file into memory (knut: knut_ipc_bench's reader over a file
          descriptor, every batch FULL-validated; pyarrow: open_stream over an
          OSFile, read_all)
+  stream: the whole file as a streaming consumer reads it, each batch let go
+         before the next is read (knut: the same reader, each batch released;
+         pyarrow: iterating open_stream over an OSFile)
   write: the batches each holds in memory to a file (knut: knut_ipc_bench's
          writer over a file descriptor; pyarrow: new_stream over an OSFile)
 
 Headline numbers ("cold") time each operation once in a fresh process, best
 of --reps processes: a process that reads a stream starts with no memory to
 reuse. The "warm" lines repeat the operation --reps times inside one process,
-where pyarrow's allocator (mimalloc) hands back pages already faulted in and
-glibc (knut) mostly does not; they are shown for transparency. knut's output
+where pyarrow's allocator (mimalloc) hands back pages already faulted in;
+knut recycles message bodies only within one reader (src/arrow/ipc_batch.c),
+so "read", whose batches outlive their reader, gets fresh pages each time
+while "stream" reuses them. They are shown for transparency. knut's output
 file is read back with pyarrow and compared with the input.
 
     .venv/bin/python bench/arrow_ipc_bench.py [--rows N] [--reps R]
@@ -77,10 +82,20 @@ def py_read(path):
         return pa.ipc.open_stream(f).read_all()
 
 
+def py_stream(path):
+    rows = 0
+    with pa.OSFile(str(path)) as f:
+        for batch in pa.ipc.open_stream(f):  # the previous batch is freed here
+            rows += batch.num_rows
+    return rows
+
+
 def worker(op, data, out, reps):
     """Times pyarrow in this process; prints seconds (best of reps)."""
     if op == "read":
         print(best_of(reps, lambda: py_read(data)))
+    elif op == "stream":
+        print(best_of(reps, lambda: py_stream(data)))
     else:
         held = py_read(data)
         batches = held.to_batches()
@@ -132,20 +147,27 @@ def main():
             ("pyarrow", "write"): min(fresh(me + ["--reps", "1", "--worker", "write", str(data),
                                                   str(out_py)], args.reps)),
         }
+        cold[("pyarrow", "stream")] = min(fresh(me + ["--reps", "1", "--worker", "stream",
+                                                      str(data), str(out_py)], args.reps))
         k = fresh([args.bench, str(data), str(out_knut), "1"], args.reps)
         cold[("knut", "read")] = min(x["read_s"] for x in k)
         cold[("knut", "write")] = min(x["write_s"] for x in k)
+        # its own processes: streaming after a whole-file read would start warm
+        ks = fresh([args.bench, str(data), str(out_knut), "1", "s"], args.reps)
+        cold[("knut", "stream")] = min(x["stream_s"] for x in ks)
         warm = {
-            ("pyarrow", "read"): fresh(me + ["--reps", str(args.reps), "--worker", "read",
-                                             str(data), str(out_py)], 1)[0],
-            ("pyarrow", "write"): fresh(me + ["--reps", str(args.reps), "--worker", "write",
-                                              str(data), str(out_py)], 1)[0],
+            ("pyarrow", op): fresh(me + ["--reps", str(args.reps), "--worker", op,
+                                         str(data), str(out_py)], 1)[0]
+            for op in ("read", "write", "stream")
         }
         kw = fresh([args.bench, str(data), str(out_knut), str(args.reps)], 1)[0]
         warm[("knut", "read")] = kw["read_s"]
         warm[("knut", "write")] = kw["write_s"]
-        assert k[0]["rows"] == args.rows, k
+        warm[("knut", "stream")] = fresh([args.bench, str(data), str(out_knut),
+                                          str(args.reps), "s"], 1)[0]["stream_s"]
+        assert k[0]["rows"] == args.rows and ks[0]["rows"] == args.rows, (k, ks)
         nbytes = {("pyarrow", "read"): size, ("knut", "read"): k[0]["bytes_in"],
+                  ("pyarrow", "stream"): size, ("knut", "stream"): ks[0]["bytes_in"],
                   ("pyarrow", "write"): out_py.stat().st_size,
                   ("knut", "write"): k[0]["bytes_out"]}
 
@@ -157,13 +179,14 @@ def main():
                      ("warm: %d operations in one process, best" % args.reps, warm)):
         print(title)
         print("  %-8s %-6s %10s %14s %8s" % ("", "", "MB/s", "rows/s", "seconds"))
-        for op in ("read", "write"):
+        for op in ("read", "stream", "write"):
             for side in ("pyarrow", "knut"):
                 secs = t[(side, op)]
                 print("  %-8s %-6s %10.0f %14.3e %8.3f" % (
                     side, op, nbytes[(side, op)] / 1e6 / secs, rows / secs, secs))
-        print("  ratio knut/pyarrow (throughput): read %.2f, write %.2f" % (
+        print("  ratio knut/pyarrow (throughput): read %.2f, stream %.2f, write %.2f" % (
             t[("pyarrow", "read")] / t[("knut", "read")],
+            t[("pyarrow", "stream")] / t[("knut", "stream")],
             t[("pyarrow", "write")] / t[("knut", "write")]))
 
 

@@ -76,12 +76,27 @@ knut_status knut_ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema 
 knut_status knut_ipc_schema_decode(const knut_fb_table *schema, int64_t max_fields,
                                    struct ArrowSchema *out, knut_error *err);
 
-/* A message body shared by every array of one batch; freed when the last
- * holder lets go (arrays may be released on any thread). */
+/* A message body shared by every array of one batch; freed, or kept for
+ * reuse by the reader's pool, when the last holder lets go (arrays may be
+ * released on any thread, before or after the reader is freed). */
 typedef struct knut_ipc_body knut_ipc_body;
 
-/* A body of len bytes (uninitialised data, 16-byte aligned), one ref. */
-knut_ipc_body *knut_ipc_body_new(int64_t len);
+/* Recycles the storage of a reader's released bodies for its next
+ * messages, so reading a stream does not fault in and zero fresh pages
+ * for every batch. Holds at most a few bodies and 256 MiB. */
+typedef struct knut_ipc_pool knut_ipc_pool;
+
+knut_ipc_pool *knut_ipc_pool_new(void);
+/* The reader lets go (NULL-safe): what the pool holds is freed now, and
+ * bodies released later free their storage instead of pooling it. */
+void knut_ipc_pool_close(knut_ipc_pool *p);
+
+/* A pooled body that can hold len bytes (old data, one ref), or NULL when
+ * none fits; its storage already exists, so it costs no new memory. */
+knut_ipc_body *knut_ipc_body_reuse(knut_ipc_pool *p, int64_t len);
+/* A fresh body of len bytes (uninitialised data, at least 8-byte aligned),
+ * one ref; its storage goes back to p (NULL: nowhere) when released. */
+knut_ipc_body *knut_ipc_body_new(knut_ipc_pool *p, int64_t len);
 uint8_t *knut_ipc_body_data(knut_ipc_body *b);
 /* Resizes the data to new_len, keeping its bytes (only before any array
  * refers to it). KNUT_ENOMEM on failure (b unchanged). */

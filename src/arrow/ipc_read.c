@@ -23,6 +23,7 @@ struct knut_arrow_ipc_reader {
     int64_t max_metadata, max_body, max_fields;
     struct ArrowSchema schema;
     knut_ipc_fields fields;
+    knut_ipc_pool *pool; /* storage of released bodies, for the next ones */
     uint8_t *meta;
     size_t meta_cap;
     int64_t pos;   /* stream bytes consumed */
@@ -172,7 +173,8 @@ static knut_status truncated(knut_error *err, const char *what, int64_t need, in
                           what, (long long)need, (long long)have);
 }
 
-/* Reads a body of len bytes into a fresh refcounted block. */
+/* Reads a body of len bytes into a refcounted block, recycled from the
+ * pool when one fits. */
 static knut_status body_read(knut_arrow_ipc_reader *r, int64_t len, knut_ipc_body **out,
                              knut_error *err)
 {
@@ -181,8 +183,12 @@ static knut_status body_read(knut_arrow_ipc_reader *r, int64_t len, knut_ipc_bod
     knut_status st;
     if (left >= 0 && len > left)
         return truncated(err, "the message body", len, left);
-    int64_t have = 0, cap = (left >= 0 || len <= BODY_STEP) ? len : BODY_STEP;
-    knut_ipc_body *b = knut_ipc_body_new(cap);
+    /* a recycled block is memory already held, so a lying length costs
+     * nothing extra: no need to grow into it step by step */
+    knut_ipc_body *b = knut_ipc_body_reuse(r->pool, len);
+    int64_t have = 0, cap = (b || left >= 0 || len <= BODY_STEP) ? len : BODY_STEP;
+    if (!b)
+        b = knut_ipc_body_new(r->pool, cap);
     if (!b)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory for a %lld-byte body",
                               (long long)cap);
@@ -355,6 +361,12 @@ knut_status knut_arrow_ipc_reader_new(knut_arrow_ipc_reader **out, knut_arrow_ip
         goto fail_src;
     }
     r->src = src;
+    r->pool = knut_ipc_pool_new();
+    if (!r->pool) {
+        free(r);
+        st = knut_error_set(err, KNUT_ENOMEM, "out of memory creating an IPC reader");
+        goto fail_src;
+    }
     r->max_metadata = opts && opts->max_metadata > 0 ? opts->max_metadata
                                                      : KNUT_ARROW_IPC_MAX_METADATA_DEFAULT;
     if (r->max_metadata > INT32_MAX)
@@ -441,6 +453,7 @@ void knut_arrow_ipc_reader_free(knut_arrow_ipc_reader *r)
         r->src.release(r->src.ctx);
     knut_arrow_schema_release(&r->schema);
     knut_ipc_fields_reset(&r->fields);
+    knut_ipc_pool_close(r->pool);
     free(r->meta);
     free(r);
 }

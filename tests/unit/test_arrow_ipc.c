@@ -3,9 +3,12 @@
  * every type with nulls, empty batches, streams without batches, sliced
  * arrays (top-level and per column, bit offsets not multiple of 8), nested
  * list<struct<...>>, computed null counts, the sinks and sources, the C
- * stream wrapper, and truncation at every byte of a small stream. The
- * malformed-metadata cases are in test_arrow_ipc_malformed.c.
+ * stream wrapper, truncation at every byte of a small stream, and the
+ * recycling of message bodies (batches released in any order, on any
+ * thread, before or after the reader). The malformed-metadata cases are in
+ * test_arrow_ipc_malformed.c.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -638,6 +641,199 @@ static void test_arrow_ipc__legacy_framing(void **state)
     knut_arrow_schema_release(&s);
 }
 
+/* ---- recycled bodies --------------------------------------------------- */
+
+/* Batch sizes of one int64 column: bodies above and below 4 MiB (mapped
+ * and malloc'd storage), one above the reader's 16 MiB first step for
+ * sources of unknown size, a short and an empty one, so recycled storage
+ * is both reused and passed over. */
+static const int64_t big_rows[] = {700000, 720000, 650000, 16, 0, 2300000, 690000, 700000};
+#define BIG_N ((int)(sizeof big_rows / sizeof big_rows[0]))
+
+static int64_t big_value(int64_t row)
+{
+    return (int64_t)((uint64_t)row * 2654435761u ^ 0x5bd1e995u);
+}
+
+static void noop_schema_release(struct ArrowSchema *a)
+{
+    a->release = NULL;
+}
+
+static void noop_array_release(struct ArrowArray *a)
+{
+    a->release = NULL;
+}
+
+/* A stream of big_rows batches of column "v", rows numbered across them. */
+static void write_big(knut_buf *out)
+{
+    int64_t total = 0;
+    for (int i = 0; i < BIG_N; i++)
+        total += big_rows[i];
+    int64_t *v = malloc((size_t)total * sizeof *v);
+    assert_non_null(v);
+    for (int64_t r = 0; r < total; r++)
+        v[r] = big_value(r);
+    struct ArrowSchema col = {.format = "l", .name = "v", .release = noop_schema_release};
+    struct ArrowSchema *cols[1] = {&col};
+    struct ArrowSchema s = {.format = "+s", .name = "", .n_children = 1, .children = cols,
+                            .release = noop_schema_release};
+    knut_arrow_ipc_writer *w;
+    OK(knut_arrow_ipc_writer_new(&w, knut_arrow_ipc_sink_buf(out), &s, err));
+    int64_t first = 0;
+    for (int i = 0; i < BIG_N; i++) {
+        const void *cbufs[2] = {NULL, v}, *tbufs[1] = {NULL};
+        struct ArrowArray c = {.length = big_rows[i], .offset = first, .n_buffers = 2,
+                               .buffers = cbufs, .release = noop_array_release};
+        struct ArrowArray *kids[1] = {&c};
+        struct ArrowArray top = {.length = big_rows[i], .n_buffers = 1, .buffers = tbufs,
+                                 .n_children = 1, .children = kids,
+                                 .release = noop_array_release};
+        OK(knut_arrow_ipc_writer_write(w, &top, err));
+        first += big_rows[i];
+    }
+    OK(knut_arrow_ipc_writer_finish(w, err));
+    knut_arrow_ipc_writer_free(w);
+    free(v);
+}
+
+/* Every value of batch i, so stale bytes of recycled storage show. */
+static void check_big(const struct ArrowArray *got, int i)
+{
+    int64_t first = 0;
+    for (int k = 0; k < i; k++)
+        first += big_rows[k];
+    assert_non_null(got->release);
+    assert_int_equal(big_rows[i], got->length);
+    const struct ArrowArray *c = got->children[0];
+    const int64_t *v = (const int64_t *)c->buffers[1] + c->offset;
+    for (int64_t r = 0; r < got->length; r++)
+        if (v[r] != big_value(first + r))
+            fail_msg("batch %d row %lld: %lld, expected %lld", i, (long long)r,
+                     (long long)v[r], (long long)big_value(first + r));
+}
+
+/* Reads every batch, checking and releasing each before the next. */
+static void read_big_streaming(knut_arrow_ipc_reader *r)
+{
+    for (int i = 0; i <= BIG_N; i++) {
+        struct ArrowArray got;
+        OK(knut_arrow_ipc_reader_next(r, &got, err));
+        if (i == BIG_N) {
+            assert_null(got.release);
+            break;
+        }
+        check_big(&got, i);
+        knut_arrow_array_release(&got);
+    }
+}
+
+typedef struct feed {
+    int fd;
+    const uint8_t *data;
+    size_t len;
+} feed;
+
+/* Writes a buffer into a pipe and closes it: a source of unknown size. */
+static void *feed_pipe(void *arg)
+{
+    feed *f = arg;
+    for (size_t off = 0; off < f->len;) {
+        ssize_t n = write(f->fd, f->data + off, f->len - off);
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    close(f->fd);
+    return NULL;
+}
+
+static void test_arrow_ipc__recycled_bodies_streaming(void **state)
+{
+    (void)state;
+    knut_buf buf = KNUT_BUF_INIT;
+    write_big(&buf);
+    knut_arrow_ipc_reader *r = open_mem(buf.data, buf.len);
+    read_big_streaming(r);
+    knut_arrow_ipc_reader_free(r);
+
+    /* through a pipe: bodies grow step by step unless recycled storage fits */
+    int fds[2];
+    assert_int_equal(0, pipe(fds));
+    feed f = {fds[1], (const uint8_t *)buf.data, buf.len};
+    pthread_t t;
+    assert_int_equal(0, pthread_create(&t, NULL, feed_pipe, &f));
+    OK(knut_arrow_ipc_reader_new(&r, knut_arrow_ipc_source_fd(fds[0]), NULL, err));
+    read_big_streaming(r);
+    knut_arrow_ipc_reader_free(r);
+    assert_int_equal(0, pthread_join(t, NULL));
+    close(fds[0]);
+    knut_buf_reset(&buf);
+}
+
+/* Releases the arrays whose pointers come through a pipe, until NULL. */
+static void *release_from_pipe(void *arg)
+{
+    int fd = *(int *)arg;
+    struct ArrowArray *a;
+    while (read(fd, &a, sizeof a) == (ssize_t)sizeof a && a) {
+        knut_arrow_array_release(a);
+        free(a);
+    }
+    return NULL;
+}
+
+static void test_arrow_ipc__recycled_bodies_any_order_any_thread(void **state)
+{
+    (void)state;
+    knut_buf buf = KNUT_BUF_INIT;
+    write_big(&buf);
+    int fds[2];
+    assert_int_equal(0, pipe(fds));
+    pthread_t t;
+    assert_int_equal(0, pthread_create(&t, NULL, release_from_pipe, &fds[0]));
+
+    /* even batches go to another thread to be released while the reader
+     * goes on (and recycles them); odd ones are held past the reader */
+    struct ArrowArray held[BIG_N], col;
+    knut_arrow_ipc_reader *r = open_mem(buf.data, buf.len);
+    for (int i = 0; i < BIG_N; i++) {
+        struct ArrowArray *got = malloc(sizeof *got);
+        assert_non_null(got);
+        OK(knut_arrow_ipc_reader_next(r, got, err));
+        check_big(got, i);
+        if (i % 2) {
+            knut_arrow_array_move(&held[i], got);
+            free(got);
+        } else {
+            assert_int_equal((ssize_t)sizeof got, write(fds[1], &got, sizeof got));
+        }
+    }
+    struct ArrowArray end;
+    OK(knut_arrow_ipc_reader_next(r, &end, err));
+    assert_null(end.release);
+    struct ArrowArray *stop = NULL;
+    assert_int_equal((ssize_t)sizeof stop, write(fds[1], &stop, sizeof stop));
+    knut_arrow_ipc_reader_free(r);
+    assert_int_equal(0, pthread_join(t, NULL));
+    close(fds[0]);
+    close(fds[1]);
+
+    /* nothing recycled while still referenced; released in reverse, and
+     * one column after its batch */
+    knut_arrow_array_move(&col, held[1].children[0]);
+    for (int i = BIG_N - 1; i >= 1; i -= 2) {
+        check_big(&held[i], i);
+        knut_arrow_array_release(&held[i]);
+    }
+    int64_t first = big_rows[0];
+    for (int64_t k = 0; k < big_rows[1]; k++)
+        assert_int_equal(big_value(first + k), ((const int64_t *)col.buffers[1])[col.offset + k]);
+    knut_arrow_array_release(&col);
+    knut_buf_reset(&buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +848,8 @@ int main(void)
         cmocka_unit_test(test_arrow_ipc__writer_rejects),
         cmocka_unit_test(test_arrow_ipc__truncated_everywhere),
         cmocka_unit_test(test_arrow_ipc__legacy_framing),
+        cmocka_unit_test(test_arrow_ipc__recycled_bodies_streaming),
+        cmocka_unit_test(test_arrow_ipc__recycled_bodies_any_order_any_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

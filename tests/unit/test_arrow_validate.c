@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -328,6 +329,66 @@ static void test_arrow_validate__depth_limit(void **state)
     knut_arrow_schema_release(&s);
 }
 
+static void noop_schema_release(struct ArrowSchema *s)
+{
+    s->release = NULL;
+}
+
+static void noop_array_release(struct ArrowArray *a)
+{
+    a->release = NULL;
+}
+
+/*
+ * FULL counts the nulls of a bitmap a word at a time: for every start bit
+ * 0..71 and length 0..199 (plus a few long ones) over a random bitmap, the
+ * count must match a bit-by-bit one, so bits before the offset, after the
+ * tail, and in partial head and tail bytes are all excluded. The bitmap is
+ * allocated to exactly the bytes the range needs, so a sanitizer build
+ * also catches a word load that runs past its end.
+ */
+static void test_arrow_validate__null_count_unaligned(void **state)
+{
+    (void)state;
+    struct ArrowSchema s = {.format = "c", .name = "x", .release = noop_schema_release};
+    static const int64_t long_lens[] = {511, 512, 513, 1000, 4099};
+    uint64_t rng = 0x9e3779b97f4a7c15u;
+    for (int64_t off = 0; off < 72; off++) {
+        for (int64_t li = 0; li < 200 + 5; li++) {
+            int64_t len = li < 200 ? li : long_lens[li - 200];
+            size_t nbytes = (size_t)((off + len + 7) / 8);
+            uint8_t *bits = malloc(nbytes ? nbytes : 1);
+            int8_t *values = calloc((size_t)(off + len) + 1, 1);
+            assert_non_null(bits);
+            assert_non_null(values);
+            for (size_t i = 0; i < nbytes; i++) {
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                bits[i] = (uint8_t)rng;
+            }
+            int64_t nulls = 0;
+            for (int64_t i = off; i < off + len; i++)
+                nulls += !knut_arrow_bit_get(bits, i);
+            const void *buffers[2] = {bits, values};
+            struct ArrowArray a = {.length = len, .null_count = nulls, .offset = off,
+                                   .n_buffers = 2, .buffers = buffers,
+                                   .release = noop_array_release};
+            expect_valid(&s, &a, KNUT_ARROW_VALIDATE_FULL);
+            char want[96];
+            snprintf(want, sizeof want, "but the bitmap has %lld nulls", (long long)nulls);
+            if (nulls < len) {
+                a.null_count = nulls + 1;
+                expect_invalid(&s, &a, KNUT_ARROW_VALIDATE_FULL, want);
+            }
+            if (nulls > 1) {
+                a.null_count = nulls - 1;
+                expect_invalid(&s, &a, KNUT_ARROW_VALIDATE_FULL, want);
+            }
+            free(bits);
+            free(values);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_arrow_validate__schema_problems),
         cmocka_unit_test(test_arrow_validate__utf8),
         cmocka_unit_test(test_arrow_validate__depth_limit),
+        cmocka_unit_test(test_arrow_validate__null_count_unaligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
