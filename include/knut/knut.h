@@ -8,5 +8,6 @@
 #include "knut/arrow.h"
 #include "knut/duck.h"
 #include "knut/graphar.h"
+#include "knut/graph.h"
 
 #endif

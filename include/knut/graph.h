@@ -1,0 +1,451 @@
+/*
+ * knut graph: the property-graph side of knut. A mutation (vertex sets, edge
+ * sets, vertex delete sets, each an Arrow stream of rows plus the names that
+ * say how rows map onto the graph) is what sources produce and sinks apply.
+ * The Cypher renderer turns a set into one constant query text per shape and
+ * its rows into `CYPHER rows=[...]` parameter blocks, so values never reach
+ * the query text and FalkorDB's plan cache keeps working. The FalkorDB
+ * client (connection, GRAPH.QUERY, reply parsing) closes the header.
+ */
+#ifndef KNUT_GRAPH_H
+#define KNUT_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/arrow.h"
+#include "knut/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- mutation model (src/graph/mutation*.c) ---- */
+
+/*
+ * Set descriptions filled by the caller. Strings and arrays are borrowed for
+ * the duration of the add call (everything is copied); the stream is taken
+ * over by the mutation (also on failure: it is released then).
+ */
+typedef struct knut_graph_vertex_set {
+    int version;                /* KNUT_GRAPH_SET_VERSION */
+    const char *name;           /* for messages; NULL: the first label */
+    const char *const *labels;  /* >= 1; rows are MERGEd on labels[0] + keys */
+    size_t n_labels;
+    const char *const *keys;    /* >= 1 key columns; column name = property name */
+    size_t n_keys;
+    const char *const *props;   /* property columns (ignored when all_props) */
+    size_t n_props;
+    int all_props;              /* 1: every column that is not a key */
+    struct ArrowArrayStream stream;
+} knut_graph_vertex_set;
+
+/* One end of an edge: the vertex label and the key properties that find it.
+ * columns[i] is the stream column holding keys[i] (NULL array: same names). */
+typedef struct knut_graph_endpoint {
+    const char *label;
+    const char *const *keys;
+    const char *const *columns;
+    size_t n_keys;
+} knut_graph_endpoint;
+
+typedef struct knut_graph_edge_set {
+    int version;                /* KNUT_GRAPH_SET_VERSION */
+    const char *name;           /* for messages; NULL: the type */
+    const char *type;
+    knut_graph_endpoint src;
+    knut_graph_endpoint dst;
+    /* Optional edge keys: with none, one edge of `type` per (src, dst) pair
+     * is MERGEd; with some, one per distinct key tuple. */
+    const char *const *keys;
+    size_t n_keys;
+    const char *const *props;   /* property columns (ignored when all_props) */
+    size_t n_props;
+    int all_props;              /* 1: every column not used as endpoint or key */
+    struct ArrowArrayStream stream;
+} knut_graph_edge_set;
+
+/* Vertices to DETACH DELETE, found by label + key columns. */
+typedef struct knut_graph_delete_set {
+    int version;                /* KNUT_GRAPH_SET_VERSION */
+    const char *name;           /* for messages; NULL: the label */
+    const char *label;
+    const char *const *keys;
+    size_t n_keys;
+    struct ArrowArrayStream stream;
+} knut_graph_delete_set;
+
+#define KNUT_GRAPH_SET_VERSION 1
+#define KNUT_GRAPH_VERTEX_SET_INIT {KNUT_GRAPH_SET_VERSION, NULL, NULL, 0, NULL, 0, NULL, 0, 0, {0}}
+#define KNUT_GRAPH_EDGE_SET_INIT                                                    \
+    {KNUT_GRAPH_SET_VERSION, NULL, NULL, {NULL, NULL, NULL, 0}, {NULL, NULL, NULL, 0}, \
+     NULL, 0, NULL, 0, 0, {0}}
+#define KNUT_GRAPH_DELETE_SET_INIT {KNUT_GRAPH_SET_VERSION, NULL, NULL, NULL, 0, {0}}
+
+typedef enum knut_graph_set_kind {
+    KNUT_GRAPH_SET_VERTEX = 0,
+    KNUT_GRAPH_SET_EDGE,
+    KNUT_GRAPH_SET_DELETE
+} knut_graph_set_kind;
+
+/*
+ * How the query text turns a column's parameter value into the stored value.
+ * FalkorDB's parameter grammar has no temporal literals, so temporal values
+ * travel as ISO strings and are converted in the (constant) query text.
+ */
+typedef enum knut_graph_conv {
+    KNUT_GRAPH_CONV_NONE = 0,
+    KNUT_GRAPH_CONV_DATE,               /* date($s) */
+    KNUT_GRAPH_CONV_LOCALDATETIME,      /* localdatetime($s), UTC */
+    KNUT_GRAPH_CONV_LOCALTIME,          /* localtime($s) */
+    KNUT_GRAPH_CONV_LIST_DATE,          /* [x IN $l | date(x)] */
+    KNUT_GRAPH_CONV_LIST_LOCALDATETIME, /* [x IN $l | localdatetime(x)] */
+    KNUT_GRAPH_CONV_LIST_LOCALTIME      /* [x IN $l | localtime(x)] */
+} knut_graph_conv;
+
+/* A stream column bound to a graph property. */
+typedef struct knut_graph_column {
+    char *prop;                 /* property name in the graph */
+    char *column;               /* column name in the stream */
+    int64_t index;              /* child index in the stream's struct schema */
+    knut_arrow_type_info type;  /* the column's value type (dictionaries: value type) */
+    knut_graph_conv conv;
+} knut_graph_column;
+
+/*
+ * A set validated against its stream's schema. Read-only for callers; the
+ * mutation owns it. For vertex sets `labels` has every label; for delete
+ * sets exactly one. Edge sets use type/src_label/dst_label, src_keys and
+ * dst_keys; `keys` are then the (optional) edge keys.
+ */
+typedef struct knut_graph_set {
+    knut_graph_set_kind kind;
+    char *name;
+    char **labels;
+    size_t n_labels;
+    char *type;
+    char *src_label;
+    char *dst_label;
+    knut_graph_column *keys;
+    size_t n_keys;
+    knut_graph_column *src_keys;
+    size_t n_src_keys;
+    knut_graph_column *dst_keys;
+    size_t n_dst_keys;
+    knut_graph_column *props;
+    size_t n_props;
+    struct ArrowSchema schema;      /* the stream's schema (owned) */
+    struct ArrowArrayStream stream; /* owned; read it with knut_graph_set_next */
+    int64_t rows_read;              /* rows handed out by knut_graph_set_next so far */
+} knut_graph_set;
+
+typedef struct knut_graph_mutation knut_graph_mutation;
+
+knut_status knut_graph_mutation_new(knut_graph_mutation **out, knut_error *err);
+/* Frees m, every set, and releases every stream (NULL-safe). */
+void knut_graph_mutation_free(knut_graph_mutation *m);
+
+/*
+ * Validate the description against its stream's schema (fetched here) and
+ * append it. Errors name the set and the column: a missing column, a
+ * column name appearing twice in the schema, a name listed twice (or as
+ * both key and property), a key of an unsupported type (keys must be bool,
+ * integer, float, string, date, time or timestamp), a property of a type
+ * FalkorDB cannot store (struct, map, binary, decimal, nested lists of
+ * temporal values, ...), and labels, types or property names that are
+ * empty or hold a backtick (see knut_graph_cypher_ident). With all_props,
+ * the properties are the remaining columns in schema order. Property names
+ * are the column names (endpoint keys may map columns to other names).
+ * The stream is taken over in every case (released on failure).
+ */
+knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
+                                               knut_graph_vertex_set *set, knut_error *err);
+knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_edge_set *set,
+                                             knut_error *err);
+knut_status knut_graph_mutation_add_delete_set(knut_graph_mutation *m,
+                                               knut_graph_delete_set *set, knut_error *err);
+
+/* Sets in the order they were added, one list per kind. */
+size_t knut_graph_mutation_count(const knut_graph_mutation *m, knut_graph_set_kind kind);
+knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m, knut_graph_set_kind kind,
+                                        size_t i);
+
+/*
+ * Next batch of the set's stream into *out (caller releases). At the end
+ * returns KNUT_OK with out->release == NULL. Each batch is validated
+ * (KNUT_ARROW_VALIDATE_FULL | UTF8) against the set's schema, so the
+ * renderer can trust offsets; rows_read advances by the batch length.
+ */
+knut_status knut_graph_set_next(knut_graph_set *set, struct ArrowArray *out, knut_error *err);
+
+/* ---- Cypher rendering (src/graph/cypher*.c) ---- */
+
+/*
+ * Appends name as a backticked identifier: `name`. Inside backticks
+ * FalkorDB takes every byte literally (quotes, backslashes, newlines,
+ * unicode) except the backtick itself, which it cannot escape at all (the
+ * openCypher doubling `a``b` is a syntax error in FalkorDB 4.16), so names
+ * holding a backtick are refused, as are empty names, NUL bytes and invalid
+ * UTF-8 (KNUT_EINVAL, with `what`, e.g. "label", in the message).
+ */
+knut_status knut_graph_cypher_ident(knut_buf *out, const char *name, size_t len,
+                                    const char *what, knut_error *err);
+
+/*
+ * Appends s as a single-quoted string literal for the CYPHER parameter
+ * block. NUL bytes and invalid UTF-8 are refused (KNUT_EINVAL, naming the
+ * byte offset); everything else round-trips exactly.
+ */
+knut_status knut_graph_cypher_string(knut_buf *out, const char *s, size_t len, knut_error *err);
+
+/* Where a value came from, for error messages ("set 'P': row 7, column 'x': ..."). */
+typedef struct knut_graph_cypher_loc {
+    const char *set;    /* may be NULL */
+    const char *column; /* may be NULL */
+    int64_t row;        /* row number reported (caller's numbering) */
+} knut_graph_cypher_loc;
+
+/*
+ * Appends row i of column view v as a parameter value: null, true/false,
+ * integers (uint64 above INT64_MAX refused), doubles as the shortest exact
+ * decimal with a '.' or exponent (NaN refused: no literal exists; ±Inf sent
+ * as 1e999 / -1e999, which FalkorDB's strtod turns into ±Inf), strings (see
+ * knut_graph_cypher_string), date32/64 'YYYY-MM-DD', time32/64
+ * 'HH:MM:SS[.fff]', timestamps (any unit, any timezone: Arrow values are
+ * UTC instants) as 'YYYY-MM-DDTHH:MM:SS[.fff]' in UTC, lists [..]
+ * recursively, structs and string-keyed maps as {`k`:v}, dictionaries by
+ * their value. Temporal values are strings here because the parameter
+ * grammar has no temporal literals; knut_graph_cypher_query wraps them in
+ * date()/localdatetime()/localtime(). Years outside 0000-9999 and the
+ * instant 1969-12-31T23:59:59 (FalkorDB's parse-error value) are refused.
+ * Binary, decimal, duration and interval values are KNUT_EUNSUPPORTED.
+ * Errors name loc's set, row and column; on error out is left as it was.
+ */
+knut_status knut_graph_cypher_value(knut_buf *out, const knut_arrow_view *v, int64_t i,
+                                    const knut_graph_cypher_loc *loc, knut_error *err);
+
+/*
+ * The query text of a set (no parameter block): a function of the set's
+ * shape only (labels, type, key and property names and their conversions),
+ * never of its values, so every batch of a set shares one cached plan.
+ *   vertex: UNWIND $rows AS r MERGE (n:`L1` {`k`: r.k[0], ...}) SET n:`L2`
+ *           SET n += r.p [SET n.`d` = date(r.t[0]) ...]
+ *   edge:   UNWIND $rows AS r MATCH (a:`S` {..: r.s[0]}) MATCH (b:`D` {..: r.d[0]})
+ *           MERGE (a)-[e:`T` {..: r.k[0]}]->(b) SET e += r.p ...
+ *   delete: UNWIND $rows AS r MATCH (n:`L` {..: r.k[0]}) DETACH DELETE n
+ */
+knut_status knut_graph_cypher_query(knut_buf *out, const knut_graph_set *set, knut_error *err);
+
+/*
+ * Appends the parameter block `CYPHER rows=[{...},...] ` for rows
+ * [from, to) of batch (a view over a struct array matching set->schema),
+ * stopping before the row that would make this call append more than
+ * `budget` bytes (0 = no budget; the buffer's own cap also ends a block).
+ * *n_rows gets the number of rows rendered (at least 1 unless from == to);
+ * render the rest with from += *n_rows. A first row over the budget is
+ * KNUT_ETOOBIG naming it. Errors report row numbers as row_base + i (pass
+ * set->rows_read minus the batch length to number rows across the
+ * stream). Null keys are refused (MERGE and MATCH cannot use them), as are
+ * nulls inside list properties. On error out is left as it was.
+ */
+knut_status knut_graph_cypher_params(knut_buf *out, const knut_graph_set *set,
+                                     const knut_arrow_view *batch, int64_t from, int64_t to,
+                                     int64_t row_base, size_t budget, int64_t *n_rows,
+                                     knut_error *err);
+
+/*
+ * The whole GRAPH.QUERY text: knut_graph_cypher_params followed by
+ * knut_graph_cypher_query; same budget and row semantics (the budget
+ * covers both). This is the only form in which values reach FalkorDB.
+ */
+knut_status knut_graph_cypher_render(knut_buf *out, const knut_graph_set *set,
+                                     const knut_arrow_view *batch, int64_t from, int64_t to,
+                                     int64_t row_base, size_t budget, int64_t *n_rows,
+                                     knut_error *err);
+
+/* ---- FalkorDB client (src/graph/falkor_client*.c) ---- */
+
+/*
+ * A blocking client for one FalkorDB server (Redis or Valkey with the graph
+ * module). hiredis opens the connection; commands are sent with GRAPH.QUERY
+ * or GRAPH.RO_QUERY and --compact, and replies are read by knut's own RESP2
+ * reader: hiredis 0.14's reader refuses arrays nested deeper than 7, and a
+ * path, or a node with a list property, is deeper than that.
+ *
+ * Compact replies become Arrow (docs/graph.md, "FalkorDB client"): a column
+ * takes the type of its non-null values; a column (or list element, or map
+ * value) whose values have different FalkorDB types becomes utf8 holding
+ * each value as JSON text. Nodes, edges and paths are structs whose
+ * properties are one JSON object text. Label, relationship-type and
+ * property-key ids are resolved through db.labels(), db.relationshipTypes()
+ * and db.propertyKeys(), cached per graph and refreshed when an id beyond
+ * the cache appears.
+ *
+ * Every error names the peer ("falkordb host:port: ..."); server errors,
+ * top-level or inside a reply, are KNUT_EPEER with FalkorDB's message. The
+ * password never appears in an error or a log record. A handle is not
+ * thread-safe: use one per thread.
+ */
+typedef struct knut_graph_falkor knut_graph_falkor;
+
+#define KNUT_GRAPH_FALKOR_OPTIONS_VERSION 1
+#define KNUT_GRAPH_FALKOR_MAX_REPLY_DEFAULT ((int64_t)512 << 20)
+
+typedef struct knut_graph_falkor_options {
+    int version;             /* KNUT_GRAPH_FALKOR_OPTIONS_VERSION */
+    const char *username;    /* ACL user for AUTH; NULL: the default user */
+    const char *password;    /* NULL: no AUTH; a password in the URL wins */
+    int connect_timeout_ms;  /* 0: 5000; < 0: no timeout */
+    int command_timeout_ms;  /* each socket read/write; 0: no timeout */
+    int64_t max_reply_bytes; /* one reply; 0: KNUT_GRAPH_FALKOR_MAX_REPLY_DEFAULT */
+    int max_depth;           /* arrays nested in a reply; 0: 64; at most 1024 */
+    int64_t batch_rows;      /* rows per Arrow batch of a result; 0: 65536 */
+    int query_timeout_ms;    /* sent as TIMEOUT <ms> with each query; 0: server default */
+} knut_graph_falkor_options;
+
+#define KNUT_GRAPH_FALKOR_OPTIONS_INIT \
+    {KNUT_GRAPH_FALKOR_OPTIONS_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0}
+
+/* Query flags. */
+#define KNUT_GRAPH_FALKOR_READ_ONLY 1u       /* GRAPH.RO_QUERY (also: safe to resend) */
+#define KNUT_GRAPH_FALKOR_ALLOW_TRUNCATED 2u /* RESULTSET_SIZE hit: flag, not error */
+
+/* The statistics of one query; counters the server leaves out are 0. */
+typedef struct knut_graph_falkor_stats {
+    int64_t labels_added;
+    int64_t labels_removed;
+    int64_t nodes_created;
+    int64_t nodes_deleted;
+    int64_t properties_set;
+    int64_t properties_removed;
+    int64_t relationships_created;
+    int64_t relationships_deleted;
+    int64_t indices_created;
+    int64_t indices_deleted;
+    int64_t constraints_created;
+    int64_t constraints_deleted;
+    int cached_execution;  /* 1: the plan came from the server's cache */
+    double execution_ms;   /* "Query internal execution time" */
+} knut_graph_falkor_stats;
+
+/*
+ * One query's result, filled by knut_graph_falkor_query (caller-owned; free
+ * with knut_graph_falkor_result_reset). The stream yields struct batches of
+ * up to batch_rows rows, one child per returned column (none without
+ * RETURN). A utf8 field holding JSON text of mixed values (a column, a
+ * list item or a map value) has the metadata knut.falkordb.kind = "mixed".
+ */
+typedef struct knut_graph_falkor_result {
+    struct ArrowArrayStream stream;
+    int64_t n_rows;
+    int64_t n_columns;
+    int truncated; /* 1: n_rows equals RESULTSET_SIZE (with ALLOW_TRUNCATED) */
+    knut_graph_falkor_stats stats;
+} knut_graph_falkor_result;
+
+/* Releases the stream and zeroes r (NULL-safe). */
+void knut_graph_falkor_result_reset(knut_graph_falkor_result *r);
+
+/*
+ * Connects to host:port, authenticates (AUTH [username] password) when a
+ * password is given, and reads the server's RESULTSET_SIZE with
+ * GRAPH.CONFIG GET (which fails here if the graph module is not loaded).
+ * opts may be NULL. *out is NULL on failure.
+ */
+knut_status knut_graph_falkor_connect(knut_graph_falkor **out, const char *host, int port,
+                                      const knut_graph_falkor_options *opts, knut_error *err);
+
+/* Same from "redis://[[user]:password@]host[:port]" (port 6379 by default;
+ * user and password may be percent-encoded; IPv6 hosts in brackets). */
+knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *url,
+                                          const knut_graph_falkor_options *opts,
+                                          knut_error *err);
+
+/* Closes the connection and frees g (NULL-safe); the password is wiped. */
+void knut_graph_falkor_close(knut_graph_falkor *g);
+
+/* "host:port" of the server, as used in messages. */
+const char *knut_graph_falkor_peer(const knut_graph_falkor *g);
+
+#define KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED (-1)
+
+/* The server's RESULTSET_SIZE as read at the last (re)connect, or
+ * KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED. */
+int64_t knut_graph_falkor_resultset_limit(const knut_graph_falkor *g);
+
+/* Reads RESULTSET_SIZE again (after a GRAPH.CONFIG SET by anyone). */
+knut_status knut_graph_falkor_limits_refresh(knut_graph_falkor *g, knut_error *err);
+
+/* Drops every cached label / type / property-key name (for example after
+ * GRAPH.DELETE, when ids start again from 0). */
+void knut_graph_falkor_names_reset(knut_graph_falkor *g);
+
+/*
+ * Runs `GRAPH.QUERY <graph> <query> --compact` (GRAPH.RO_QUERY with
+ * KNUT_GRAPH_FALKOR_READ_ONLY) and decodes the reply into *out (zeroed
+ * first; on failure left reset). A result whose row count equals a
+ * non-negative RESULTSET_SIZE is KNUT_ETOOBIG (the server cuts rows off
+ * silently) unless KNUT_GRAPH_FALKOR_ALLOW_TRUNCATED, which sets
+ * out->truncated instead.
+ *
+ * A connection found broken before sending is reopened (once per call).
+ * If it breaks after the query was sent, a read-only query is resent once
+ * on a new connection; any other query fails with KNUT_EIO saying it may
+ * have been applied. A command timeout closes the connection.
+ */
+knut_status knut_graph_falkor_query(knut_graph_falkor *g, const char *graph, const char *query,
+                                    unsigned flags, knut_graph_falkor_result *out,
+                                    knut_error *err);
+
+/* Sends one command (argv strings, for example GRAPH.DELETE g) and checks
+ * its reply is not an error; the reply is discarded. Never resent. */
+knut_status knut_graph_falkor_command(knut_graph_falkor *g, int argc, const char *const *argv,
+                                      knut_error *err);
+
+/* One query of a pipelined batch: `query` is the input, the rest output. */
+typedef struct knut_graph_falkor_batch_item {
+    const char *query;
+    knut_status status;
+    int64_t n_rows;  /* rows returned (not decoded) */
+    knut_graph_falkor_stats stats;
+    knut_error error;
+} knut_graph_falkor_batch_item;
+
+/*
+ * Sends n queries on `graph` (flags as for query) back to back, then reads
+ * the n replies: one round trip for a loader's batches. Each item gets its
+ * own status, stats and error; the return value is KNUT_OK when every item
+ * succeeded, else the first failure's status with err saying how many
+ * failed. A batch is never resent: if the connection breaks after sending,
+ * the items without a reply say they may have been applied.
+ */
+knut_status knut_graph_falkor_batch(knut_graph_falkor *g, const char *graph,
+                                    knut_graph_falkor_batch_item *items, size_t n,
+                                    unsigned flags, knut_error *err);
+
+/* Id → name tables for decoding a reply without a server. */
+typedef struct knut_graph_falkor_names {
+    const char *const *labels;
+    int64_t n_labels;
+    const char *const *rel_types;
+    int64_t n_rel_types;
+    const char *const *property_keys;
+    int64_t n_property_keys;
+} knut_graph_falkor_names;
+
+/*
+ * Decodes one complete compact GRAPH.QUERY reply given as raw RESP2 bytes
+ * (exactly one reply, nothing after it) with the given names (NULL: none;
+ * an id outside the tables is KNUT_EPARSE). opts (may be NULL) supplies
+ * max_reply_bytes, max_depth and batch_rows. For tests, fuzzing and replays.
+ */
+knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out, const void *resp,
+                                           size_t len, const knut_graph_falkor_names *names,
+                                           const knut_graph_falkor_options *opts,
+                                           knut_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_GRAPH_H */

@@ -1,0 +1,408 @@
+/*
+ * Query texts and parameter blocks for the sets of a mutation. The query
+ * text is built from the set's shape alone (labels, type, key and property
+ * names, their conversions), so every batch of a set hits FalkorDB's plan
+ * cache (keyed on the text after the parameter block); the rows travel in
+ * `CYPHER rows=[...]` as
+ *   vertex: {k:[keys...], p:{`prop`: v, ...}, t:[temporal props...]}
+ *   edge:   {s:[src keys], d:[dst keys], k:[edge keys], p:{...}, t:[...]}
+ *   delete: {k:[keys...]}
+ * Keys and temporal values are positional (the query indexes them), plain
+ * properties a map so `SET x += r.p` applies them in one step. p and t are
+ * left out when the set has no such properties, as are empty clauses.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cypher_int.h"
+
+/* ---- query text -------------------------------------------------------- */
+
+static int conv_is_plain(knut_graph_conv c)
+{
+    return c == KNUT_GRAPH_CONV_NONE;
+}
+
+/* The expression that turns r.<list>[idx] into the stored value. */
+static void put_conv(knut_buf *out, knut_graph_conv conv, const char *list, size_t idx)
+{
+    static const char *const fn[] = {"", "date", "localdatetime", "localtime",
+                                     "date", "localdatetime", "localtime"};
+    switch (conv) {
+    case KNUT_GRAPH_CONV_NONE:
+        knut_buf_printf(out, "r.%s[%zu]", list, idx);
+        break;
+    case KNUT_GRAPH_CONV_DATE:
+    case KNUT_GRAPH_CONV_LOCALDATETIME:
+    case KNUT_GRAPH_CONV_LOCALTIME:
+        knut_buf_printf(out, "%s(r.%s[%zu])", fn[conv], list, idx);
+        break;
+    default:
+        knut_buf_printf(out, "[x IN r.%s[%zu] | %s(x)]", list, idx, fn[conv]);
+        break;
+    }
+}
+
+/* {`k1`: r.k[0], `k2`: date(r.k[1])} */
+static knut_status put_key_pattern(knut_buf *out, const knut_graph_column *cols, size_t n,
+                                   const char *list, knut_error *err)
+{
+    knut_buf_putc(out, '{');
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            knut_buf_puts(out, ", ");
+        knut_status st = knut_graph_cypher_ident(out, cols[i].prop, strlen(cols[i].prop),
+                                                 "property", err);
+        if (st != KNUT_OK)
+            return st;
+        knut_buf_puts(out, ": ");
+        put_conv(out, cols[i].conv, list, i);
+    }
+    return knut_buf_putc(out, '}');
+}
+
+/* SET v += r.p and SET v.`d` = date(r.t[0]), ... for the set's properties. */
+static knut_status put_prop_sets(knut_buf *out, const knut_graph_set *set, const char *var,
+                                 knut_error *err)
+{
+    size_t n_plain = 0, n_conv = 0;
+    for (size_t i = 0; i < set->n_props; i++) {
+        if (conv_is_plain(set->props[i].conv))
+            n_plain++;
+    }
+    if (n_plain > 0)
+        knut_buf_printf(out, " SET %s += r.p", var);
+    for (size_t i = 0; i < set->n_props; i++) {
+        const knut_graph_column *c = &set->props[i];
+        if (conv_is_plain(c->conv))
+            continue;
+        knut_buf_printf(out, n_conv == 0 ? " SET %s." : ", %s.", var);
+        knut_status st = knut_graph_cypher_ident(out, c->prop, strlen(c->prop), "property", err);
+        if (st != KNUT_OK)
+            return st;
+        knut_buf_puts(out, " = ");
+        put_conv(out, c->conv, "t", n_conv++);
+    }
+    return knut_buf_check(out, err);
+}
+
+static knut_status put_label(knut_buf *out, const char *label, const char *what, knut_error *err)
+{
+    knut_buf_putc(out, ':');
+    return knut_graph_cypher_ident(out, label, strlen(label), what, err);
+}
+
+static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_error *err)
+{
+    knut_status st;
+    knut_buf_puts(out, "UNWIND $rows AS r ");
+    switch (set->kind) {
+    case KNUT_GRAPH_SET_VERTEX:
+        knut_buf_puts(out, "MERGE (n");
+        if ((st = put_label(out, set->labels[0], "label", err)) != KNUT_OK)
+            return st;
+        knut_buf_putc(out, ' ');
+        if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
+            return st;
+        knut_buf_putc(out, ')');
+        /* MERGE on the first label only, then add the others: a MERGE on
+         * all labels would duplicate a vertex that has just some of them. */
+        if (set->n_labels > 1) {
+            knut_buf_puts(out, " SET n");
+            for (size_t i = 1; i < set->n_labels; i++) {
+                if ((st = put_label(out, set->labels[i], "label", err)) != KNUT_OK)
+                    return st;
+            }
+        }
+        return put_prop_sets(out, set, "n", err);
+    case KNUT_GRAPH_SET_EDGE:
+        knut_buf_puts(out, "MATCH (a");
+        if ((st = put_label(out, set->src_label, "source label", err)) != KNUT_OK)
+            return st;
+        knut_buf_putc(out, ' ');
+        if ((st = put_key_pattern(out, set->src_keys, set->n_src_keys, "s", err)) != KNUT_OK)
+            return st;
+        knut_buf_puts(out, ") MATCH (b");
+        if ((st = put_label(out, set->dst_label, "destination label", err)) != KNUT_OK)
+            return st;
+        knut_buf_putc(out, ' ');
+        if ((st = put_key_pattern(out, set->dst_keys, set->n_dst_keys, "d", err)) != KNUT_OK)
+            return st;
+        knut_buf_puts(out, ") MERGE (a)-[e");
+        if ((st = put_label(out, set->type, "relationship type", err)) != KNUT_OK)
+            return st;
+        if (set->n_keys > 0) {
+            knut_buf_putc(out, ' ');
+            if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
+                return st;
+        }
+        knut_buf_puts(out, "]->(b)");
+        return put_prop_sets(out, set, "e", err);
+    case KNUT_GRAPH_SET_DELETE:
+        knut_buf_puts(out, "MATCH (n");
+        if ((st = put_label(out, set->labels[0], "label", err)) != KNUT_OK)
+            return st;
+        knut_buf_putc(out, ' ');
+        if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
+            return st;
+        knut_buf_puts(out, ") DETACH DELETE n");
+        return knut_buf_check(out, err);
+    }
+    return knut_error_set(err, KNUT_EINVAL, "unknown set kind %d", (int)set->kind);
+}
+
+static void buf_truncate(knut_buf *b, size_t len)
+{
+    b->error = KNUT_OK;
+    if (b->data != NULL) {
+        b->len = len;
+        b->data[len] = '\0';
+    }
+}
+
+knut_status knut_graph_cypher_query(knut_buf *out, const knut_graph_set *set, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out != NULL && set != NULL);
+    if (out->error != KNUT_OK)
+        return knut_buf_check(out, err);
+    size_t mark = out->len;
+    knut_status st = query_text(out, set, err);
+    if (st == KNUT_OK)
+        st = knut_buf_check(out, err);
+    if (st != KNUT_OK)
+        buf_truncate(out, mark);
+    return st;
+}
+
+/* ---- parameter rows ---------------------------------------------------- */
+
+typedef struct row_ctx {
+    const knut_graph_set *set;
+    const knut_arrow_view *batch;
+    knut_graph_cypher_loc loc;
+} row_ctx;
+
+static knut_status put_key_list(knut_buf *out, row_ctx *c, const char *list,
+                                const knut_graph_column *cols, size_t n, const char *role,
+                                int64_t i, knut_error *err)
+{
+    /* a batch may be a slice: its columns are read at the struct's offset */
+    int64_t row = knut_arrow_view_child_row(c->batch, i);
+    knut_buf_printf(out, "%s:[", list);
+    for (size_t k = 0; k < n; k++) {
+        const knut_arrow_view *v = &c->batch->children[cols[k].index];
+        c->loc.column = cols[k].column;
+        if (k > 0)
+            knut_buf_putc(out, ',');
+        if (knut_arrow_view_is_null(v, row)) {
+            char set[KNUT_GRAPH__MSG_NAME_MAX], col[KNUT_GRAPH__MSG_NAME_MAX];
+            return knut_error_set(
+                err, KNUT_EINVAL,
+                "set '%s': row %" PRId64 ", column '%s': %s key is null (FalkorDB cannot "
+                "MERGE or MATCH on a null key)",
+                knut_graph__msg_name(set, sizeof(set), c->set->name, strlen(c->set->name)),
+                c->loc.row,
+                knut_graph__msg_name(col, sizeof(col), cols[k].column, strlen(cols[k].column)),
+                role);
+        }
+        knut_status st = knut_graph__value(out, v, row, &c->loc, 0, err);
+        if (st != KNUT_OK)
+            return st;
+    }
+    return knut_buf_putc(out, ']');
+}
+
+static knut_status put_props(knut_buf *out, row_ctx *c, int64_t i, knut_error *err)
+{
+    const knut_graph_set *set = c->set;
+    int64_t row = knut_arrow_view_child_row(c->batch, i);
+    size_t n_plain = 0, n_conv = 0;
+    for (size_t k = 0; k < set->n_props; k++) {
+        if (!conv_is_plain(set->props[k].conv))
+            continue;
+        const knut_graph_column *col = &set->props[k];
+        knut_buf_puts(out, n_plain++ == 0 ? ",p:{`" : ",`");
+        knut_buf_puts(out, col->prop);
+        knut_buf_puts(out, "`:");
+        c->loc.column = col->column;
+        knut_status st = knut_graph__value(out, &c->batch->children[col->index], row, &c->loc,
+                                           KNUT_GRAPH__STORABLE, err);
+        if (st != KNUT_OK)
+            return st;
+    }
+    if (n_plain > 0)
+        knut_buf_putc(out, '}');
+    for (size_t k = 0; k < set->n_props; k++) {
+        if (conv_is_plain(set->props[k].conv))
+            continue;
+        const knut_graph_column *col = &set->props[k];
+        knut_buf_puts(out, n_conv++ == 0 ? ",t:[" : ",");
+        c->loc.column = col->column;
+        knut_status st = knut_graph__value(out, &c->batch->children[col->index], row, &c->loc,
+                                           KNUT_GRAPH__STORABLE, err);
+        if (st != KNUT_OK)
+            return st;
+    }
+    if (n_conv > 0)
+        knut_buf_putc(out, ']');
+    return KNUT_OK;
+}
+
+static knut_status put_row(knut_buf *out, row_ctx *c, int64_t i, knut_error *err)
+{
+    const knut_graph_set *set = c->set;
+    knut_status st;
+    knut_buf_putc(out, '{');
+    switch (set->kind) {
+    case KNUT_GRAPH_SET_VERTEX:
+    case KNUT_GRAPH_SET_DELETE:
+        st = put_key_list(out, c, "k", set->keys, set->n_keys, "vertex", i, err);
+        break;
+    case KNUT_GRAPH_SET_EDGE:
+        st = put_key_list(out, c, "s", set->src_keys, set->n_src_keys, "source", i, err);
+        if (st == KNUT_OK) {
+            knut_buf_putc(out, ',');
+            st = put_key_list(out, c, "d", set->dst_keys, set->n_dst_keys, "destination", i,
+                              err);
+        }
+        if (st == KNUT_OK && set->n_keys > 0) {
+            knut_buf_putc(out, ',');
+            st = put_key_list(out, c, "k", set->keys, set->n_keys, "edge", i, err);
+        }
+        break;
+    default:
+        return knut_error_set(err, KNUT_EINVAL, "unknown set kind %d", (int)set->kind);
+    }
+    if (st == KNUT_OK && set->kind != KNUT_GRAPH_SET_DELETE)
+        st = put_props(out, c, i, err);
+    if (st != KNUT_OK)
+        return st;
+    return knut_buf_putc(out, '}');
+}
+
+/* The widest child index the set reads, so a mismatched batch is caught
+ * before any child view is touched. */
+static int64_t max_index(const knut_graph_set *set)
+{
+    int64_t m = -1;
+    const knut_graph_column *lists[] = {set->keys, set->src_keys, set->dst_keys, set->props};
+    size_t ns[] = {set->n_keys, set->n_src_keys, set->n_dst_keys, set->n_props};
+    for (size_t l = 0; l < 4; l++)
+        for (size_t k = 0; k < ns[l]; k++)
+            if (lists[l][k].index > m)
+                m = lists[l][k].index;
+    return m;
+}
+
+/* Parameter block with room for `tail` more bytes inside the budget. */
+static knut_status params(knut_buf *out, const knut_graph_set *set, const knut_arrow_view *batch,
+                          int64_t from, int64_t to, int64_t row_base, size_t budget, size_t tail,
+                          int64_t *n_rows, knut_error *err)
+{
+    size_t start = out->len;
+    row_ctx c = {set, batch, {set->name, NULL, 0}};
+    int64_t i;
+    *n_rows = 0;
+    knut_buf_puts(out, "CYPHER rows=[");
+    for (i = from; i < to; i++) {
+        size_t before = out->len;
+        if (i > from)
+            knut_buf_putc(out, ',');
+        c.loc.row = row_base + i;
+        knut_status st = put_row(out, &c, i, err);
+        if (out->error == KNUT_ENOMEM) {
+            buf_truncate(out, start);
+            return knut_error_set(err, KNUT_ENOMEM, "set: out of memory rendering row %" PRId64,
+                                  row_base + i);
+        }
+        if (out->error == KNUT_OK && st != KNUT_OK) {
+            buf_truncate(out, start);
+            return st;
+        }
+        /* The row did not fit the buffer's own cap or the budget. */
+        if (out->error != KNUT_OK || (budget > 0 && out->len - start + 2 + tail > budget)) {
+            size_t need = out->error != KNUT_OK ? 0 : out->len - start + 2 + tail;
+            buf_truncate(out, before);
+            if (i > from)
+                break;
+            buf_truncate(out, start);
+            char name[KNUT_GRAPH__MSG_NAME_MAX];
+            knut_graph__msg_name(name, sizeof(name), set->name, strlen(set->name));
+            if (need == 0)
+                return knut_error_set(err, KNUT_ETOOBIG,
+                                      "set '%s': row %" PRId64 " does not fit the output "
+                                      "buffer's size limit",
+                                      name, row_base + i);
+            return knut_error_set(err, KNUT_ETOOBIG,
+                                  "set '%s': row %" PRId64 " alone needs %zu bytes, over the "
+                                  "%zu-byte budget",
+                                  name, row_base + i, need, budget);
+        }
+    }
+    knut_buf_puts(out, "] ");
+    if (out->error != KNUT_OK) {
+        knut_status st = knut_buf_check(out, err);
+        buf_truncate(out, start);
+        return st;
+    }
+    *n_rows = i - from;
+    return KNUT_OK;
+}
+
+static knut_status check_args(knut_buf *out, const knut_graph_set *set,
+                              const knut_arrow_view *batch, int64_t from, int64_t to,
+                              int64_t *n_rows, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out != NULL && set != NULL && batch != NULL && n_rows != NULL);
+    KNUT_ASSERT_ARG(err, from >= 0 && from <= to && to <= batch->length);
+    if (out->error != KNUT_OK)
+        return knut_buf_check(out, err);
+    if (batch->type.type != KNUT_ARROW_STRUCT || max_index(set) >= batch->n_children) {
+        char name[KNUT_GRAPH__MSG_NAME_MAX];
+        return knut_error_set(err, KNUT_EINVAL,
+                              "set '%s': the batch is not a struct with the set's %" PRId64
+                              " columns",
+                              knut_graph__msg_name(name, sizeof(name), set->name,
+                                                   strlen(set->name)),
+                              set->schema.n_children);
+    }
+    return KNUT_OK;
+}
+
+knut_status knut_graph_cypher_params(knut_buf *out, const knut_graph_set *set,
+                                     const knut_arrow_view *batch, int64_t from, int64_t to,
+                                     int64_t row_base, size_t budget, int64_t *n_rows,
+                                     knut_error *err)
+{
+    knut_status st = check_args(out, set, batch, from, to, n_rows, err);
+    if (st != KNUT_OK)
+        return st;
+    return params(out, set, batch, from, to, row_base, budget, 0, n_rows, err);
+}
+
+knut_status knut_graph_cypher_render(knut_buf *out, const knut_graph_set *set,
+                                     const knut_arrow_view *batch, int64_t from, int64_t to,
+                                     int64_t row_base, size_t budget, int64_t *n_rows,
+                                     knut_error *err)
+{
+    knut_buf query = KNUT_BUF_INIT;
+    knut_status st = check_args(out, set, batch, from, to, n_rows, err);
+    if (st != KNUT_OK)
+        return st;
+    size_t start = out->len;
+    st = knut_graph_cypher_query(&query, set, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    st = params(out, set, batch, from, to, row_base, budget, query.len, n_rows, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    knut_buf_append(out, query.data, query.len);
+    st = knut_buf_check(out, err);
+    if (st != KNUT_OK) {
+        buf_truncate(out, start);
+        *n_rows = 0;
+    }
+cleanup:
+    knut_buf_reset(&query);
+    return st;
+}
