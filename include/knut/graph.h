@@ -444,6 +444,65 @@ knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out, const 
                                            const knut_graph_falkor_options *opts,
                                            knut_error *err);
 
+/* ---- sinks: the common interface (src/graph/sink.c) ---- */
+
+/*
+ * A sink applies a whole mutation: every vertex set, then every edge set,
+ * then every delete set (upserts before deletes, so an upsert and a delete
+ * of one key in the same mutation end deleted). Sinks are FalkorDB and the
+ * embedded graph store; sync talks to them only through this interface.
+ */
+typedef struct knut_graph_sink_stats {
+    int64_t rows;             /* input rows consumed, all sets */
+    int64_t vertices_written; /* vertex rows upserted */
+    int64_t edges_written;    /* edge rows upserted */
+    int64_t vertices_deleted;
+    int64_t edges_deleted;    /* incident edges removed with deleted vertices */
+} knut_graph_sink_stats;
+
+struct knut_duck_conn;
+
+/*
+ * The caller's ledger update, committed with the mutation. The embedded
+ * store calls it inside its open transaction with its own connection, so
+ * the mutation and the ledger commit together or not at all (exactly
+ * once). FalkorDB calls it after the server acknowledged every batch, with
+ * conn NULL (at-least-once; MERGE makes a replay harmless). An error from
+ * the callback fails the apply (the embedded store rolls back).
+ */
+typedef struct knut_graph_sink_commit {
+    knut_status (*fn)(void *ctx, struct knut_duck_conn *conn, knut_error *err);
+    void *ctx;
+} knut_graph_sink_commit;
+
+typedef struct knut_graph_sink knut_graph_sink;
+
+typedef struct knut_graph_sink_ops {
+    const char *name; /* "falkordb", "embedded" */
+    knut_status (*apply)(knut_graph_sink *sink, knut_graph_mutation *m,
+                         const knut_graph_sink_commit *commit, knut_graph_sink_stats *stats,
+                         knut_error *err);
+    void (*close)(knut_graph_sink *sink);
+} knut_graph_sink_ops;
+
+/* Implementations embed this as their first member. */
+struct knut_graph_sink {
+    const knut_graph_sink_ops *ops;
+};
+
+/* Applies m (consuming its streams); commit may be NULL; stats may be NULL. */
+knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_mutation *m,
+                                  const knut_graph_sink_commit *commit,
+                                  knut_graph_sink_stats *stats, knut_error *err);
+/* Closes and frees the sink (NULL-safe). */
+void knut_graph_sink_close(knut_graph_sink *sink);
+
+/* ---- FalkorDB sink (src/graph/falkor_sink*.c) ---- */
+/* (declarations added by the FalkorDB sink engineer) */
+
+/* ---- embedded graph store (src/graph/store*.c) ---- */
+/* (declarations added by the embedded store engineer) */
+
 #ifdef __cplusplus
 }
 #endif
