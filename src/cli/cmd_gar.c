@@ -15,6 +15,12 @@ typedef struct gar_sub {
 
 static const gar_sub subs[] = {
     /* {"info", knut_cmd_gar_info, "...", knut_cmd_gar_info_usage}, */
+    {"info", knut_cmd_gar_info, "describe a graph: types, groups, counts", knut_cmd_gar_info_usage},
+    {"cat", knut_cmd_gar_cat, "print the vertices or edges of one type", knut_cmd_gar_cat_usage},
+    {"validate", knut_cmd_gar_validate, "check a graph's YAML files and data",
+     knut_cmd_gar_validate_usage},
+    {"import", knut_cmd_gar_import, "write a graph from Parquet/CSV tables or SQL (config)",
+     knut_cmd_gar_import_usage},
     {NULL, NULL, NULL, NULL},
 };
 
