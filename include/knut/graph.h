@@ -498,10 +498,132 @@ knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_mutation *m,
 void knut_graph_sink_close(knut_graph_sink *sink);
 
 /* ---- FalkorDB sink (src/graph/falkor_sink*.c) ---- */
-/* (declarations added by the FalkorDB sink engineer) */
+
+/*
+ * A knut_graph_sink that applies mutations to one FalkorDB graph through a
+ * knut_graph_falkor client. Before loading, every (label, key) the MERGE
+ * and MATCH clauses look vertices up by gets a range index (CREATE INDEX
+ * FOR (n:`L`) ON (n.`k`); "already indexed" is fine), and apply waits until
+ * db.indexes() reports each OPERATIONAL; indexes known to be ready are
+ * remembered by the sink. Sets are then sent as UNWIND batches rendered by
+ * knut_graph_cypher_render (at most batch_rows rows and batch_bytes bytes
+ * each), `pipeline` queries per round trip: vertex sets, edge sets, delete
+ * sets, in that order.
+ *
+ * Stats: vertices_written counts vertex rows acknowledged; edges_written
+ * counts edges MERGEd (an edge row whose endpoint vertex is missing is
+ * skipped by FalkorDB and not counted); vertices_deleted and edges_deleted
+ * are FalkorDB's "Nodes deleted" / "Relationships deleted" of the delete
+ * sets. Any failure (a null key, a server error, a lost connection) fails
+ * the apply with the set, the rows and the peer named; stats then count
+ * only what the server acknowledged, and the commit callback is not called.
+ * FalkorDB rolls each failed query back, but earlier queries stay applied:
+ * re-applying the mutation is harmless (every write is a MERGE).
+ */
+#define KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION 1
+
+typedef struct knut_graph_falkor_sink_options {
+    int version;         /* KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION */
+    size_t batch_bytes;  /* bytes of one GRAPH.QUERY text; 0: 1 MiB; at least 1024 */
+    int64_t batch_rows;  /* rows per GRAPH.QUERY; 0: 5000 */
+    int pipeline;        /* queries sent per round trip; 0: 4; at most 64 */
+    int index_wait_ms;   /* how long apply waits for indexes; 0: 60000 */
+} knut_graph_falkor_sink_options;
+
+#define KNUT_GRAPH_FALKOR_SINK_OPTIONS_INIT \
+    {KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION, 0, 0, 0, 0}
+
+/*
+ * Makes a sink writing to `graph` through g. The client is borrowed: it
+ * must outlive the sink, and knut_graph_sink_close does not close it. opts
+ * may be NULL. *out is NULL on failure.
+ */
+knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor *g,
+                                       const char *graph,
+                                       const knut_graph_falkor_sink_options *opts,
+                                       knut_error *err);
+
+/* FalkorDB's statistics summed over the last apply's queries (index
+ * creation excluded); zero before the first apply. sink must be one made
+ * by knut_graph_falkor_sink_new. */
+void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink,
+                                         knut_graph_falkor_stats *out);
 
 /* ---- embedded graph store (src/graph/store*.c) ---- */
-/* (declarations added by the embedded store engineer) */
+
+/*
+ * A property graph kept in one DuckDB file (docs/graph.md, "Embedded graph
+ * store"): a table per vertex label ("v_<label>": a surrogate vertex id
+ * `_knut_vid` from a sequence, the merge keys as PRIMARY KEY, property
+ * columns) and per edge type ("e_<type>": `_knut_src`, `_knut_dst`, the
+ * endpoint labels, optional edge keys, UNIQUE over those, properties),
+ * catalog tables naming them, and `_knut_vertex_labels_of(vid, label)`
+ * holding every label of every vertex. A vertex is MERGEd on its first
+ * label + keys, as FalkorDB does. New property columns are added as sets
+ * bring them; a type that cannot be widened safely is an error naming the
+ * set, the column and both types. The store is not thread-safe.
+ */
+typedef struct knut_graph_store knut_graph_store;
+
+/* Opens (or creates) the store at path; NULL, "" or ":memory:" opens a
+ * private in-memory store. *out is NULL on failure. */
+knut_status knut_graph_store_open(knut_graph_store **out, const char *path, knut_error *err);
+/* Closes the store (NULL-safe). Same as closing its sink: close one only. */
+void knut_graph_store_close(knut_graph_store *store);
+
+/*
+ * The store as a sink (owned by the store; knut_graph_sink_close on it
+ * closes the store). apply runs BEGIN, every vertex set, every edge set,
+ * every delete set, the commit callback (with the store's connection, so
+ * the ledger rows land in the same transaction), COMMIT; on any error it
+ * rolls back and nothing of the mutation is visible. Null keys and
+ * endpoint keys are refused naming the set, row and column; duplicate
+ * keys inside one batch: the last row wins. A null property value sets the
+ * column NULL (FalkorDB removes the property). Edges whose endpoint vertex
+ * does not exist are skipped (FalkorDB's MATCH finds nothing) and counted:
+ * knut_graph_store_edges_skipped. Deleting a vertex removes its edges from
+ * every edge table (counted in edges_deleted).
+ */
+knut_graph_sink *knut_graph_store_sink(knut_graph_store *store);
+/* Edge rows skipped for missing endpoints by the last apply. */
+int64_t knut_graph_store_edges_skipped(const knut_graph_store *store);
+/* The store's connection, for reads (and the ledger) between applies. */
+struct knut_duck_conn *knut_graph_store_conn(knut_graph_store *store);
+
+/* Runs read SQL on the store (knut_duck_query rules apply to *out). */
+knut_status knut_graph_store_query(knut_graph_store *store, const char *sql,
+                                   struct ArrowArrayStream *out, knut_error *err);
+/* One row per vertex label and edge type, ordered by kind then name:
+ * kind ('vertex'|'edge'), name, table_name, keys (JSON array), rows. */
+knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStream *out,
+                                  knut_error *err);
+
+#define KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION 1
+typedef struct knut_graph_store_export_options {
+    int version;                /* KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION */
+    const char *name;           /* graph name; NULL: "graph" */
+    const char *file_type;      /* "parquet" (NULL) or "csv" */
+    int64_t vertex_chunk_size;  /* 0: 262144 (also the edges' src/dst chunk size) */
+    int64_t edge_chunk_size;    /* 0: 4194304 */
+    unsigned adj_lists;         /* bits 1u << knut_graphar_adj_list_type; 0: ordered
+                                 * by source + ordered by dest */
+    int overwrite;              /* 1: empty existing type directories first */
+} knut_graph_store_export_options;
+#define KNUT_GRAPH_STORE_EXPORT_OPTIONS_INIT \
+    {KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION, NULL, NULL, 0, 0, 0u, 0}
+
+/*
+ * Writes the store as a GraphAr graph under out_dir through the GraphAr
+ * writer: one vertex type per label table (its merge keys primary, other
+ * labels of its vertices as GraphAr labels), one edge type per (source
+ * label, type, destination label) present. Column types map to GraphAr
+ * types (bool, int32, int64, float, double, string, date, timestamp,
+ * lists in Parquet); others (and lists in CSV) are written as strings.
+ * opts may be NULL.
+ */
+knut_status knut_graph_store_export_graphar(knut_graph_store *store, const char *out_dir,
+                                            const knut_graph_store_export_options *opts,
+                                            knut_error *err);
 
 #ifdef __cplusplus
 }

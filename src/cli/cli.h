@@ -45,5 +45,12 @@ int knut_cmd_gar_validate(int argc, char **argv);
 extern const char knut_cmd_gar_validate_usage[];
 int knut_cmd_gar_import(int argc, char **argv);
 extern const char knut_cmd_gar_import_usage[];
+int knut_cmd_graph(int argc, char **argv);
+extern const char knut_cmd_graph_usage[];
+/* knut graph sub-commands (argv[0] is the sub-command name). */
+int knut_cmd_graph_query(int argc, char **argv);
+extern const char knut_cmd_graph_query_usage[];
+int knut_cmd_graph_export(int argc, char **argv);
+extern const char knut_cmd_graph_export_usage[];
 
 #endif

@@ -1,0 +1,89 @@
+/*
+ * Internals of the FalkorDB sink shared by its files and its unit test:
+ * the batch planner (falkor_sink_batch.c) that turns one set into
+ * GRAPH.QUERY texts within a byte and row budget and hands them out a
+ * pipeline round at a time, and the list of (label, key) pairs that need a
+ * range index. Neither talks to a server, so both are tested without one.
+ */
+#ifndef KNUT_GRAPH_FALKOR_SINK_INT_H
+#define KNUT_GRAPH_FALKOR_SINK_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/graph.h"
+
+#define FSINK_BATCH_BYTES_DEFAULT ((size_t)1 << 20)
+/* FalkorDB's own tools use 1k-10k rows per UNWIND; 5000 is their default. */
+#define FSINK_BATCH_ROWS_DEFAULT 5000
+#define FSINK_PIPELINE_DEFAULT 4
+#define FSINK_PIPELINE_MAX 64
+#define FSINK_INDEX_WAIT_DEFAULT_MS 60000
+/* Smallest batch_bytes accepted: room for a query text and one row. */
+#define FSINK_BATCH_BYTES_MIN 1024
+
+/* One rendered GRAPH.QUERY text and the stream rows it carries. */
+typedef struct fsink_query {
+    knut_buf text;
+    int64_t first_row; /* stream-wide row number (0-based) of its first row */
+    int64_t n_rows;
+} fsink_query;
+
+/* Receives one pipeline round: q[0..n) in stream order (n >= 1). */
+typedef knut_status (*fsink_flush_fn)(void *ctx, const knut_graph_set *set, fsink_query *q,
+                                      size_t n, knut_error *err);
+
+typedef struct fsink_plan {
+    size_t batch_bytes; /* whole query text, suffix included */
+    int64_t batch_rows; /* rows per query */
+    size_t pipeline;    /* queries per round (1..FSINK_PIPELINE_MAX) */
+    const char *suffix; /* constant text appended to every query; NULL: none */
+} fsink_plan;
+
+/*
+ * Reads the set's stream to its end and renders it into queries of at most
+ * plan->batch_rows rows and plan->batch_bytes bytes, calling flush for
+ * every plan->pipeline queries and once more for the rest. At most one
+ * Arrow batch and one round of texts are held at a time. A render error
+ * (a null key, a value FalkorDB cannot hold, a row over the budget) stops
+ * before that row's query is flushed; queries flushed earlier stay sent.
+ */
+knut_status knut_graph__fsink_run_set(knut_graph_set *set, const fsink_plan *plan,
+                                      fsink_flush_fn flush, void *ctx, knut_error *err);
+
+/* (label, key) pairs that need a range index, without duplicates. */
+typedef struct fsink_index_key {
+    char *label;
+    char *key;
+} fsink_index_key;
+
+typedef struct fsink_index_list {
+    fsink_index_key *v;
+    size_t n;
+    size_t cap;
+} fsink_index_list;
+
+/* Appends (label, key) unless present. */
+knut_status knut_graph__fsink_index_add(fsink_index_list *l, const char *label,
+                                        const char *key, knut_error *err);
+/* Index of (label, key) in l, or -1. */
+int64_t knut_graph__fsink_index_find(const fsink_index_list *l, const char *label,
+                                     const char *key);
+/* Drops entry i (order is not kept). */
+void knut_graph__fsink_index_remove(fsink_index_list *l, size_t i);
+void knut_graph__fsink_index_list_reset(fsink_index_list *l);
+
+/*
+ * Every pair the mutation's MERGE and MATCH clauses look vertices up by:
+ * (first label, each key) of vertex sets, (endpoint label, each endpoint
+ * key) of edge sets and (label, each key) of delete sets.
+ */
+knut_status knut_graph__fsink_index_collect(fsink_index_list *out, knut_graph_mutation *m,
+                                            knut_error *err);
+
+/* `CREATE INDEX FOR (n:`label`) ON (n.`key`)` (names through
+ * knut_graph_cypher_ident, so a backtick is refused). */
+knut_status knut_graph__fsink_index_text(knut_buf *out, const char *label, const char *key,
+                                         knut_error *err);
+
+#endif /* KNUT_GRAPH_FALKOR_SINK_INT_H */
