@@ -22,6 +22,22 @@ typedef struct knut_cli_cmd {
     int own_help;        /* has sub-commands with their own --help */
 } knut_cli_cmd;
 
+/* A sub-command of a command group (`knut gar info`, `knut graph query`). */
+typedef struct knut_cli_sub {
+    const char *name;
+    knut_cli_fn run;
+    const char *summary;
+    const char *usage;
+} knut_cli_sub;
+
+/*
+ * Runs argv[1] from subs (terminated by a NULL name) with argv shifted by
+ * one, after handling `help`, -h/--help and unknown names. group is the
+ * command's name ("gar"), about one line describing it.
+ */
+int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
+                      char **argv);
+
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
 /* Prints a command's usage text to f. */

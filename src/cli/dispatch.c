@@ -1,0 +1,37 @@
+/*
+ * Sub-command dispatch shared by the command groups (`knut gar`,
+ * `knut graph`): usage listing, help routing, unknown names.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static void group_usage(FILE *f, const char *group, const char *about, const knut_cli_sub *subs)
+{
+    fprintf(f, "usage: knut %s COMMAND [ARGS]\n\n%s\n\nCommands:\n", group, about);
+    for (const knut_cli_sub *s = subs; s->name; s++)
+        fprintf(f, "  %-10s %s\n", s->name, s->summary);
+    fprintf(f, "\nRun 'knut %s COMMAND --help' for one command.\n", group);
+}
+
+int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
+                      char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        group_usage(argc < 2 ? stderr : stdout, group, about, subs);
+        return argc < 2 ? KNUT_EXIT_USAGE : KNUT_EXIT_OK;
+    }
+    for (const knut_cli_sub *s = subs; s->name; s++) {
+        if (strcmp(s->name, argv[1]) != 0)
+            continue;
+        if (knut_cli_wants_help(argc - 1, argv + 1)) {
+            fputs(s->usage, stdout);
+            return KNUT_EXIT_OK;
+        }
+        return s->run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "knut %s: unknown command '%s' (see 'knut %s --help')\n", group, argv[1],
+            group);
+    return KNUT_EXIT_USAGE;
+}
