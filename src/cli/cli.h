@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include "knut/core.h"
+
 #define KNUT_EXIT_OK 0
 #define KNUT_EXIT_FAIL 1
 #define KNUT_EXIT_USAGE 2
@@ -37,6 +39,10 @@ typedef struct knut_cli_sub {
  */
 int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
                       char **argv);
+
+/* Reads all of stdin into b (capped by b->max); what names the text in
+ * errors ("SQL", "Cypher"). Empty input is an error. */
+knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err);
 
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);

@@ -164,22 +164,6 @@ static int parse_args(int argc, char **argv, gquery_args *a)
     return KNUT_EXIT_OK;
 }
 
-static knut_status read_stdin(knut_buf *b, knut_error *err)
-{
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-        if (knut_buf_append(b, chunk, n) != KNUT_OK)
-            break;
-    if (ferror(stdin))
-        return knut_error_set(err, KNUT_EIO, "reading Cypher from stdin failed");
-    if (knut_buf_check(b, err) != KNUT_OK)
-        return err->code;
-    if (!b->data || b->len == 0)
-        return knut_error_set(err, KNUT_EINVAL, "no Cypher on stdin");
-    return KNUT_OK;
-}
-
 static void print_stats(const knut_graph_falkor_result *r)
 {
     const knut_graph_falkor_stats *s = &r->stats;
@@ -226,7 +210,7 @@ int knut_cmd_graph_query(int argc, char **argv)
     const char *cypher = a.cypher;
     if (strcmp(cypher, "-") == 0) {
         knut_buf_init(&input, GQUERY_STDIN_MAX);
-        if (read_stdin(&input, &err) != KNUT_OK)
+        if (knut_cli_read_stdin(&input, "Cypher", &err) != KNUT_OK)
             goto cleanup;
         cypher = input.data;
     }

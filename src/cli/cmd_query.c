@@ -175,25 +175,6 @@ static int parse_args(int argc, char **argv, query_args *a)
     return KNUT_EXIT_OK;
 }
 
-static knut_status read_stdin_sql(knut_buf *b, knut_error *err)
-{
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-        if (knut_buf_append(b, chunk, n) != KNUT_OK)
-            break;
-    if (ferror(stdin))
-        return knut_error_set(err, KNUT_EIO, "reading SQL from stdin failed");
-    if (b->error == KNUT_ETOOBIG)
-        return knut_error_set(err, KNUT_ETOOBIG, "SQL on stdin is larger than %zu MiB",
-                              QUERY_STDIN_MAX >> 20);
-    if (knut_buf_check(b, err) != KNUT_OK)
-        return err->code;
-    if (!b->data)
-        return knut_error_set(err, KNUT_EINVAL, "no SQL on stdin");
-    return KNUT_OK;
-}
-
 int knut_cmd_query(int argc, char **argv)
 {
     query_args a = {0};
@@ -213,7 +194,7 @@ int knut_cmd_query(int argc, char **argv)
     const char *sql = a.sql;
     if (strcmp(sql, "-") == 0) {
         knut_buf_init(&input, QUERY_STDIN_MAX);
-        if (read_stdin_sql(&input, &err) != KNUT_OK)
+        if (knut_cli_read_stdin(&input, "SQL", &err) != KNUT_OK)
             goto cleanup;
         sql = input.data;
     }
