@@ -70,6 +70,27 @@ void knut_duck_conn_close(knut_duck_conn *conn);
  * a signal-driven loop); the interrupted call fails with DuckDB's message. */
 void knut_duck_conn_interrupt(knut_duck_conn *conn);
 
+/*
+ * Transactions. A connection remembers whether it has an explicit
+ * transaction open: these three keep that state, and so do BEGIN, COMMIT
+ * and ROLLBACK (or START TRANSACTION, END, ABORT) run through
+ * knut_duck_exec, knut_duck_query or a prepared statement. Other knut_duck_*
+ * calls that would need their own transaction (register/append stream)
+ * work inside the open one instead, leaving commit or rollback to you.
+ */
+/* Opens a transaction; EINVAL, with the open one untouched, if one is
+ * already open (DuckDB itself would abort the open one). */
+knut_status knut_duck_conn_begin(knut_duck_conn *conn, knut_error *err);
+/* Commits the open transaction; EINVAL if none is open. If an earlier
+ * error aborted it, it is rolled back and the commit fails (DuckDB would
+ * report success and discard the work silently). */
+knut_status knut_duck_conn_commit(knut_duck_conn *conn, knut_error *err);
+/* Rolls the open transaction back; does nothing (KNUT_OK) if none is open,
+ * so cleanup paths can call it unconditionally. */
+knut_status knut_duck_conn_rollback(knut_duck_conn *conn, knut_error *err);
+/* 1 while a transaction is open on conn (NULL-safe: 0). */
+int knut_duck_conn_in_transaction(const knut_duck_conn *conn);
+
 /* ---- running SQL -------------------------------------------------------- */
 
 /* Runs one or more statements, discarding any rows (DDL, INSERT, COPY, SET). */

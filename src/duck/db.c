@@ -4,9 +4,11 @@
  */
 #include "duck_int.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char *knut_duck_library_version(void)
 {
@@ -245,12 +247,140 @@ void knut_duck_conn_interrupt(knut_duck_conn *conn)
         duckdb_interrupt(conn->conn);
 }
 
+/* ---- transactions ------------------------------------------------------ */
+
+/* Runs sql (no rows wanted); 1 when DuckDB accepted it. */
+static int conn_probe(knut_duck_conn *conn, const char *sql)
+{
+    duckdb_result res;
+    knut_duck__conn_begin(conn);
+    int ok = duckdb_query(conn->conn, sql, &res) == DuckDBSuccess;
+    duckdb_destroy_result(&res);
+    return ok;
+}
+
+void knut_duck__conn_txn_note(knut_duck_conn *conn, duckdb_prepared_statement prep, int ok)
+{
+    if (duckdb_prepared_statement_type(prep) != DUCKDB_STATEMENT_TYPE_TRANSACTION)
+        return;
+    if (ok)
+        conn->in_txn = !conn->in_txn;
+    else if (conn->in_txn)
+        conn->in_txn = !conn_probe(conn, "SELECT 1");
+}
+
+int knut_duck_conn_in_transaction(const knut_duck_conn *conn)
+{
+    return conn ? conn->in_txn : 0;
+}
+
+knut_status knut_duck_conn_begin(knut_duck_conn *conn, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, conn != NULL);
+    /* Refused here, not by DuckDB: its refusal would abort the open one. */
+    if (conn->in_txn)
+        return knut_error_set(err, KNUT_EINVAL,
+                              "starting a transaction: one is already open on this connection");
+    return knut_duck_exec(conn, "BEGIN TRANSACTION", err);
+}
+
+knut_status knut_duck_conn_commit(knut_duck_conn *conn, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, conn != NULL);
+    if (!conn->in_txn)
+        return knut_error_set(err, KNUT_EINVAL,
+                              "committing: no transaction is open on this connection");
+    /* DuckDB answers COMMIT of a transaction aborted by an earlier error
+     * with success and quietly rolls back; a probe makes that loss an error. */
+    if (!conn_probe(conn, "SELECT 1")) {
+        knut_duck_exec(conn, "ROLLBACK", NULL);
+        return knut_error_set(err, KNUT_ERROR,
+                              "committing: the transaction was aborted by an earlier error and "
+                              "has been rolled back");
+    }
+    knut_status st = knut_duck_exec(conn, "COMMIT", err);
+    if (st != KNUT_OK)
+        knut_error_prefix(err, "committing: ");
+    return st;
+}
+
+knut_status knut_duck_conn_rollback(knut_duck_conn *conn, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, conn != NULL);
+    if (!conn->in_txn)
+        return KNUT_OK;
+    return knut_duck_exec(conn, "ROLLBACK", err);
+}
+
 /* ---- exec -------------------------------------------------------------- */
+
+/*
+ * 1 when sql contains a word that can start a transaction statement
+ * (BEGIN, START, COMMIT, END, ROLLBACK, ABORT). Over-inclusive on purpose
+ * (CASE ... END, a column named "start"): a false hit only costs the
+ * statement-by-statement path, a miss would lose track of a transaction.
+ */
+static int sql_may_control_txn(const char *sql)
+{
+    static const char *const words[] = {"begin", "start", "commit", "end", "rollback", "abort"};
+    const char *p = sql;
+    while (*p) {
+        if (!isalpha((unsigned char)*p)) {
+            p++;
+            continue;
+        }
+        const char *w = p;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        size_t len = (size_t)(p - w);
+        for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+            if (strlen(words[i]) == len && strncasecmp(w, words[i], len) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* Runs sql one statement at a time, so each transaction statement's
+ * outcome is seen (duckdb_query reports only the first failure). */
+static knut_status exec_each(knut_duck_conn *conn, const char *sql, knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    duckdb_extracted_statements ext = NULL;
+    knut_duck__conn_begin(conn);
+    idx_t n = duckdb_extract_statements(conn->conn, sql, &ext);
+    if (n == 0) {
+        const char *msg = duckdb_extract_statements_error(ext);
+        st = msg ? knut_duck__text_error(msg, "executing SQL", err) : KNUT_OK;
+        goto cleanup;
+    }
+    for (idx_t i = 0; i < n && st == KNUT_OK; i++) {
+        duckdb_prepared_statement prep = NULL;
+        duckdb_result res;
+        if (duckdb_prepare_extracted_statement(conn->conn, ext, i, &prep) != DuckDBSuccess) {
+            st = knut_duck__text_error(duckdb_prepare_error(prep), "executing SQL", err);
+            duckdb_destroy_prepare(&prep);
+            break;
+        }
+        knut_duck__conn_begin(conn);
+        int ok = duckdb_execute_prepared(prep, &res) == DuckDBSuccess;
+        if (!ok)
+            st = knut_duck__result_error(&res, "executing SQL", err);
+        duckdb_destroy_result(&res);
+        knut_duck__conn_txn_note(conn, prep, ok);
+        duckdb_destroy_prepare(&prep);
+    }
+
+cleanup:
+    duckdb_destroy_extracted(&ext);
+    return st;
+}
 
 knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, conn != NULL);
     KNUT_ASSERT_ARG(err, sql != NULL);
+    if (sql_may_control_txn(sql))
+        return exec_each(conn, sql, err);
     duckdb_result res;
     knut_status st = KNUT_OK;
     knut_duck__conn_begin(conn);

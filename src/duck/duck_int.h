@@ -25,6 +25,10 @@ struct knut_duck_conn {
     duckdb_connection conn;
     atomic_int refs;
     atomic_uint_fast64_t epoch;
+    /* 1 while an explicit transaction is open. Kept here because DuckDB's
+     * C API cannot be asked, and trying BEGIN to find out aborts an open
+     * transaction. Connections are single-threaded, so no atomic. */
+    int in_txn;
 };
 
 struct knut_duck_stmt {
@@ -42,6 +46,16 @@ static inline uint64_t knut_duck__conn_begin(knut_duck_conn *conn)
 {
     return (uint64_t)atomic_fetch_add(&conn->epoch, 1) + 1;
 }
+
+/*
+ * Updates conn->in_txn after prep ran (ok: whether it succeeded). Only
+ * statements of DuckDB's TRANSACTION type count: one that succeeds always
+ * flips the state (BEGIN fails inside a transaction, COMMIT and ROLLBACK
+ * fail outside one). A failed one inside a transaction is either a nested
+ * BEGIN (the transaction stays open, aborted) or a failed COMMIT (DuckDB
+ * has ended it); a trivial probe query tells the two apart.
+ */
+void knut_duck__conn_txn_note(knut_duck_conn *conn, duckdb_prepared_statement prep, int ok);
 
 /* "what: <DuckDB message>" from a result (also a failed one); code is
  * mapped from duckdb_result_error_type. */

@@ -9,8 +9,9 @@
  *    sees hands out borrowed schemas (a no-op release) while this file owns
  *    the real one;
  *  - it creates a *persistent* view, so the work runs inside a transaction
- *    (when none is open) and the view is dropped before the commit: nothing
- *    that points into this process's memory ever reaches a database file.
+ *    (the caller's, or its own when none is open) and the view is dropped
+ *    before any commit: nothing that points into this process's memory
+ *    ever reaches a database file.
  * A stream can be read only once, which is why the public API copies into
  * a table rather than leaving a view that a second query would find empty.
  */
@@ -169,9 +170,16 @@ static knut_status load_stream(knut_duck_conn *conn, const char *name,
     a->outer.release = scan_outer_release;
     a->outer.private_data = a;
 
-    /* Fails when the caller already has a transaction open: then the view
-     * lives (and is dropped) inside theirs. */
-    own_txn = run_sql(conn, "BEGIN TRANSACTION", NULL, NULL, NULL) == KNUT_OK;
+    /* Inside the caller's open transaction the view lives (and is dropped)
+     * in theirs, and their commit or rollback decides about the rows. */
+    if (!knut_duck_conn_in_transaction(conn)) {
+        st = knut_duck_conn_begin(conn, err);
+        if (st != KNUT_OK) {
+            knut_error_prefix(err, "%s: ", what);
+            goto cleanup;
+        }
+        own_txn = 1;
+    }
     snprintf(view, sizeof view, "__knut_stream_%llu",
              (unsigned long long)atomic_fetch_add(&view_seq, 1));
     knut_duck__conn_begin(conn);
@@ -207,11 +215,10 @@ cleanup:
             run_sql(conn, drop.data, NULL, NULL, NULL);
     }
     if (own_txn) {
-        knut_status cst =
-            run_sql(conn, st == KNUT_OK ? "COMMIT" : "ROLLBACK", "committing", NULL,
-                    st == KNUT_OK ? err : NULL);
         if (st == KNUT_OK)
-            st = cst;
+            st = knut_duck_conn_commit(conn, err);
+        else
+            knut_duck_conn_rollback(conn, NULL);
     }
     scan_src_free(a);
     /* Ownership was taken also on failure. */

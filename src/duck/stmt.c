@@ -182,5 +182,6 @@ knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes, knut_er
     else if (changes)
         *changes = (uint64_t)duckdb_rows_changed(&res);
     duckdb_destroy_result(&res);
+    knut_duck__conn_txn_note(stmt->conn, stmt->prep, st == KNUT_OK);
     return st;
 }

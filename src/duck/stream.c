@@ -176,8 +176,10 @@ knut_status knut_duck__stream_from_prepared(knut_duck_conn *conn,
      * error; duck_stream_free does that. */
     if (duckdb_execute_pending(pending, &s->res) != DuckDBSuccess) {
         st = knut_duck__result_error(&s->res, "running query", err);
+        knut_duck__conn_txn_note(conn, *prep, 0);
         goto cleanup;
     }
+    knut_duck__conn_txn_note(conn, *prep, 1);
     s->ncols = duckdb_column_count(&s->res);
     s->opts = duckdb_result_get_arrow_options(&s->res);
     s->types = calloc(s->ncols ? s->ncols : 1, sizeof *s->types);
@@ -230,6 +232,7 @@ static knut_status duck_run_extracted(knut_duck_conn *conn, duckdb_extracted_sta
                  (unsigned long long)n);
         st = knut_duck__result_error(&res, what, err);
     }
+    knut_duck__conn_txn_note(conn, prep, st == KNUT_OK);
 
 cleanup:
     if (have_res)

@@ -1,8 +1,9 @@
 /*
  * Unit tests of data in and out of the duck part: prepared statements with
  * every bind type, Arrow streams (built with the arrow builders or read
- * from another connection) loaded as tables, and Parquet/CSV files written
- * by COPY and read back.
+ * from another connection) loaded as tables, also inside the caller's
+ * transaction, transaction tracking, and Parquet/CSV files written by COPY
+ * and read back.
  */
 #include "duck_fixture.h"
 
@@ -195,6 +196,121 @@ static void test_duck_register_stream_as_table(void **state)
     st.release(&st);
 }
 
+static int64_t count_rows(knut_duck_conn *conn, const char *sql)
+{
+    struct ArrowArrayStream st;
+    batch b;
+    query_first(conn, sql, &st, &b);
+    int64_t n = knut_arrow_view_get_int64(col(&b, 0), 0);
+    batch_reset(&b);
+    st.release(&st);
+    return n;
+}
+
+/* Register and append inside the caller's transaction: the caller's
+ * rollback or commit decides, and the transaction survives the loads. */
+static void test_duck_stream_in_caller_transaction(void **state)
+{
+    fixture *f = *state;
+    knut_error err = KNUT_ERROR_INIT;
+    struct ArrowArrayStream in;
+    uint64_t rows = 0;
+    assert_int_equal(knut_duck_exec(f->conn, "CREATE TABLE t (id BIGINT, name VARCHAR, "
+                                             "score DOUBLE)",
+                                    &err),
+                     KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 0);
+
+    /* Rollback: neither the temp table nor the appended rows remain. */
+    assert_int_equal(knut_duck_conn_begin(f->conn, &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    make_people_stream(&in, 1);
+    assert_int_equal(knut_duck_register_stream(f->conn, "staged", &in, &err), KNUT_OK);
+    make_people_stream(&in, 10);
+    assert_int_equal(knut_duck_append_stream(f->conn, "t", &in, &rows, &err), KNUT_OK);
+    assert_int_equal(rows, 5);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM t"), 5);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM staged"), 5);
+    /* A nested begin is refused without harming the open transaction. */
+    assert_int_equal(knut_duck_conn_begin(f->conn, &err), KNUT_EINVAL);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM t"), 5);
+    assert_int_equal(knut_duck_conn_rollback(f->conn, &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 0);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM t"), 0);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM duckdb_tables() "
+                                         "WHERE table_name = 'staged'"),
+                     0);
+
+    /* Commit, with the transaction opened by plain SQL this time. */
+    assert_int_equal(knut_duck_exec(f->conn, "BEGIN TRANSACTION", &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    make_people_stream(&in, 1);
+    assert_int_equal(knut_duck_register_stream(f->conn, "staged", &in, &err), KNUT_OK);
+    make_people_stream(&in, 10);
+    assert_int_equal(knut_duck_append_stream(f->conn, "t", &in, &rows, &err), KNUT_OK);
+    assert_int_equal(knut_duck_exec(f->conn, "INSERT INTO t SELECT * FROM staged", &err),
+                     KNUT_OK);
+    assert_int_equal(knut_duck_exec(f->conn, "COMMIT", &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 0);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM t"), 10);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM staged"), 5);
+    /* No helper view survives either way. */
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM duckdb_views() WHERE NOT internal"),
+                     0);
+
+    /* A failed load inside the caller's transaction leaves it open for the
+     * caller to roll back, and the earlier work goes with it. */
+    assert_int_equal(knut_duck_conn_begin(f->conn, &err), KNUT_OK);
+    make_people_stream(&in, 100);
+    assert_int_equal(knut_duck_append_stream(f->conn, "t", &in, &rows, &err), KNUT_OK);
+    make_people_stream(&in, 200);
+    assert_int_not_equal(knut_duck_append_stream(f->conn, "no_such", &in, &rows, &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    assert_int_equal(knut_duck_conn_rollback(f->conn, &err), KNUT_OK);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM t"), 10);
+
+    /* Commit and rollback with nothing open. */
+    assert_int_equal(knut_duck_conn_commit(f->conn, &err), KNUT_EINVAL);
+    assert_int_equal(knut_duck_conn_rollback(f->conn, &err), KNUT_OK);
+}
+
+/* Transaction statements in multi-statement SQL and through
+ * knut_duck_query are tracked, as is a commit of an aborted transaction. */
+static void test_duck_transaction_tracking(void **state)
+{
+    fixture *f = *state;
+    knut_error err = KNUT_ERROR_INIT;
+    struct ArrowArrayStream st;
+    assert_int_equal(knut_duck_exec(f->conn, "CREATE TABLE t (x INTEGER); BEGIN; "
+                                             "INSERT INTO t VALUES (1)",
+                                    &err),
+                     KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    assert_int_equal(knut_duck_exec(f->conn, "INSERT INTO t VALUES (2); COMMIT", &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 0);
+    /* A failure after BEGIN in the same SQL still leaves it open. */
+    assert_int_not_equal(knut_duck_exec(f->conn, "BEGIN; SELECT * FROM no_such", &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    assert_int_equal(knut_duck_query(f->conn, "ROLLBACK", &st, &err), KNUT_OK);
+    st.release(&st);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 0);
+    /* CASE ... END takes the statement-by-statement path, still right. */
+    assert_int_equal(count_rows(f->conn, "SELECT sum(CASE WHEN x > 0 THEN 1 ELSE 0 END) "
+                                         "::BIGINT FROM t"),
+                     2);
+
+    /* DuckDB aborts a transaction when a BEGIN runs inside it; committing
+     * it then must fail instead of silently losing the insert. */
+    assert_int_equal(knut_duck_exec(f->conn, "BEGIN; INSERT INTO t VALUES (3)", &err), KNUT_OK);
+    assert_int_not_equal(knut_duck_exec(f->conn, "BEGIN", &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 1);
+    assert_int_not_equal(knut_duck_conn_commit(f->conn, &err), KNUT_OK);
+    assert_non_null(strstr(err.message, "aborted"));
+    assert_int_equal(knut_duck_conn_in_transaction(f->conn), 0);
+    assert_int_equal(count_rows(f->conn, "SELECT count(*) FROM t"), 2);
+}
+
 static void test_duck_parquet_and_csv_files(void **state)
 {
     fixture *f = *state;
@@ -254,6 +370,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_duck_prepared_every_bind_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duck_register_stream_as_table, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_stream_in_caller_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_transaction_tracking, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duck_parquet_and_csv_files, setup, teardown),
     };
     return cmocka_run_group_tests_name("duck_io", tests, NULL, NULL);
