@@ -347,6 +347,52 @@ static void test_commit_callback_and_reopen(void **state)
     unlink(wal);
 }
 
+/* DuckDB 1.4.4 cannot replay a WAL holding ALTER TABLE ADD COLUMN on a
+ * table with a DEFAULT nextval(...) column: a store killed after schema
+ * evolution must still reopen. The child exits without closing (no
+ * checkpoint), as a kill -9 would leave it. */
+static void test_reopen_after_crash_with_new_column(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/knut_gwal_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        knut_graph_store *s;
+        knut_error err = KNUT_ERROR_INIT;
+        static const char *const two[] = {"id", "name"};
+        static const char *const r1[] = {"1", "ada"};
+        static const char *const r2[] = {"2", "bob", "42"};
+        if (knut_graph_store_open(&s, path, &err) != KNUT_OK)
+            _exit(3);
+        knut_graph_mutation *m = mut();
+        add_vertices(m, PERSON, 1, ID, 1, "is", two, 1, r1);
+        if (apply(s, m, NULL, NULL, &err) != KNUT_OK)
+            _exit(4);
+        m = mut();
+        add_vertices(m, PERSON, 1, ID, 1, "isi", PCOLS, 1, r2); /* adds column age */
+        if (apply(s, m, NULL, NULL, &err) != KNUT_OK)
+            _exit(5);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    knut_graph_store *s;
+    OK(knut_graph_store_open(&s, path, &e_));
+    expect(s, "SELECT count(*) FROM v_Person", "2");
+    expect(s, "SELECT age FROM v_Person WHERE id = 2", "42");
+    knut_graph_store_close(s);
+    unlink(path);
+    char wal[64];
+    snprintf(wal, sizeof wal, "%s.wal", path);
+    unlink(wal);
+}
+
 /* The child applies many batches; the parent kills it part-way. */
 static void big_apply(const char *path, int64_t seq)
 {
@@ -503,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_schema_evolution),
         cmocka_unit_test(test_commit_callback_and_reopen),
         cmocka_unit_test(test_crash_all_or_nothing),
+        cmocka_unit_test(test_reopen_after_crash_with_new_column),
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_export_graphar),
     };
