@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # The quick start (`make run`): installs the build dependencies, builds knut,
-# and runs it on the embedded engine with no server. It writes a small
-# Parquet table into demo/ and queries it back.
-#
-# The main job, `knut sync` (tables -> property graph), is not built yet;
-# until it is, this runs the part that exists: `knut query` over files.
+# and runs the main job with no server: `knut sync --once` maps the sample
+# lakehouse in examples/lakehouse/ (people, companies, employment and a CDC
+# changelog, mapped by examples/lakehouse/sync.yml) into the embedded graph
+# store demo/graph.duckdb, then prints what it did.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 scripts/setup.sh
-cmake -S . -B build -G Ninja >/dev/null
-ninja -C build knut >/dev/null
-knut=build/knut
+cmake -S . -B ${KNUT_BUILD_DIR:-build} -G Ninja >/dev/null
+ninja -C ${KNUT_BUILD_DIR:-build} knut >/dev/null
+knut=${KNUT_BUILD_DIR:-build}/knut
 mkdir -p demo
+rm -f demo/graph.duckdb demo/graph.duckdb.wal  # a fresh store, so every file is new
 $knut --version
-$knut query "COPY (SELECT i AS id, 'person ' || i AS name, DATE '2020-01-01' + i::INTEGER AS joined
-              FROM range(1, 1001) t(i)) TO 'demo/people.parquet' (FORMAT parquet)"
-$knut query "SELECT count(*) AS people, min(joined) AS first, max(joined) AS last
-             FROM 'demo/people.parquet'"
-$knut query --format json "SELECT * FROM 'demo/people.parquet' ORDER BY id LIMIT 3"
+KNUT_LOG_FORMAT=json $knut sync --once --config examples/lakehouse/sync.yml --store demo/graph.duckdb
+$knut sync status --config examples/lakehouse/sync.yml --store demo/graph.duckdb
+$knut query --db demo/graph.duckdb "SELECT 'vertex' AS kind, 'Person' AS name, count(*) AS n FROM v_Person
+    UNION ALL SELECT 'vertex', 'Company', count(*) FROM v_Company
+    UNION ALL SELECT 'edge', 'WORKS_AT', count(*) FROM e_WORKS_AT
+    UNION ALL SELECT 'edge', 'REPORTS_TO', count(*) FROM e_REPORTS_TO"
+$knut query --db demo/graph.duckdb "SELECT p.id, p.full_name, c.name AS company, w.title
+    FROM v_Person p JOIN e_WORKS_AT w ON w._knut_src = p._knut_vid
+    JOIN v_Company c ON c._knut_vid = w._knut_dst ORDER BY p.id LIMIT 5"

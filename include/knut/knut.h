@@ -9,5 +9,6 @@
 #include "knut/duck.h"
 #include "knut/graphar.h"
 #include "knut/graph.h"
+#include "knut/sync.h"
 
 #endif

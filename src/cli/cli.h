@@ -54,6 +54,8 @@ int knut_cli_wants_help(int argc, char **argv);
 void knut_cli_log_setup(void);
 
 /* Subcommands. */
+int knut_cmd_sync(int argc, char **argv);
+extern const char knut_cmd_sync_usage[];
 int knut_cmd_query(int argc, char **argv);
 extern const char knut_cmd_query_usage[];
 int knut_cmd_gar(int argc, char **argv);
@@ -74,5 +76,7 @@ int knut_cmd_graph_query(int argc, char **argv);
 extern const char knut_cmd_graph_query_usage[];
 int knut_cmd_graph_export(int argc, char **argv);
 extern const char knut_cmd_graph_export_usage[];
+int knut_cmd_load(int argc, char **argv);
+extern const char knut_cmd_load_usage[];
 
 #endif

@@ -25,6 +25,7 @@ static const char version_usage[] =
     "Prints the versions of knut and of the embedded DuckDB engine.\n";
 
 static const knut_cli_cmd commands[] = {
+    {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", knut_cmd_sync_usage, 0},
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", knut_cmd_query_usage, 0},
     {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", knut_cmd_gar_usage, 1},
     {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", knut_cmd_graph_usage, 1},

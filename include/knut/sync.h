@@ -1,0 +1,211 @@
+/*
+ * knut sync: the main job. Keeps a property graph in step with tables of
+ * Parquet/CSV drops. A YAML mapping (knut_sync_config) says, per table,
+ * where its files are, how rows arrive (mode) and which vertices and edges
+ * they become; a round (knut_sync_round) finds the table's new or changed
+ * files, reads them with DuckDB, maps them into one knut_graph_mutation per
+ * table and applies it through a knut_graph_sink together with the ledger
+ * of done files: inside the embedded store's transaction (exactly once) or,
+ * for FalkorDB, into a local ledger file after the server acknowledged
+ * (idempotent MERGE makes a replay harmless). knut_sync_run is the round
+ * loop with backoff and clean stopping on SIGINT/SIGTERM.
+ */
+#ifndef KNUT_SYNC_H
+#define KNUT_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- mapping config (src/sync/config.c) ---- */
+
+typedef enum knut_sync_mode {
+    KNUT_SYNC_MODE_INCREMENTAL = 0, /* rows are upserted */
+    KNUT_SYNC_MODE_CDC,             /* rows carry _change_type */
+    KNUT_SYNC_MODE_FULL             /* parsed, refused by knut_sync_open (not yet) */
+} knut_sync_mode;
+
+typedef enum knut_sync_format {
+    KNUT_SYNC_FORMAT_AUTO = 0, /* by extension: .parquet/.pq, .csv */
+    KNUT_SYNC_FORMAT_PARQUET,
+    KNUT_SYNC_FORMAT_CSV
+} knut_sync_format;
+
+/* The CDC tag column; it never reaches the graph. */
+#define KNUT_SYNC_CHANGE_COLUMN "_change_type"
+
+/*
+ * Everything below is read-only for callers and owned by the config.
+ * Strings point into the config's YAML tree, whose nodes (`node`) give
+ * file:line:col for error messages at run time too.
+ */
+typedef struct knut_sync_prop {
+    const char *prop;   /* property name in the graph */
+    const char *column; /* column of the (SQL-step) rows */
+    const void *node;   /* const knut_conf *: where it was written */
+} knut_sync_prop;
+
+typedef struct knut_sync_vertex_step {
+    const char **labels; /* >= 1; labels[0] is the merge label */
+    size_t n_labels;
+    knut_sync_prop *keys; /* >= 1 */
+    size_t n_keys;
+    knut_sync_prop *props;
+    size_t n_props;
+    int all_props; /* no `properties:`: every column not a key */
+    const void *rename; /* const knut_conf * map column: property, or NULL */
+} knut_sync_vertex_step;
+
+typedef struct knut_sync_endpoint {
+    const char *label;
+    knut_sync_prop *keys; /* prop: key property of the vertex; column: the row's column */
+    size_t n_keys;
+} knut_sync_endpoint;
+
+typedef struct knut_sync_edge_step {
+    const char *type;
+    knut_sync_endpoint from;
+    knut_sync_endpoint to;
+    knut_sync_prop *props;
+    size_t n_props;
+    int all_props; /* no `properties:`: every column not an endpoint key */
+    const void *rename; /* const knut_conf * map column: property, or NULL */
+} knut_sync_edge_step;
+
+/* An edge from the row's vertex (the table's first vertex step) to the
+ * vertex of `to_label` whose `to_key` equals the row's `column`. */
+typedef struct knut_sync_fk_step {
+    const char *type;
+    const char *column;
+    const char *to_label;
+    const char *to_key;
+    const void *node;
+} knut_sync_fk_step;
+
+typedef struct knut_sync_table {
+    const char *name;
+    char *path;            /* directory or glob, resolved against the config's folder */
+    knut_sync_format format;
+    knut_sync_mode mode;
+    const char *sql;       /* optional DuckDB SQL over the view `input` */
+    knut_sync_vertex_step *vertices;
+    size_t n_vertices;
+    knut_sync_edge_step *edges;
+    size_t n_edges;
+    knut_sync_fk_step *fk_edges;
+    size_t n_fk_edges;
+    const void *node;      /* the table's map */
+} knut_sync_table;
+
+typedef struct knut_sync_config {
+    char *file;            /* the config file as given */
+    char *store;           /* `store:` resolved, or NULL */
+    char *ledger;          /* `ledger:` resolved, or NULL */
+    knut_sync_table *tables;
+    size_t n_tables;
+    knut_conf *root;
+} knut_sync_config;
+
+/*
+ * Loads and validates a sync.yml. Every mistake is one error naming
+ * file:line:col, the table and the key or column (unknown keys too).
+ * Relative paths are resolved against the config file's folder.
+ */
+knut_status knut_sync_config_load(knut_sync_config **out, const char *path, knut_error *err);
+/* Same from text; name is used in messages and dir (NULL: ".") resolves paths. */
+knut_status knut_sync_config_parse(knut_sync_config **out, const char *text, size_t len,
+                                   const char *name, const char *dir, knut_error *err);
+void knut_sync_config_free(knut_sync_config *cfg);
+
+/* ---- sync: sinks, ledgers, rounds (src/sync/sync.c, round.c) ---- */
+
+typedef struct knut_sync knut_sync;
+
+#define KNUT_SYNC_OPTIONS_VERSION 1
+typedef struct knut_sync_options {
+    int version;              /* KNUT_SYNC_OPTIONS_VERSION */
+    const char *store;        /* embedded store file; NULL: config `store:` */
+    const char *falkordb_url; /* redis://...: sink to FalkorDB instead */
+    const char *graph;        /* FalkorDB graph name; NULL: "knut" */
+    const char *ledger;       /* FalkorDB ledger file; NULL: config `ledger:`,
+                               * else "<config>.ledger.json" */
+    int status_only;          /* 1: open the ledger only (knut sync status) */
+} knut_sync_options;
+#define KNUT_SYNC_OPTIONS_INIT {KNUT_SYNC_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0}
+
+/*
+ * Opens the sink and the ledger for cfg (borrowed: it must outlive the
+ * sync). Refuses `mode: full` (not implemented yet) naming the table.
+ */
+knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
+                           const knut_sync_options *opts, knut_error *err);
+void knut_sync_close(knut_sync *s);
+
+typedef struct knut_sync_round_stats {
+    int64_t round;          /* round id (persisted: ledger max + 1) */
+    int64_t files_done;     /* files committed this round */
+    int64_t files_failed;   /* bad files recorded failed this round */
+    int64_t files_pending;  /* seen but not stable yet */
+    int64_t tables_failed;  /* tables whose apply failed (nothing recorded) */
+    int64_t rows, vertices, edges, deletes;
+    int64_t duration_us;
+} knut_sync_round_stats;
+
+/*
+ * One round over every table. Bad files are recorded failed and do not
+ * fail the round's return value; a table whose apply fails is logged and
+ * counted in tables_failed, and the next table still runs. Returns an
+ * error only when the round could not run at all. Logs one JSON record per
+ * table and one per round (target "sync").
+ */
+knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err);
+
+/* The wait after a round (ns): reset to interval on progress, else doubled
+ * (failed or idle) up to max_backoff. */
+int64_t knut_sync_backoff_next(int64_t wait, int64_t interval, int64_t max_backoff,
+                               int progress);
+
+#define KNUT_SYNC_RUN_OPTIONS_VERSION 1
+typedef struct knut_sync_run_options {
+    int version;           /* KNUT_SYNC_RUN_OPTIONS_VERSION */
+    int64_t interval_ns;   /* 0: 10 s */
+    int64_t max_backoff_ns;/* 0: 10 x interval */
+    int once;              /* 1: one round */
+} knut_sync_run_options;
+#define KNUT_SYNC_RUN_OPTIONS_INIT {KNUT_SYNC_RUN_OPTIONS_VERSION, 0, 0, 0}
+
+/*
+ * The round loop: runs rounds until a stop is requested
+ * (knut_signal_stop_requested), waiting between them (woken early by
+ * inotify when a watched table folder changes). A stop never interrupts a
+ * round. *errors (may be NULL) gets the number of rounds with errors
+ * (bad files, failed tables); with once, that of the one round.
+ */
+knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t *errors,
+                          knut_error *err);
+
+/* One file of `knut sync status`. state: "done", "failed" or "pending". */
+typedef struct knut_sync_file_status {
+    const char *table;
+    const char *path;
+    const char *state;
+    const char *reason; /* failed: why; else NULL */
+    int64_t rows;
+    int64_t round;
+} knut_sync_file_status;
+
+typedef void (*knut_sync_status_fn)(const knut_sync_file_status *st, void *ctx);
+
+/* Reports every ledger entry and every pending file of every table. */
+knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx, knut_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_SYNC_H */

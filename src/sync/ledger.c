@@ -1,0 +1,329 @@
+/*
+ * The ledger of sync: which file of which table is done or failed, with
+ * its size, mtime and content hash, so a restart never reprocesses a done
+ * file nor skips a new one. Kept in memory (one entry per table + path)
+ * and written through to one of two backends:
+ *  - embedded: the table _knut_sync_ledger in the store's DuckDB file,
+ *    written on the connection the store hands to the commit callback, so
+ *    the ledger rows commit in the mutation's transaction (exactly once);
+ *  - file: one JSON document, rewritten with write + fsync + rename, so a
+ *    crash leaves either the old or the new ledger, never a torn one.
+ * Memory changes only after the backend accepted the write.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sync_int.h"
+
+static const char ledger_ddl[] =
+    "CREATE TABLE IF NOT EXISTS _knut_sync_ledger (\"table\" VARCHAR NOT NULL, "
+    "path VARCHAR NOT NULL, size BIGINT, mtime BIGINT, hash VARCHAR, status VARCHAR NOT NULL, "
+    "reason VARCHAR, round BIGINT, rows BIGINT, PRIMARY KEY (\"table\", path))";
+
+static void entry_reset(sync_entry *e)
+{
+    free(e->table);
+    free(e->path);
+    free(e->hash);
+    free(e->status);
+    free(e->reason);
+    memset(e, 0, sizeof *e);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+/* Replaces or adds a copy of e in memory. */
+static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
+{
+    sync_entry c = {dup_or_null(e->table), dup_or_null(e->path), dup_or_null(e->hash),
+                    dup_or_null(e->status), dup_or_null(e->reason), e->size, e->mtime_ns,
+                    e->round, e->rows};
+    if (!c.table || !c.path || !c.status || (e->hash && !c.hash) || (e->reason && !c.reason)) {
+        entry_reset(&c);
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    }
+    sync_entry *old = knut_sync__ledger_find(l, e->table, e->path);
+    if (old) {
+        entry_reset(old);
+        *old = c;
+        return KNUT_OK;
+    }
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        sync_entry *p = realloc(l->items, cap * sizeof *p);
+        if (!p) {
+            entry_reset(&c);
+            return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        }
+        l->items = p;
+        l->cap = cap;
+    }
+    l->items[l->n++] = c;
+    return KNUT_OK;
+}
+
+sync_entry *knut_sync__ledger_find(sync_ledger *l, const char *table, const char *path)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i].table, table) == 0 && strcmp(l->items[i].path, path) == 0)
+            return &l->items[i];
+    return NULL;
+}
+
+int64_t knut_sync__ledger_max_round(const sync_ledger *l)
+{
+    int64_t m = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->items[i].round > m)
+            m = l->items[i].round;
+    return m;
+}
+
+void knut_sync__ledger_reset(sync_ledger *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        entry_reset(&l->items[i]);
+    free(l->items);
+    free(l->file);
+    memset(l, 0, sizeof *l);
+}
+
+static const char *col_str(const knut_arrow_view *v, int64_t i, char *tmp, size_t cap)
+{
+    if (knut_arrow_view_is_null(v, i))
+        return NULL;
+    int64_t len = 0;
+    const char *s = knut_arrow_view_get_str(v, i, &len);
+    snprintf(tmp, cap, "%.*s", (int)len, s);
+    return tmp;
+}
+
+knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, knut_error *err)
+{
+    memset(l, 0, sizeof *l);
+    l->conn = conn;
+    struct ArrowArrayStream s = {0};
+    struct ArrowSchema schema = {0};
+    struct ArrowArray a = {0};
+    knut_arrow_view v = {0};
+    knut_status st = knut_duck_exec(conn, ledger_ddl, err);
+    if (st == KNUT_OK)
+        st = knut_duck_query(conn,
+                             "SELECT \"table\", path, hash, status, reason, size, mtime, round, "
+                             "rows FROM _knut_sync_ledger ORDER BY \"table\", path",
+                             &s, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    if (s.get_schema(&s, &schema) != 0) {
+        st = knut_error_set(err, KNUT_EIO, "ledger: %s", s.get_last_error(&s));
+        goto cleanup;
+    }
+    for (;;) {
+        if (s.get_next(&s, &a) != 0) {
+            st = knut_error_set(err, KNUT_EIO, "ledger: %s", s.get_last_error(&s));
+            goto cleanup;
+        }
+        if (!a.release)
+            break;
+        if ((st = knut_arrow_view_init(&v, &schema, &a, err)) != KNUT_OK)
+            goto cleanup;
+        for (int64_t i = 0; i < v.length && st == KNUT_OK; i++) {
+            char t[1024], p[4096], h[64], stt[32], r[2048];
+            sync_entry e = {0};
+            e.table = (char *)col_str(&v.children[0], i, t, sizeof t);
+            e.path = (char *)col_str(&v.children[1], i, p, sizeof p);
+            e.hash = (char *)col_str(&v.children[2], i, h, sizeof h);
+            e.status = (char *)col_str(&v.children[3], i, stt, sizeof stt);
+            e.reason = (char *)col_str(&v.children[4], i, r, sizeof r);
+            e.size = knut_arrow_view_get_int64(&v.children[5], i);
+            e.mtime_ns = knut_arrow_view_get_int64(&v.children[6], i);
+            e.round = knut_arrow_view_get_int64(&v.children[7], i);
+            e.rows = knut_arrow_view_get_int64(&v.children[8], i);
+            st = mem_put(l, &e, err);
+        }
+        knut_arrow_view_reset(&v);
+        memset(&v, 0, sizeof v);
+        knut_arrow_array_release(&a);
+        if (st != KNUT_OK)
+            goto cleanup;
+    }
+cleanup:
+    knut_arrow_view_reset(&v);
+    knut_arrow_array_release(&a);
+    knut_arrow_schema_release(&schema);
+    knut_arrow_stream_release(&s);
+    return st;
+}
+
+knut_status knut_sync__ledger_open_file(sync_ledger *l, const char *file, knut_error *err)
+{
+    memset(l, 0, sizeof *l);
+    if (!(l->file = strdup(file)))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    json_error_t je;
+    json_t *root = json_load_file(file, 0, &je);
+    if (!root) {
+        if (access(file, F_OK) != 0 && errno == ENOENT)
+            return KNUT_OK; /* first run */
+        return knut_error_set(err, KNUT_EPARSE, "ledger %s:%d:%d: %s", file, je.line, je.column,
+                              je.text);
+    }
+    knut_status st = KNUT_OK;
+    json_t *entries = json_object_get(root, "entries"), *it;
+    size_t i;
+    if (!json_is_array(entries))
+        st = knut_error_set(err, KNUT_EPARSE, "ledger %s: no 'entries' array", file);
+    json_array_foreach(entries, i, it)
+    {
+        if (st != KNUT_OK)
+            break;
+        sync_entry e = {0};
+        e.table = (char *)json_string_value(json_object_get(it, "table"));
+        e.path = (char *)json_string_value(json_object_get(it, "path"));
+        e.hash = (char *)json_string_value(json_object_get(it, "hash"));
+        e.status = (char *)json_string_value(json_object_get(it, "status"));
+        e.reason = (char *)json_string_value(json_object_get(it, "reason"));
+        e.size = json_integer_value(json_object_get(it, "size"));
+        e.mtime_ns = json_integer_value(json_object_get(it, "mtime"));
+        e.round = json_integer_value(json_object_get(it, "round"));
+        e.rows = json_integer_value(json_object_get(it, "rows"));
+        if (!e.table || !e.path || !e.status)
+            st = knut_error_set(err, KNUT_EPARSE, "ledger %s: entry %zu lacks table/path/status",
+                                file, i);
+        else
+            st = mem_put(l, &e, err);
+    }
+    json_decref(root);
+    return st;
+}
+
+static json_t *entry_json(const sync_entry *e)
+{
+    return json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I}", "table", e->table, "path",
+                     e->path, "size", (json_int_t)e->size, "mtime", (json_int_t)e->mtime_ns,
+                     "hash", e->hash, "status", e->status, "reason", e->reason, "round",
+                     (json_int_t)e->round, "rows", (json_int_t)e->rows);
+}
+
+/* The whole ledger (memory + the new entries) to file.tmp, fsync, rename. */
+static knut_status file_write(sync_ledger *l, const sync_entry *add, size_t n, knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    json_t *arr = json_array();
+    json_t *root = json_pack("{s:i, s:o}", "version", 1, "entries", arr);
+    char *text = NULL;
+    knut_buf tmp = KNUT_BUF_INIT;
+    int fd = -1;
+    for (size_t i = 0; i < l->n; i++) {
+        int replaced = 0;
+        for (size_t j = 0; j < n && !replaced; j++)
+            replaced = strcmp(add[j].table, l->items[i].table) == 0 &&
+                       strcmp(add[j].path, l->items[i].path) == 0;
+        if (!replaced)
+            json_array_append_new(arr, entry_json(&l->items[i]));
+    }
+    for (size_t j = 0; j < n; j++)
+        json_array_append_new(arr, entry_json(&add[j]));
+    if (!root || !(text = json_dumps(root, JSON_INDENT(1)))) {
+        st = knut_error_set(err, KNUT_ENOMEM, "ledger %s: cannot encode", l->file);
+        goto cleanup;
+    }
+    knut_buf_printf(&tmp, "%s.tmp", l->file);
+    if ((st = knut_buf_check(&tmp, err)) != KNUT_OK)
+        goto cleanup;
+    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    size_t len = strlen(text), off = 0;
+    while (fd >= 0 && off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+    if (fd < 0 || off < len || fsync(fd) != 0 || close(fd) != 0) {
+        st = knut_error_set(err, KNUT_EIO, "ledger %s: %s", tmp.data, strerror(errno));
+        if (fd >= 0 && off < len)
+            close(fd);
+        fd = -1;
+        goto cleanup;
+    }
+    fd = -1;
+    if (rename(tmp.data, l->file) != 0) {
+        st = knut_error_set(err, KNUT_EIO, "ledger %s: rename: %s", l->file, strerror(errno));
+        goto cleanup;
+    }
+    /* The rename itself is durable only once the folder is synced. */
+    char *dir = knut_sync__dirname(l->file);
+    int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(dir);
+cleanup:
+    free(text);
+    json_decref(root);
+    knut_buf_reset(&tmp);
+    return st;
+}
+
+static knut_status store_write(knut_duck_conn *conn, const sync_entry *e, size_t n,
+                               knut_error *err)
+{
+    knut_duck_stmt *stmt = NULL;
+    knut_status st = knut_duck_stmt_prepare(
+        &stmt, conn,
+        "INSERT OR REPLACE INTO _knut_sync_ledger VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        err);
+    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
+        const char *txt[] = {e[i].table, e[i].path};
+        for (size_t k = 0; k < 2 && st == KNUT_OK; k++)
+            st = knut_duck_stmt_bind_text(stmt, k + 1, txt[k], strlen(txt[k]), err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_bind_int64(stmt, 3, e[i].size, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_bind_int64(stmt, 4, e[i].mtime_ns, err);
+        if (st == KNUT_OK)
+            st = e[i].hash ? knut_duck_stmt_bind_text(stmt, 5, e[i].hash, strlen(e[i].hash), err)
+                           : knut_duck_stmt_bind_null(stmt, 5, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_bind_text(stmt, 6, e[i].status, strlen(e[i].status), err);
+        if (st == KNUT_OK)
+            st = e[i].reason
+                     ? knut_duck_stmt_bind_text(stmt, 7, e[i].reason, strlen(e[i].reason), err)
+                     : knut_duck_stmt_bind_null(stmt, 7, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_bind_int64(stmt, 8, e[i].round, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_bind_int64(stmt, 9, e[i].rows, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_exec(stmt, NULL, err);
+    }
+    knut_duck_stmt_free(stmt);
+    if (st != KNUT_OK)
+        knut_error_prefix(err, "ledger: ");
+    return st;
+}
+
+knut_status knut_sync__ledger_write(sync_ledger *l, knut_duck_conn *conn, const sync_entry *e,
+                                    size_t n, knut_error *err)
+{
+    return l->file ? file_write(l, e, n, err) : store_write(conn ? conn : l->conn, e, n, err);
+}
+
+knut_status knut_sync__ledger_remember(sync_ledger *l, const sync_entry *e, size_t n,
+                                       knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; i < n && st == KNUT_OK; i++)
+        st = mem_put(l, &e[i], err);
+    return st;
+}

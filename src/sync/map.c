@@ -1,0 +1,253 @@
+/*
+ * Mapping: turns the staged rows of one table and round ("_knut_batch")
+ * into a knut_graph_mutation: one vertex set per vertex step, one edge set
+ * per edge and foreign-key edge step and, in cdc mode, one delete set per
+ * vertex step. Each set is a DuckDB query on its own staging connection
+ * (a stream stays readable only until its connection runs something else).
+ * Within a round the last row of a key wins (ordered by _knut_ord); in cdc
+ * mode upserts are INSERT/UPDATE_AFTER rows, UPDATE_BEFORE rows are
+ * dropped, and the sink runs deletes after upserts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync_int.h"
+
+#define BATCH "_knut_batch"
+#define ORD "_knut_ord"
+#define UPSERT_ROWS KNUT_SYNC_CHANGE_COLUMN " IN ('INSERT', 'UPDATE_AFTER')"
+
+/* Column names of the set's rows and the property names they carry. */
+typedef struct sel {
+    knut_buf sql;
+    const char *names[256]; /* property names (borrowed) */
+    size_t n;
+} sel;
+
+static void sel_col(sel *s, const char *column, const char *as)
+{
+    knut_buf_puts(&s->sql, s->n ? ", " : "SELECT ");
+    knut_sync__ident(&s->sql, column);
+    knut_buf_puts(&s->sql, " AS ");
+    knut_sync__ident(&s->sql, as);
+    if (s->n < sizeof s->names / sizeof s->names[0])
+        s->names[s->n] = as;
+    s->n++;
+}
+
+/* FROM + WHERE + "last row of a key wins"; keys are batch columns. */
+static void sel_tail(sel *s, const knut_sync_table *t, const char *extra_where,
+                     const char *const *keys, size_t n_keys)
+{
+    knut_buf_puts(&s->sql, " FROM " BATCH " WHERE true");
+    if (t->mode == KNUT_SYNC_MODE_CDC)
+        knut_buf_puts(&s->sql, " AND " UPSERT_ROWS);
+    if (extra_where)
+        knut_buf_printf(&s->sql, " AND %s", extra_where);
+    knut_buf_puts(&s->sql, " QUALIFY row_number() OVER (PARTITION BY ");
+    for (size_t i = 0; i < n_keys; i++) {
+        if (i)
+            knut_buf_puts(&s->sql, ", ");
+        knut_sync__ident(&s->sql, keys[i]);
+    }
+    knut_buf_puts(&s->sql, " ORDER BY " ORD " DESC) = 1");
+}
+
+static int is_internal(const char *col)
+{
+    return strcmp(col, ORD) == 0 || strcmp(col, KNUT_SYNC_CHANGE_COLUMN) == 0;
+}
+
+static int prop_uses(const knut_sync_prop *p, size_t n, const char *column)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(p[i].column, column) == 0)
+            return 1;
+    return 0;
+}
+
+static knut_status run(knut_duck_db *db, sel *s, struct ArrowArrayStream *out, knut_error *err)
+{
+    knut_duck_conn *c = NULL;
+    if (s->n > sizeof s->names / sizeof s->names[0])
+        return knut_error_set(err, KNUT_ETOOBIG, "more than %zu columns in one set",
+                              sizeof s->names / sizeof s->names[0]);
+    knut_status st = knut_buf_check(&s->sql, err);
+    if (st == KNUT_OK)
+        st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_duck_query(c, s->sql.data, out, err);
+    knut_duck_conn_close(c); /* the stream keeps its connection */
+    return st;
+}
+
+static knut_status vertex_set(knut_duck_db *db, const knut_sync_table *t,
+                              const knut_sync_vertex_step *v, const sync_names *cols,
+                              knut_graph_mutation *m, knut_error *err)
+{
+    sel s = {KNUT_BUF_INIT, {0}, 0};
+    knut_graph_vertex_set vs = KNUT_GRAPH_VERTEX_SET_INIT;
+    for (size_t k = 0; k < v->n_keys; k++)
+        sel_col(&s, v->keys[k].column, v->keys[k].prop);
+    size_t nk = s.n;
+    if (v->all_props) {
+        for (size_t i = 0; i < cols->n; i++)
+            if (!is_internal(cols->names[i]) && !prop_uses(v->keys, v->n_keys, cols->names[i]))
+                sel_col(&s, cols->names[i], knut_sync__renamed(v->rename, cols->names[i]));
+    } else {
+        for (size_t k = 0; k < v->n_props; k++)
+            sel_col(&s, v->props[k].column, v->props[k].prop);
+    }
+    const char *ok[64];
+    for (size_t k = 0; k < v->n_keys && k < 64; k++)
+        ok[k] = v->keys[k].column;
+    sel_tail(&s, t, NULL, ok, nk < 64 ? nk : 64);
+    knut_status st = run(db, &s, &vs.stream, err);
+    if (st == KNUT_OK) {
+        vs.labels = v->labels;
+        vs.n_labels = v->n_labels;
+        vs.keys = s.names;
+        vs.n_keys = nk;
+        vs.props = s.names + nk;
+        vs.n_props = s.n - nk;
+        st = knut_graph_mutation_add_vertex_set(m, &vs, err);
+    }
+    knut_buf_reset(&s.sql);
+    return st;
+}
+
+static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
+                            const knut_sync_edge_step *e, const sync_names *cols,
+                            knut_graph_mutation *m, knut_error *err)
+{
+    sel s = {KNUT_BUF_INIT, {0}, 0};
+    knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
+    char names[2][16][24];
+    const char *skeys[16], *dkeys[16];
+    if (e->from.n_keys > 16 || e->to.n_keys > 16)
+        return knut_error_set(err, KNUT_EINVAL, "edge '%s': at most 16 endpoint keys", e->type);
+    for (size_t k = 0; k < e->from.n_keys; k++) {
+        snprintf(names[0][k], sizeof names[0][k], "_knut_s%u", (unsigned)k);
+        sel_col(&s, e->from.keys[k].column, names[0][k]);
+        skeys[k] = e->from.keys[k].prop;
+    }
+    for (size_t k = 0; k < e->to.n_keys; k++) {
+        snprintf(names[1][k], sizeof names[1][k], "_knut_d%u", (unsigned)k);
+        sel_col(&s, e->to.keys[k].column, names[1][k]);
+        dkeys[k] = e->to.keys[k].prop;
+    }
+    size_t ne = s.n;
+    const char *kc[32];
+    for (size_t k = 0; k < e->from.n_keys; k++)
+        kc[k] = e->from.keys[k].column;
+    for (size_t k = 0; k < e->to.n_keys; k++)
+        kc[e->from.n_keys + k] = e->to.keys[k].column;
+    if (e->all_props) {
+        for (size_t i = 0; i < cols->n; i++)
+            if (!is_internal(cols->names[i]) &&
+                !prop_uses(e->from.keys, e->from.n_keys, cols->names[i]) &&
+                !prop_uses(e->to.keys, e->to.n_keys, cols->names[i]))
+                sel_col(&s, cols->names[i], knut_sync__renamed(e->rename, cols->names[i]));
+    } else {
+        for (size_t k = 0; k < e->n_props; k++)
+            sel_col(&s, e->props[k].column, e->props[k].prop);
+    }
+    sel_tail(&s, t, NULL, kc, ne);
+    knut_status st = run(db, &s, &es.stream, err);
+    if (st == KNUT_OK) {
+        es.type = e->type;
+        es.src = (knut_graph_endpoint){e->from.label, skeys, s.names, e->from.n_keys};
+        es.dst = (knut_graph_endpoint){e->to.label, dkeys, s.names + e->from.n_keys,
+                                       e->to.n_keys};
+        es.props = s.names + ne;
+        es.n_props = s.n - ne;
+        st = knut_graph_mutation_add_edge_set(m, &es, err);
+    }
+    knut_buf_reset(&s.sql);
+    return st;
+}
+
+static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut_sync_fk_step *f,
+                          knut_graph_mutation *m, knut_error *err)
+{
+    sel s = {KNUT_BUF_INIT, {0}, 0};
+    knut_buf where = KNUT_BUF_INIT;
+    knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
+    const knut_sync_vertex_step *v = &t->vertices[0];
+    sel_col(&s, v->keys[0].column, "_knut_s0");
+    sel_col(&s, f->column, "_knut_d0");
+    knut_sync__ident(&where, f->column);
+    knut_buf_puts(&where, " IS NOT NULL"); /* no foreign key: no edge */
+    knut_status st = knut_buf_check(&where, err);
+    if (st == KNUT_OK) {
+        const char *kc[2] = {v->keys[0].column, f->column};
+        sel_tail(&s, t, where.data, kc, 2);
+        st = run(db, &s, &es.stream, err);
+    }
+    if (st == KNUT_OK) {
+        const char *sk[1] = {v->keys[0].prop}, *dk[1] = {f->to_key};
+        es.type = f->type;
+        es.src = (knut_graph_endpoint){v->labels[0], sk, s.names, 1};
+        es.dst = (knut_graph_endpoint){f->to_label, dk, s.names + 1, 1};
+        st = knut_graph_mutation_add_edge_set(m, &es, err);
+    }
+    knut_buf_reset(&where);
+    knut_buf_reset(&s.sql);
+    return st;
+}
+
+/* cdc: the keys of DELETE rows, distinct. */
+static knut_status delete_set(knut_duck_db *db, const knut_sync_vertex_step *v,
+                              knut_graph_mutation *m, knut_error *err)
+{
+    sel s = {KNUT_BUF_INIT, {0}, 0};
+    knut_graph_delete_set ds = KNUT_GRAPH_DELETE_SET_INIT;
+    for (size_t k = 0; k < v->n_keys; k++)
+        sel_col(&s, v->keys[k].column, v->keys[k].prop);
+    knut_buf_puts(&s.sql, " FROM " BATCH " WHERE " KNUT_SYNC_CHANGE_COLUMN " = 'DELETE'");
+    /* DISTINCT would need to sit after SELECT: wrap instead */
+    knut_buf q = KNUT_BUF_INIT;
+    knut_buf_printf(&q, "SELECT DISTINCT * FROM (%s)", s.sql.data ? s.sql.data : "");
+    knut_buf tmp = s.sql;
+    s.sql = q;
+    knut_status st = run(db, &s, &ds.stream, err);
+    if (st == KNUT_OK) {
+        ds.label = v->labels[0];
+        ds.keys = s.names;
+        ds.n_keys = s.n;
+        st = knut_graph_mutation_add_delete_set(m, &ds, err);
+    }
+    knut_buf_reset(&s.sql);
+    knut_buf_reset(&tmp);
+    return st;
+}
+
+knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
+                                 knut_graph_mutation **out, knut_error *err)
+{
+    knut_graph_mutation *m = NULL;
+    sync_names cols = {0};
+    knut_duck_conn *c = NULL;
+    *out = NULL;
+    knut_status st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_sync__columns(c, BATCH, &cols, err);
+    knut_duck_conn_close(c);
+    if (st == KNUT_OK)
+        st = knut_graph_mutation_new(&m, err);
+    for (size_t i = 0; st == KNUT_OK && i < t->n_vertices; i++)
+        st = vertex_set(db, t, &t->vertices[i], &cols, m, err);
+    for (size_t i = 0; st == KNUT_OK && i < t->n_edges; i++)
+        st = edge_set(db, t, &t->edges[i], &cols, m, err);
+    for (size_t i = 0; st == KNUT_OK && i < t->n_fk_edges; i++)
+        st = fk_set(db, t, &t->fk_edges[i], m, err);
+    for (size_t i = 0; st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC && i < t->n_vertices; i++)
+        st = delete_set(db, &t->vertices[i], m, err);
+    knut_sync__names_reset(&cols);
+    if (st != KNUT_OK) {
+        knut_graph_mutation_free(m);
+        return knut_error_prefix(err, "table '%s': ", t->name);
+    }
+    *out = m;
+    return KNUT_OK;
+}

@@ -1,0 +1,367 @@
+/*
+ * Rounds and the round loop. A round visits every table: it finds files
+ * that are new or changed since the ledger recorded them (size/mtime,
+ * then the content hash), skips files still being written, stages each
+ * file (a bad one is recorded failed with its reason, outside any
+ * mutation, and the others go on), maps the good ones into one mutation
+ * and applies it with the ledger commit. The loop waits between rounds,
+ * doubling the wait after a round without progress (up to max_backoff),
+ * and wakes early through inotify when a table folder changes.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sync_int.h"
+
+/* Files staged per table and round; the rest wait for the next round, so
+ * the staging engine holds a bounded number of files. */
+#define SYNC_MAX_FILES_PER_ROUND 64
+
+typedef struct commit_ctx {
+    sync_ledger *ledger;
+    const sync_entry *entries;
+    size_t n;
+} commit_ctx;
+
+static knut_status commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err)
+{
+    commit_ctx *c = ctx;
+    return knut_sync__ledger_write(c->ledger, conn, c->entries, c->n, err);
+}
+
+static knut_status entry_fill(sync_entry *e, const char *table, const sync_file *f,
+                              const char *status, const char *reason, int64_t round,
+                              int64_t rows)
+{
+    memset(e, 0, sizeof *e);
+    e->table = (char *)table;
+    e->path = f->path;
+    e->hash = (char *)f->hash;
+    e->status = (char *)status;
+    e->reason = (char *)reason;
+    e->size = f->size;
+    e->mtime_ns = f->mtime_ns;
+    e->round = round;
+    e->rows = rows;
+    return KNUT_OK;
+}
+
+/* Records one entry at once (outside any mutation). */
+static knut_status record(knut_sync *s, const sync_entry *e, knut_error *err)
+{
+    knut_status st = knut_sync__ledger_write(&s->ledger, NULL, e, 1, err);
+    if (st == KNUT_OK)
+        st = knut_sync__ledger_remember(&s->ledger, e, 1, err);
+    return st;
+}
+
+typedef struct table_stats {
+    int64_t files, failed, pending, rows;
+    knut_graph_sink_stats sink;
+    int apply_failed;
+} table_stats;
+
+static void log_table(const knut_sync *s, const knut_sync_table *t, const table_stats *ts,
+                      int64_t dur_us, const char *error)
+{
+    knut_log_field f[] = {
+        KNUT_LF_INT("round", s->round),
+        KNUT_LF_STR("table", t->name),
+        KNUT_LF_INT("files", ts->files),
+        KNUT_LF_INT("failed_files", ts->failed),
+        KNUT_LF_INT("pending_files", ts->pending),
+        KNUT_LF_INT("rows", ts->rows),
+        KNUT_LF_INT("vertices", ts->sink.vertices_written),
+        KNUT_LF_INT("edges", ts->sink.edges_written),
+        KNUT_LF_INT("deletes", ts->sink.vertices_deleted),
+        KNUT_LF_DBL("duration_ms", (double)dur_us / 1000.0),
+        KNUT_LF_INT("errors", ts->failed + ts->apply_failed),
+        KNUT_LF_STR("error", error ? error : ""),
+    };
+    knut_log_level lvl = error ? KNUT_LOG_ERROR : KNUT_LOG_INFO;
+    if (knut_log_enabled(lvl))
+        knut_log_emit(lvl, SYNC_LOG, f, sizeof f / sizeof f[0] - (error ? 0 : 1), "table %s",
+                      error ? "failed" : "synced");
+}
+
+/* Finds the table's files to stage this round (fills cand, ts->pending). */
+static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
+                        size_t *cand, size_t *n_cand, table_stats *ts, knut_error *err)
+{
+    *n_cand = 0;
+    for (size_t i = 0; i < files->n; i++) {
+        sync_file *f = &files->items[i];
+        sync_entry *e = knut_sync__ledger_find(&s->ledger, t->name, f->path);
+        if (e && e->size == f->size && e->mtime_ns == f->mtime_ns)
+            continue; /* done or failed, unchanged */
+        int stable = 0;
+        knut_error herr = KNUT_ERROR_INIT;
+        if (knut_sync__file_hash(f, &stable, &herr) != KNUT_OK || !stable) {
+            ts->pending++; /* vanished or still growing: look again next round */
+            continue;
+        }
+        if (e && e->hash && strcmp(e->hash, f->hash) == 0) {
+            /* touched, same bytes: remember the new mtime, nothing to redo */
+            sync_entry ne = *e;
+            ne.size = f->size;
+            ne.mtime_ns = f->mtime_ns;
+            knut_status st = record(s, &ne, err);
+            if (st != KNUT_OK)
+                return st;
+            continue;
+        }
+        if (*n_cand == SYNC_MAX_FILES_PER_ROUND) {
+            ts->pending++;
+            continue;
+        }
+        cand[(*n_cand)++] = i;
+    }
+    return KNUT_OK;
+}
+
+static void drop_batch(knut_sync *s)
+{
+    knut_duck_conn *c = NULL;
+    if (knut_duck_conn_open(&c, s->stage, NULL) == KNUT_OK)
+        knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch", NULL);
+    knut_duck_conn_close(c);
+}
+
+/*
+ * Stages files[cand[0..n)], records the bad ones failed, and applies the
+ * good ones as one mutation with their ledger entries. A data error at
+ * map or apply time (KNUT_EINVAL: a key type the sink refuses, a property
+ * type the store cannot widen) is pinned on its file: a batch of several
+ * is retried file by file, a single file is recorded failed. Other errors
+ * (the sink is down) record nothing and fail the table.
+ */
+static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
+                               const size_t *cand, size_t n, table_stats *ts, knut_error *err)
+{
+    size_t n_good = 0, good_pos[SYNC_MAX_FILES_PER_ROUND];
+    int good_idx[SYNC_MAX_FILES_PER_ROUND];
+    sync_entry done[SYNC_MAX_FILES_PER_ROUND];
+    int64_t rows_total = 0;
+    knut_graph_mutation *m = NULL;
+    knut_graph_sink_stats sst = {0};
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; st == KNUT_OK && i < n; i++) {
+        sync_file *f = &files->items[cand[i]];
+        int64_t rows = 0;
+        knut_error ferr = KNUT_ERROR_INIT;
+        if (knut_sync__stage_file(s->stage, t, f, (int)i, &rows, &ferr) != KNUT_OK) {
+            sync_entry e;
+            entry_fill(&e, t->name, f, "failed", ferr.message, s->round, 0);
+            knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,
+                          (knut_log_field[]){KNUT_LF_INT("round", s->round),
+                                             KNUT_LF_STR("table", t->name),
+                                             KNUT_LF_STR("file", f->path),
+                                             KNUT_LF_STR("reason", ferr.message)},
+                          4, "file failed");
+            st = record(s, &e, err);
+            ts->failed++;
+            continue;
+        }
+        entry_fill(&done[n_good], t->name, f, "done", NULL, s->round, rows);
+        good_pos[n_good] = cand[i];
+        good_idx[n_good++] = (int)i;
+        rows_total += rows;
+    }
+    if (st != KNUT_OK || n_good == 0)
+        goto cleanup;
+    st = knut_sync__stage_batch(s->stage, good_idx, n_good, err);
+    if (st == KNUT_OK)
+        st = knut_sync__map_build(s->stage, t, &m, err);
+    if (st == KNUT_OK) {
+        commit_ctx cc = {&s->ledger, done, n_good};
+        knut_graph_sink_commit commit = {commit_fn, &cc};
+        st = knut_graph_sink_apply(s->sink, m, &commit, &sst, err);
+    }
+    knut_graph_mutation_free(m);
+    m = NULL;
+    drop_batch(s);
+    if (st == KNUT_OK) {
+        /* committed: now memory may know it */
+        st = knut_sync__ledger_remember(&s->ledger, done, n_good, err);
+        ts->files += (int64_t)n_good;
+        ts->rows += rows_total;
+        ts->sink.rows += sst.rows;
+        ts->sink.vertices_written += sst.vertices_written;
+        ts->sink.edges_written += sst.edges_written;
+        ts->sink.vertices_deleted += sst.vertices_deleted;
+        ts->sink.edges_deleted += sst.edges_deleted;
+    } else if (st == KNUT_EINVAL && n_good > 1) {
+        KNUT_LOG(KNUT_LOG_WARN, SYNC_LOG, "table %s: %s; retrying its %zu files one by one",
+                 t->name, err ? err->message : "data error", n_good);
+        st = KNUT_OK;
+        for (size_t i = 0; i < n_good && st == KNUT_OK; i++)
+            st = apply_files(s, t, files, &good_pos[i], 1, ts, err);
+    } else if (st == KNUT_EINVAL) {
+        char reason[KNUT_ERROR_MSG_MAX];
+        snprintf(reason, sizeof reason, "%s", err ? err->message : "data error");
+        knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,
+                      (knut_log_field[]){KNUT_LF_INT("round", s->round),
+                                         KNUT_LF_STR("table", t->name),
+                                         KNUT_LF_STR("file", done[0].path),
+                                         KNUT_LF_STR("reason", reason)},
+                      4, "file failed");
+        done[0].status = "failed";
+        done[0].reason = reason;
+        done[0].rows = 0;
+        st = record(s, &done[0], err);
+        ts->failed++;
+    }
+cleanup:
+    knut_graph_mutation_free(m);
+    return st;
+}
+
+static knut_status table_round(knut_sync *s, const knut_sync_table *t, table_stats *ts,
+                               knut_error *err)
+{
+    sync_file_list files = {0};
+    size_t cand[SYNC_MAX_FILES_PER_ROUND], n_cand = 0;
+    knut_status st = knut_sync__files_list(t, &files, err);
+    if (st == KNUT_OK)
+        st = pick(s, t, &files, cand, &n_cand, ts, err);
+    if (st == KNUT_OK && n_cand > 0)
+        st = apply_files(s, t, &files, cand, n_cand, ts, err);
+    if (st != KNUT_OK)
+        ts->apply_failed = 1;
+    knut_sync__files_reset(&files);
+    return st;
+}
+
+knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, s && out && s->sink);
+    memset(out, 0, sizeof *out);
+    int64_t t0 = knut_clock_mono_ns();
+    out->round = ++s->round;
+    for (size_t i = 0; i < s->cfg->n_tables; i++) {
+        const knut_sync_table *t = &s->cfg->tables[i];
+        table_stats ts = {0};
+        knut_error terr = KNUT_ERROR_INIT;
+        int64_t t1 = knut_clock_mono_ns();
+        knut_status st = table_round(s, t, &ts, &terr);
+        log_table(s, t, &ts, (knut_clock_mono_ns() - t1) / 1000,
+                  st != KNUT_OK ? terr.message : NULL);
+        if (st != KNUT_OK)
+            ts.apply_failed = 1;
+        out->files_done += ts.files;
+        out->files_failed += ts.failed;
+        out->files_pending += ts.pending;
+        out->tables_failed += ts.apply_failed;
+        out->rows += ts.rows;
+        out->vertices += ts.sink.vertices_written;
+        out->edges += ts.sink.edges_written;
+        out->deletes += ts.sink.vertices_deleted;
+    }
+    out->duration_us = (knut_clock_mono_ns() - t0) / 1000;
+    knut_log_field f[] = {
+        KNUT_LF_INT("round", out->round),         KNUT_LF_INT("files", out->files_done),
+        KNUT_LF_INT("failed_files", out->files_failed),
+        KNUT_LF_INT("pending_files", out->files_pending),
+        KNUT_LF_INT("failed_tables", out->tables_failed), KNUT_LF_INT("rows", out->rows),
+        KNUT_LF_INT("vertices", out->vertices),   KNUT_LF_INT("edges", out->edges),
+        KNUT_LF_INT("deletes", out->deletes),
+        KNUT_LF_DBL("duration_ms", (double)out->duration_us / 1000.0),
+    };
+    if (knut_log_enabled(KNUT_LOG_INFO))
+        knut_log_emit(KNUT_LOG_INFO, SYNC_LOG, f, sizeof f / sizeof f[0], "round %s",
+                      out->files_failed || out->tables_failed ? "failed"
+                      : out->files_done                      ? "done"
+                                                             : "idle");
+    return KNUT_OK;
+}
+
+int64_t knut_sync_backoff_next(int64_t wait, int64_t interval, int64_t max_backoff, int progress)
+{
+    if (progress || wait < interval)
+        return interval;
+    if (max_backoff < interval)
+        max_backoff = interval;
+    return wait > max_backoff / 2 ? max_backoff : wait * 2;
+}
+
+/* inotify on every table folder (a glob's folder); -1 when unavailable. */
+static int watch_open(const knut_sync_config *cfg)
+{
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    int n = 0;
+    for (size_t i = 0; fd >= 0 && i < cfg->n_tables; i++) {
+        struct stat sb;
+        const char *p = cfg->tables[i].path;
+        char *dir = stat(p, &sb) == 0 && S_ISDIR(sb.st_mode) ? strdup(p) : knut_sync__dirname(p);
+        if (dir && !strpbrk(dir, "*?[") &&
+            inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) >= 0)
+            n++;
+        free(dir);
+    }
+    if (fd >= 0 && n == 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Waits up to ns; returns early on a stop request or a watched change. */
+static void wait_round(int fd, int64_t ns)
+{
+    if (fd < 0) {
+        knut_clock_sleep_ns(ns);
+        return;
+    }
+    int64_t end = knut_clock_mono_ns() + ns;
+    while (!knut_signal_stop_requested()) {
+        int64_t left = end - knut_clock_mono_ns();
+        if (left <= 0)
+            return;
+        struct pollfd p = {fd, POLLIN, 0};
+        int ms = left > 200000000 ? 200 : (int)(left / 1000000) + 1;
+        if (poll(&p, 1, ms) > 0) {
+            char buf[4096];
+            while (read(fd, buf, sizeof buf) > 0)
+                ;
+            knut_clock_sleep_ns(100000000); /* let a burst of files land */
+            return;
+        }
+    }
+}
+
+knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t *errors,
+                          knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, s);
+    knut_sync_run_options def = KNUT_SYNC_RUN_OPTIONS_INIT;
+    if (!o)
+        o = &def;
+    int64_t interval = o->interval_ns > 0 ? o->interval_ns : (int64_t)10 * 1000000000;
+    int64_t max_backoff = o->max_backoff_ns > 0 ? o->max_backoff_ns : interval * 10;
+    int64_t wait = interval, bad = 0;
+    int fd = o->once ? -1 : watch_open(s->cfg);
+    knut_status st = KNUT_OK;
+    while (!knut_signal_stop_requested()) {
+        knut_sync_round_stats rs;
+        st = knut_sync_round(s, &rs, err);
+        if (st != KNUT_OK)
+            break;
+        if (rs.files_failed || rs.tables_failed)
+            bad++;
+        if (o->once || knut_signal_stop_requested())
+            break;
+        wait = knut_sync_backoff_next(wait, interval, max_backoff, rs.files_done > 0);
+        KNUT_LOG(KNUT_LOG_DEBUG, SYNC_LOG, "next round in %.3f s", (double)wait / 1e9);
+        wait_round(fd, wait);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (errors)
+        *errors = bad;
+    return st;
+}

@@ -1,0 +1,202 @@
+/*
+ * The file source of sync: lists a table's drops (a directory or a glob),
+ * skips names that are still being written by convention (dot-files,
+ * `_*`, `*.tmp`, `*.part`, `*~`), and hashes contents with a streamed
+ * 64-bit FNV-1a written here (no crypto library is linked; the hash only
+ * tells a rewritten file from a done one, it is not a security boundary).
+ * Also the small path and file helpers of the part.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sync_int.h"
+
+char *knut_sync__path_join(const char *dir, const char *path)
+{
+    if (path[0] == '/' || !dir || !*dir || strcmp(dir, ".") == 0)
+        return strdup(path);
+    size_t a = strlen(dir), b = strlen(path);
+    char *s = malloc(a + b + 2);
+    if (s)
+        snprintf(s, a + b + 2, "%s/%s", dir, path);
+    return s;
+}
+
+char *knut_sync__dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    if (slash == path)
+        return strdup("/");
+    return strndup(path, (size_t)(slash - path));
+}
+
+knut_status knut_sync__file_read(knut_buf *b, const char *path, size_t max, knut_error *err)
+{
+    knut_buf_init(b, max);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO, "%s: %s", path,
+                              strerror(errno));
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        knut_buf_append(b, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return knut_error_set(err, KNUT_EIO, "%s: read error", path);
+    knut_status st = knut_buf_check(b, err);
+    if (st != KNUT_OK)
+        knut_error_prefix(err, "%s: ", path);
+    return st;
+}
+
+void knut_sync__ident(knut_buf *b, const char *name)
+{
+    knut_buf_putc(b, '"');
+    for (const char *p = name; *p; p++) {
+        if (*p == '"')
+            knut_buf_putc(b, '"');
+        knut_buf_putc(b, *p);
+    }
+    knut_buf_putc(b, '"');
+}
+
+void knut_sync__files_reset(sync_file_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i].path);
+    free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* The format of a file name, or AUTO to skip it (also temporary names). */
+static knut_sync_format name_format(const char *path, knut_sync_format want)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (base[0] == '.' || base[0] == '_' || ends_with(base, ".tmp") || ends_with(base, ".part") ||
+        ends_with(base, "~"))
+        return KNUT_SYNC_FORMAT_AUTO;
+    knut_sync_format f = KNUT_SYNC_FORMAT_AUTO;
+    if (ends_with(base, ".parquet") || ends_with(base, ".pq"))
+        f = KNUT_SYNC_FORMAT_PARQUET;
+    else if (ends_with(base, ".csv"))
+        f = KNUT_SYNC_FORMAT_CSV;
+    if (want != KNUT_SYNC_FORMAT_AUTO)
+        return f == KNUT_SYNC_FORMAT_AUTO || f == want ? want : KNUT_SYNC_FORMAT_AUTO;
+    return f;
+}
+
+static knut_status list_add(sync_file_list *l, const char *path, knut_sync_format want,
+                            knut_error *err)
+{
+    struct stat sb;
+    knut_sync_format f = name_format(path, want);
+    if (f == KNUT_SYNC_FORMAT_AUTO || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return KNUT_OK; /* vanished, temporary or not a data file: not ours */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        sync_file *p = realloc(l->items, cap * sizeof *p);
+        if (!p)
+            return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        l->items = p;
+        l->cap = cap;
+    }
+    sync_file *it = &l->items[l->n];
+    memset(it, 0, sizeof *it);
+    if (!(it->path = strdup(path)))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    it->size = (int64_t)sb.st_size;
+    it->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    it->format = f;
+    l->n++;
+    return KNUT_OK;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+    return strcmp(((const sync_file *)a)->path, ((const sync_file *)b)->path);
+}
+
+knut_status knut_sync__files_list(const knut_sync_table *t, sync_file_list *out, knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    struct stat sb;
+    memset(out, 0, sizeof *out);
+    if (stat(t->path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(t->path);
+        if (!d)
+            return knut_error_set(err, KNUT_EIO, "table '%s': %s: %s", t->name, t->path,
+                                  strerror(errno));
+        struct dirent *de;
+        knut_buf p = KNUT_BUF_INIT;
+        while (st == KNUT_OK && (de = readdir(d)) != NULL) {
+            knut_buf_clear(&p);
+            size_t dl = strlen(t->path);
+            while (dl > 1 && t->path[dl - 1] == '/')
+                dl--;
+            knut_buf_printf(&p, "%.*s/%s", (int)dl, t->path, de->d_name);
+            st = knut_buf_check(&p, err);
+            if (st == KNUT_OK)
+                st = list_add(out, p.data, t->format, err);
+        }
+        closedir(d);
+        knut_buf_reset(&p);
+    } else {
+        glob_t g;
+        int rc = glob(t->path, GLOB_NOSORT, NULL, &g);
+        if (rc != 0 && rc != GLOB_NOMATCH) {
+            globfree(&g);
+            return knut_error_set(err, KNUT_EIO, "table '%s': cannot list %s", t->name, t->path);
+        }
+        for (size_t i = 0; rc == 0 && st == KNUT_OK && i < g.gl_pathc; i++)
+            st = list_add(out, g.gl_pathv[i], t->format, err);
+        globfree(&g);
+    }
+    if (st != KNUT_OK) {
+        knut_sync__files_reset(out);
+        return st;
+    }
+    if (out->n > 1)
+        qsort(out->items, out->n, sizeof *out->items, cmp_file);
+    return KNUT_OK;
+}
+
+knut_status knut_sync__file_hash(sync_file *f, int *stable, knut_error *err)
+{
+    *stable = 0;
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return knut_error_set(err, KNUT_EIO, "%s: %s", f->path, strerror(errno));
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 offset basis */
+    unsigned char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        for (ssize_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 1099511628211ULL; /* FNV 64 prime */
+    int rd_errno = errno;
+    struct stat sb;
+    int st_ok = n == 0 && fstat(fd, &sb) == 0;
+    close(fd);
+    if (!st_ok)
+        return knut_error_set(err, KNUT_EIO, "%s: %s", f->path, strerror(rd_errno));
+    snprintf(f->hash, sizeof f->hash, "%016llx", (unsigned long long)h);
+    int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    *stable = (int64_t)sb.st_size == f->size && mt == f->mtime_ns;
+    return KNUT_OK;
+}

@@ -1,0 +1,275 @@
+/*
+ * Staging: reads one drop file into the in-memory staging engine, runs
+ * the table's SQL step over it (as the view `input`), and checks what the
+ * mapping needs (columns present, keys not null, known _change_type
+ * values) so a bad file is found and recorded before anything reaches the
+ * graph. File paths reach DuckDB only as prepared-statement parameters;
+ * the only SQL text from outside is the config's own `sql:` step.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync_int.h"
+
+#define CHANGE_KINDS "('INSERT', 'UPDATE_AFTER', 'UPDATE_BEFORE', 'DELETE')"
+
+/* First column of the first row of sql (one optional text parameter) as
+ * int64. */
+static knut_status q_int(knut_duck_conn *c, const char *sql, const char *param, int64_t *out,
+                         knut_error *err)
+{
+    knut_duck_stmt *stmt = NULL;
+    struct ArrowArrayStream s = {0};
+    struct ArrowSchema schema = {0};
+    struct ArrowArray a = {0};
+    knut_arrow_view v = {0};
+    *out = 0;
+    knut_status st = knut_duck_stmt_prepare(&stmt, c, sql, err);
+    if (st == KNUT_OK && param)
+        st = knut_duck_stmt_bind_text(stmt, 1, param, strlen(param), err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_query(stmt, &s, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    if (s.get_schema(&s, &schema) != 0 || s.get_next(&s, &a) != 0) {
+        st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
+        goto cleanup;
+    }
+    if (a.release && (st = knut_arrow_view_init(&v, &schema, &a, err)) == KNUT_OK &&
+        v.length > 0 && v.n_children > 0 && !knut_arrow_view_is_null(&v.children[0], 0))
+        *out = knut_arrow_view_get_int64(&v.children[0], 0);
+cleanup:
+    knut_arrow_view_reset(&v);
+    knut_arrow_array_release(&a);
+    knut_arrow_schema_release(&schema);
+    knut_arrow_stream_release(&s);
+    knut_duck_stmt_free(stmt);
+    return st;
+}
+
+knut_status knut_sync__columns(knut_duck_conn *c, const char *table, sync_names *out,
+                               knut_error *err)
+{
+    knut_buf q = KNUT_BUF_INIT;
+    struct ArrowArrayStream s = {0};
+    struct ArrowSchema schema = {0};
+    memset(out, 0, sizeof *out);
+    knut_buf_puts(&q, "SELECT * FROM ");
+    knut_sync__ident(&q, table);
+    knut_buf_puts(&q, " LIMIT 0");
+    knut_status st = knut_buf_check(&q, err);
+    if (st == KNUT_OK)
+        st = knut_duck_query(c, q.data, &s, err);
+    if (st == KNUT_OK && s.get_schema(&s, &schema) != 0)
+        st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
+    if (st == KNUT_OK) {
+        out->n = (size_t)schema.n_children;
+        out->names = calloc(out->n ? out->n : 1, sizeof *out->names);
+        for (size_t i = 0; out->names && i < out->n; i++)
+            out->names[i] = strdup(schema.children[i]->name ? schema.children[i]->name : "");
+        for (size_t i = 0; out->names && i < out->n; i++)
+            if (!out->names[i])
+                st = KNUT_ENOMEM;
+        if (!out->names || st != KNUT_OK)
+            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    }
+    knut_arrow_schema_release(&schema);
+    knut_arrow_stream_release(&s);
+    knut_buf_reset(&q);
+    if (st != KNUT_OK)
+        knut_sync__names_reset(out);
+    return st;
+}
+
+void knut_sync__names_reset(sync_names *n)
+{
+    for (size_t i = 0; n->names && i < n->n; i++)
+        free(n->names[i]);
+    free(n->names);
+    memset(n, 0, sizeof *n);
+}
+
+int knut_sync__names_has(const sync_names *n, const char *name)
+{
+    for (size_t i = 0; i < n->n; i++)
+        if (strcmp(n->names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+static knut_status need_col(const sync_names *cols, const char *col, const void *node,
+                            knut_error *err)
+{
+    if (knut_sync__names_has(cols, col))
+        return KNUT_OK;
+    const knut_conf *n = node;
+    return knut_error_set(err, KNUT_EINVAL, "column '%s' (%s:%d:%d) is missing", col,
+                          knut_conf_file(n), knut_conf_line(n), knut_conf_col(n));
+}
+
+/* Missing columns, then null keys: what would fail the apply later. */
+static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, const char *tbl,
+                                 knut_error *err)
+{
+    sync_names cols;
+    knut_buf q = KNUT_BUF_INIT;
+    knut_status st = knut_sync__columns(c, tbl, &cols, err);
+    if (st != KNUT_OK)
+        return st;
+    if (t->mode == KNUT_SYNC_MODE_CDC)
+        st = need_col(&cols, KNUT_SYNC_CHANGE_COLUMN, t->node, err);
+    /* keys[] of every step, then properties (keys must also be non-null) */
+    for (size_t i = 0; st == KNUT_OK && i < t->n_vertices; i++) {
+        const knut_sync_vertex_step *v = &t->vertices[i];
+        for (size_t k = 0; st == KNUT_OK && k < v->n_keys; k++)
+            st = need_col(&cols, v->keys[k].column, v->keys[k].node, err);
+        for (size_t k = 0; st == KNUT_OK && k < v->n_props; k++)
+            st = need_col(&cols, v->props[k].column, v->props[k].node, err);
+    }
+    for (size_t i = 0; st == KNUT_OK && i < t->n_edges; i++) {
+        const knut_sync_edge_step *e = &t->edges[i];
+        for (size_t k = 0; st == KNUT_OK && k < e->from.n_keys; k++)
+            st = need_col(&cols, e->from.keys[k].column, e->from.keys[k].node, err);
+        for (size_t k = 0; st == KNUT_OK && k < e->to.n_keys; k++)
+            st = need_col(&cols, e->to.keys[k].column, e->to.keys[k].node, err);
+        for (size_t k = 0; st == KNUT_OK && k < e->n_props; k++)
+            st = need_col(&cols, e->props[k].column, e->props[k].node, err);
+    }
+    for (size_t i = 0; st == KNUT_OK && i < t->n_fk_edges; i++)
+        st = need_col(&cols, t->fk_edges[i].column, t->fk_edges[i].node, err);
+    /* null keys: one count per key column (bounded, no rows materialised) */
+    for (size_t i = 0; st == KNUT_OK && i < t->n_vertices + t->n_edges; i++) {
+        const knut_sync_prop *keys[2] = {NULL, NULL};
+        size_t nk[2] = {0, 0};
+        if (i < t->n_vertices) {
+            keys[0] = t->vertices[i].keys;
+            nk[0] = t->vertices[i].n_keys;
+        } else {
+            keys[0] = t->edges[i - t->n_vertices].from.keys;
+            nk[0] = t->edges[i - t->n_vertices].from.n_keys;
+            keys[1] = t->edges[i - t->n_vertices].to.keys;
+            nk[1] = t->edges[i - t->n_vertices].to.n_keys;
+        }
+        for (int s = 0; s < 2 && st == KNUT_OK; s++)
+            for (size_t k = 0; k < nk[s] && st == KNUT_OK; k++) {
+                int64_t nulls = 0;
+                knut_buf_clear(&q);
+                knut_buf_puts(&q, "SELECT count(*) FROM ");
+                knut_sync__ident(&q, tbl);
+                knut_buf_puts(&q, " WHERE ");
+                knut_sync__ident(&q, keys[s][k].column);
+                knut_buf_puts(&q, " IS NULL");
+                if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+                    st = q_int(c, q.data, NULL, &nulls, err);
+                if (st == KNUT_OK && nulls > 0)
+                    st = knut_error_set(err, KNUT_EINVAL, "key column '%s' is null in %lld rows",
+                                        keys[s][k].column, (long long)nulls);
+            }
+    }
+    if (st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC) {
+        int64_t bad = 0;
+        knut_buf_clear(&q);
+        knut_buf_puts(&q, "SELECT count(*) FROM ");
+        knut_sync__ident(&q, tbl);
+        knut_buf_puts(&q, " WHERE " KNUT_SYNC_CHANGE_COLUMN " IS NULL OR "
+                          KNUT_SYNC_CHANGE_COLUMN "::VARCHAR NOT IN " CHANGE_KINDS);
+        if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+            st = q_int(c, q.data, NULL, &bad, err);
+        if (st == KNUT_OK && bad > 0)
+            st = knut_error_set(err, KNUT_EINVAL,
+                                "%lld rows have a _change_type other than INSERT, "
+                                "UPDATE_AFTER, UPDATE_BEFORE, DELETE", (long long)bad);
+    }
+    knut_buf_reset(&q);
+    knut_sync__names_reset(&cols);
+    return st;
+}
+
+knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, const sync_file *f,
+                                  int idx, int64_t *rows, knut_error *err)
+{
+    knut_duck_conn *c = NULL;
+    knut_duck_stmt *stmt = NULL;
+    knut_buf q = KNUT_BUF_INIT;
+    char tbl[32];
+    snprintf(tbl, sizeof tbl, "_knut_m%d", idx);
+    *rows = 0;
+    knut_status st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_prepare(
+            &stmt, c,
+            f->format == KNUT_SYNC_FORMAT_PARQUET
+                ? "CREATE OR REPLACE TABLE _knut_raw AS SELECT * FROM read_parquet($1::VARCHAR)"
+                : "CREATE OR REPLACE TABLE _knut_raw AS SELECT * FROM read_csv($1::VARCHAR)",
+            err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_bind_text(stmt, 1, f->path, strlen(f->path), err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_exec(stmt, NULL, err);
+    if (st == KNUT_OK)
+        st = knut_duck_exec(c, "CREATE OR REPLACE TEMP VIEW input AS SELECT * FROM _knut_raw", err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    /* _knut_ord keeps file then row order: the last row of a key wins. */
+    knut_buf_printf(&q, "CREATE OR REPLACE TABLE %s AS SELECT *, (%d::BIGINT << 32) + "
+                        "row_number() OVER () AS _knut_ord FROM (", tbl, idx);
+    if (t->sql) {
+        size_t n = strlen(t->sql);
+        while (n > 0 && (t->sql[n - 1] == ';' || t->sql[n - 1] == ' ' || t->sql[n - 1] == '\n' ||
+                         t->sql[n - 1] == '\t' || t->sql[n - 1] == '\r'))
+            n--;
+        knut_buf_append(&q, t->sql, n);
+        knut_buf_puts(&q, "\n");
+    } else {
+        knut_buf_puts(&q, "SELECT * FROM input");
+    }
+    knut_buf_puts(&q, ")");
+    if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+        st = knut_duck_exec(c, q.data, err);
+    if (st != KNUT_OK) {
+        if (t->sql)
+            knut_error_prefix(err, "sql step: ");
+        goto cleanup;
+    }
+    st = check_mapping(c, t, tbl, err);
+    if (st == KNUT_OK) {
+        knut_buf_clear(&q);
+        knut_buf_printf(&q, "SELECT count(*) FROM %s", tbl);
+        if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+            st = q_int(c, q.data, NULL, rows, err);
+    }
+cleanup:
+    if (st != KNUT_OK && c) {
+        knut_buf_clear(&q);
+        knut_buf_printf(&q, "DROP TABLE IF EXISTS %s", tbl);
+        knut_duck_exec(c, q.data, NULL);
+    }
+    if (c)
+        knut_duck_exec(c, "DROP VIEW IF EXISTS input; DROP TABLE IF EXISTS _knut_raw", NULL);
+    knut_buf_reset(&q);
+    knut_duck_stmt_free(stmt);
+    knut_duck_conn_close(c);
+    return st;
+}
+
+knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err)
+{
+    knut_duck_conn *c = NULL;
+    knut_buf q = KNUT_BUF_INIT;
+    knut_status st = knut_duck_conn_open(&c, db, err);
+    if (st != KNUT_OK)
+        return st;
+    knut_buf_puts(&q, "CREATE OR REPLACE TABLE _knut_batch AS ");
+    for (size_t i = 0; i < n; i++)
+        knut_buf_printf(&q, "%sSELECT * FROM _knut_m%d", i ? " UNION ALL BY NAME " : "", idx[i]);
+    if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+        st = knut_duck_exec(c, q.data, err);
+    for (size_t i = 0; i < n; i++) {
+        knut_buf_clear(&q);
+        knut_buf_printf(&q, "DROP TABLE IF EXISTS _knut_m%d", idx[i]);
+        knut_duck_exec(c, q.data, NULL);
+    }
+    knut_buf_reset(&q);
+    knut_duck_conn_close(c);
+    return st;
+}

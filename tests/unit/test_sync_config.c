@@ -1,0 +1,219 @@
+/*
+ * Unit tests for the sync mapping config (src/sync/config.c): a complete
+ * config parses into the expected steps (rename, {name, column}
+ * properties, endpoint keys, fk edges, cdc), every mistake names
+ * file:line:col, the table and the key or column; the shipped example
+ * loads; `mode: full` is refused at open; and the round loop's backoff.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "knut/sync.h"
+
+static knut_sync_config *parse_ok(const char *text)
+{
+    knut_sync_config *c = NULL;
+    knut_error err = KNUT_ERROR_INIT;
+    if (knut_sync_config_parse(&c, text, strlen(text), "sync.yml", "/data", &err) != KNUT_OK)
+        fail_msg("unexpected error: %s", err.message);
+    return c;
+}
+
+/* text must fail with a message containing every NULL-terminated needle. */
+static void parse_bad(const char *text, ...)
+{
+    knut_sync_config *c = (knut_sync_config *)(uintptr_t)1;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_status st = knut_sync_config_parse(&c, text, strlen(text), "sync.yml", NULL, &err);
+    assert_int_not_equal(st, KNUT_OK);
+    assert_null(c);
+    va_list ap;
+    va_start(ap, text);
+    for (const char *n; (n = va_arg(ap, const char *)) != NULL;)
+        if (!strstr(err.message, n))
+            fail_msg("message '%s' lacks '%s'", err.message, n);
+    va_end(ap);
+}
+
+static const char full_cfg[] =
+    "store: g.duckdb\n"
+    "tables:\n"
+    "  people:\n"
+    "    path: people/\n"
+    "    sql: SELECT * FROM input\n"
+    "    vertices:\n"
+    "      - labels: [Person, Employee]\n"
+    "        keys: [person_id]\n"
+    "        properties: [name, {name: birthday, column: born}]\n"
+    "        rename: {person_id: id, name: full_name}\n"
+    "    fk_edges:\n"
+    "      - {type: REPORTS_TO, column: manager_id, to: {label: Person, key: id}}\n"
+    "  work:\n"
+    "    path: /abs/work-*.parquet\n"
+    "    format: parquet\n"
+    "    mode: cdc\n"
+    "    vertices:\n"
+    "      - label: Job\n"
+    "        keys: [job_id]\n"
+    "    edges:\n"
+    "      - type: AT\n"
+    "        from: {label: Person, keys: {id: person_id}}\n"
+    "        to: {label: Company, keys: [company_id]}\n";
+
+static void test_parse_complete(void **state)
+{
+    (void)state;
+    knut_sync_config *c = parse_ok(full_cfg);
+    assert_string_equal(c->store, "/data/g.duckdb");
+    assert_int_equal(c->n_tables, 2);
+    const knut_sync_table *p = &c->tables[0];
+    assert_string_equal(p->name, "people");
+    assert_string_equal(p->path, "/data/people/");
+    assert_int_equal(p->mode, KNUT_SYNC_MODE_INCREMENTAL);
+    assert_int_equal(p->format, KNUT_SYNC_FORMAT_AUTO);
+    assert_string_equal(p->sql, "SELECT * FROM input");
+    assert_int_equal(p->n_vertices, 1);
+    assert_int_equal(p->vertices[0].n_labels, 2);
+    assert_string_equal(p->vertices[0].labels[1], "Employee");
+    assert_string_equal(p->vertices[0].keys[0].prop, "id");
+    assert_string_equal(p->vertices[0].keys[0].column, "person_id");
+    assert_int_equal(p->vertices[0].all_props, 0);
+    assert_string_equal(p->vertices[0].props[0].prop, "full_name");
+    assert_string_equal(p->vertices[0].props[0].column, "name");
+    assert_string_equal(p->vertices[0].props[1].prop, "birthday");
+    assert_string_equal(p->vertices[0].props[1].column, "born");
+    assert_int_equal(p->n_fk_edges, 1);
+    assert_string_equal(p->fk_edges[0].to_key, "id");
+    const knut_sync_table *w = &c->tables[1];
+    assert_string_equal(w->path, "/abs/work-*.parquet");
+    assert_int_equal(w->format, KNUT_SYNC_FORMAT_PARQUET);
+    assert_int_equal(w->mode, KNUT_SYNC_MODE_CDC);
+    assert_string_equal(w->vertices[0].labels[0], "Job");
+    assert_int_equal(w->vertices[0].all_props, 1);
+    assert_string_equal(w->edges[0].from.keys[0].prop, "id");
+    assert_string_equal(w->edges[0].from.keys[0].column, "person_id");
+    assert_string_equal(w->edges[0].to.keys[0].prop, "company_id");
+    assert_int_equal(w->edges[0].all_props, 1);
+    knut_sync_config_free(c);
+}
+
+static void test_errors_name_position(void **state)
+{
+    (void)state;
+    parse_bad("tables: {}\n", "sync.yml:1:", "'tables'", NULL);
+    parse_bad("tablez: {}\n", "sync.yml:1:", "unknown key 'tablez'", NULL);
+    parse_bad("tables:\n  t:\n    vertices: [{labels: [A], keys: [k]}]\n",
+              "sync.yml:3:5", "table 't'", "'path'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    mode: append\n"
+              "    vertices: [{labels: [A], keys: [k]}]\n",
+              "sync.yml:4:11", "table 't'", "mode must be", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    format: orc\n"
+              "    vertices: [{labels: [A], keys: [k]}]\n",
+              "sync.yml:4:13", "table 't'", "parquet or csv", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n", "table 't'", "at least one vertex or edge", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    vertices:\n      - labels: [A]\n",
+              "sync.yml:5:", "table 't'", "needs 'keys'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    vertices:\n      - labels: [A]\n"
+              "        keys: [id]\n        propertys: [a]\n",
+              "sync.yml:7:", "table 't'", "unknown key 'propertys'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    vertices:\n      - labels: [A]\n"
+              "        keys: [id]\n        properties: [a, a]\n",
+              "sync.yml:7:", "table 't'", "'a' listed twice", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    vertices:\n      - labels: [A]\n"
+              "        keys: [id]\n        properties: [_change_type]\n",
+              "sync.yml:7:", "'_change_type'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    vertices:\n      - labels: ['a`b']\n"
+              "        keys: [id]\n",
+              "sync.yml:5:", "backtick", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    edges:\n      - type: E\n"
+              "        from: {label: A, keys: {id: ''}}\n        to: {label: B, keys: [id]}\n",
+              "sync.yml:6:", "table 't'", "key 'id' of 'from'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    edges:\n      - type: E\n        from: {label: A}\n"
+              "        to: {label: B, keys: [id]}\n",
+              "sync.yml:6:", "'from' needs 'keys'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    edges:\n      - {type: E, to: {label: B, keys: [id]}}\n",
+              "sync.yml:5:", "needs 'from' and 'to'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    edges:\n      - type: E\n"
+              "        from: {label: A, keys: [a]}\n        to: {label: B, keys: [b]}\n"
+              "    fk_edges: [{type: F, column: c, to: {label: B, key: b}}]\n",
+              "sync.yml:8:", "first vertex step", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    vertices: [{labels: [A], keys: [k]}]\n"
+              "    fk_edges: [{type: F, column: c, to: {label: B}}]\n",
+              "sync.yml:5:", "table 't'", "'key'", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    mode: cdc\n    edges:\n      - type: E\n"
+              "        from: {label: A, keys: [a]}\n        to: {label: B, keys: [b]}\n",
+              "table 't'", "cdc needs a vertex step", NULL);
+    parse_bad("tables:\n  t:\n    path: x\n    sql: ''\n    vertices: [{labels: [A], keys: [k]}]\n",
+              "sync.yml:4:", "'sql'", NULL);
+    parse_bad("tables: [\n", "sync.yml", NULL);
+}
+
+static void test_example_loads(void **state)
+{
+    (void)state;
+    knut_sync_config *c = NULL;
+    knut_error err = KNUT_ERROR_INIT;
+    if (knut_sync_config_load(&c, KNUT_SOURCE_DIR "/examples/lakehouse/sync.yml", &err) != KNUT_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(c->n_tables, 4);
+    assert_string_equal(c->tables[3].name, "people_changes");
+    assert_int_equal(c->tables[3].mode, KNUT_SYNC_MODE_CDC);
+    knut_sync_config_free(c);
+    assert_int_not_equal(knut_sync_config_load(&c, "/nonexistent/sync.yml", &err), KNUT_OK);
+    assert_non_null(strstr(err.message, "/nonexistent/sync.yml"));
+}
+
+static void test_full_mode_refused(void **state)
+{
+    (void)state;
+    knut_sync_config *c = parse_ok("tables:\n  t:\n    path: x\n    mode: full\n"
+                                   "    vertices: [{labels: [A], keys: [k]}]\n");
+    knut_sync *s = (knut_sync *)(uintptr_t)1;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_sync_options o = KNUT_SYNC_OPTIONS_INIT;
+    o.store = ":memory:";
+    assert_int_equal(knut_sync_open(&s, c, &o, &err), KNUT_EUNSUPPORTED);
+    assert_null(s);
+    assert_non_null(strstr(err.message, "sync.yml:4:11: table 't': mode full"));
+    knut_sync_config_free(c);
+}
+
+static void test_backoff(void **state)
+{
+    (void)state;
+    const int64_t i = 10, max = 100;
+    int64_t w = i;
+    w = knut_sync_backoff_next(w, i, max, 0);
+    assert_int_equal(w, 20);
+    w = knut_sync_backoff_next(w, i, max, 0);
+    assert_int_equal(w, 40);
+    w = knut_sync_backoff_next(w, i, max, 0);
+    assert_int_equal(w, 80);
+    w = knut_sync_backoff_next(w, i, max, 0);
+    assert_int_equal(w, 100); /* capped */
+    w = knut_sync_backoff_next(w, i, max, 0);
+    assert_int_equal(w, 100);
+    w = knut_sync_backoff_next(w, i, max, 1); /* progress resets */
+    assert_int_equal(w, 10);
+    assert_int_equal(knut_sync_backoff_next(10, 10, 5, 0), 10); /* max below interval */
+    assert_int_equal(knut_sync_backoff_next(INT64_MAX / 2 + 1, 10, INT64_MAX, 0), INT64_MAX);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_complete),
+        cmocka_unit_test(test_errors_name_position),
+        cmocka_unit_test(test_example_loads),
+        cmocka_unit_test(test_full_mode_refused),
+        cmocka_unit_test(test_backoff),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
