@@ -29,6 +29,7 @@ static const knut_cli_cmd commands[] = {
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", knut_cmd_query_usage, 0},
     {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", knut_cmd_gar_usage, 1},
     {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", knut_cmd_graph_usage, 1},
+    {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", knut_cmd_load_usage, 0},
     {"help", cmd_help, "Show help for knut or one command", help_usage, 0},
     {"version", cmd_version, "Show the knut and DuckDB versions", version_usage, 0},
 };

@@ -1,0 +1,268 @@
+"""`knut load`: whole GraphAr graphs into a real FalkorDB and into the
+embedded store. Every vertex and edge property is compared with what
+`knut gar cat --format json` reads from the same files (FalkorDB keeps
+timestamps to the second, so those are compared to the second). Also:
+loading twice gives the same graph, GRAPH.BULK (fresh graph) and UNWIND
+(--no-bulk) build equal graphs, and a FalkorDB killed mid-load gives exit 1,
+an error naming host:port and no "done" line."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from peers import FalkorDB
+
+DATA = Path("/work/shared/data/graphar-testing")
+LDBC = DATA / "ldbc_sample/parquet/ldbc_sample_timestamp.graph.yml"
+MODERN = DATA / "modern_graph/modern_graph.graph.yml"
+
+
+def url(peer):
+    return f"redis://127.0.0.1:{peer.port}"
+
+
+def jsonl(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def gar_rows(run_knut, graph, typ):
+    r = run_knut("gar", "cat", "-f", "json", graph, typ)
+    assert r.returncode == 0, r.stderr
+    return jsonl(r.stdout)
+
+
+def norm(v, seconds):
+    """Comparable form of a value: timestamps cut to the second for FalkorDB,
+    floats rounded to FalkorDB's 15 significant digits."""
+    if isinstance(v, float):
+        return float(f"{v:.6g}")
+    if isinstance(v, list):
+        return [norm(x, seconds) for x in v]
+    if seconds and isinstance(v, str) and len(v) >= 19 and v[10] == "T" and v[4] == "-":
+        return v[:19]
+    return v
+
+
+def expected(run_knut, graph, info):
+    """{(kind, type): sorted rows} from gar cat, keyed like the loaded graph."""
+    out = {}
+    for vtype, props in info["vertices"].items():
+        rows = gar_rows(run_knut, graph, vtype)
+        out[("v", vtype)] = [{"_gar_id": r["_graphArVertexIndex"], **{p: r.get(p) for p in props}}
+                             for r in rows]
+    for (src, et, dst), props in info["edges"].items():
+        rows = gar_rows(run_knut, graph, f"{src},{et},{dst}")
+        out[("e", et)] = [{"s": r["_graphArSrcIndex"], "d": r["_graphArDstIndex"],
+                           **{p: r.get(p) for p in props}} for r in rows]
+    return out
+
+
+def falkor_rows(run_knut, peer, graph, info):
+    out = {}
+    base = ["graph", "query", "-f", "json", "--falkordb", url(peer), "--graph", graph]
+    for vtype, props in info["vertices"].items():
+        cols = ", ".join(["n._gar_id AS _gar_id"] + [f"n.`{p}` AS `{p}`" for p in props])
+        r = run_knut(*base, f"MATCH (n:`{vtype}`) RETURN {cols} ORDER BY n._gar_id")
+        assert r.returncode == 0, r.stderr
+        out[("v", vtype)] = jsonl(r.stdout)
+    for (src, et, dst), props in info["edges"].items():
+        cols = ", ".join(["a._gar_id AS s", "b._gar_id AS d"] + [f"e.`{p}` AS `{p}`" for p in props])
+        r = run_knut(*base, f"MATCH (a:`{src}`)-[e:`{et}`]->(b:`{dst}`) RETURN {cols}")
+        assert r.returncode == 0, r.stderr
+        out[("e", et)] = jsonl(r.stdout)
+    return out
+
+
+def store_rows(run_knut, db, info):
+    out = {}
+    tables = {}
+    for cat in ("_knut_vertex_labels", "_knut_edge_types"):
+        r = run_knut("query", "--db", db, "-f", "json", f"SELECT * FROM {cat}")
+        assert r.returncode == 0, r.stderr
+        for row in jsonl(r.stdout):
+            tables[row.get("label") or row.get("type")] = row["table_name"]
+    for vtype, props in info["vertices"].items():
+        cols = ", ".join(['"_gar_id"'] + [f'"{p}"' for p in props])
+        r = run_knut("query", "--db", db, "-f", "json",
+                     f'SELECT {cols} FROM "{tables[vtype]}" ORDER BY "_gar_id"')
+        assert r.returncode == 0, r.stderr
+        out[("v", vtype)] = jsonl(r.stdout)
+    for (src, et, dst), props in info["edges"].items():
+        cols = ", ".join(['a."_gar_id" AS s', 'b."_gar_id" AS d'] + [f'e."{p}"' for p in props])
+        r = run_knut("query", "--db", db, "-f", "json",
+                     f'SELECT {cols} FROM "{tables[et]}" e JOIN "{tables[src]}" a '
+                     f'ON a._knut_vid = e._knut_src JOIN "{tables[dst]}" b ON b._knut_vid = e._knut_dst')
+        assert r.returncode == 0, r.stderr
+        out[("e", et)] = jsonl(r.stdout)
+    return out
+
+
+def compare(got, want, seconds):
+    assert set(got) == set(want)
+    for k in want:
+        g = sorted((json.dumps({c: norm(v, seconds) for c, v in r.items()}, sort_keys=True)
+                    for r in got[k]))
+        w = sorted((json.dumps({c: norm(v, seconds) for c, v in r.items()}, sort_keys=True)
+                    for r in want[k]))
+        assert len(g) == len(w), k
+        assert g == w, k
+
+
+LDBC_INFO = {"vertices": {"person": ["id", "firstName", "lastName", "gender"]},
+             "edges": {("person", "knows-timestamp", "person"): ["creationDate-timestamp"]}}
+MODERN_INFO = {"vertices": {"person": ["id", "name", "age"], "software": ["id", "name", "lang"]},
+               "edges": {("person", "knows", "person"): ["weight"],
+                         ("person", "created", "software"): ["weight"]}}
+
+
+@pytest.fixture(scope="module")
+def typed(tmp_path_factory, knut):
+    """A small graph with every GraphAr type (and nulls), made by gar import."""
+    d = tmp_path_factory.mktemp("typed")
+
+    def q(sql):
+        subprocess.run([str(knut), "query", sql], cwd=d, check=True, capture_output=True)
+
+    q("COPY (SELECT 100 + i AS id, 'name ''' || i || '\"\n' AS name, DATE '1990-01-01' + (i * 40)::INTEGER AS born,"
+      " TIMESTAMP '2024-01-01 10:00:00.250' + to_seconds(i * 3601) AS seen,"
+      " (i * 1.5 + 0.25)::DOUBLE AS score, i % 2 = 0 AS flag,"
+      " CASE WHEN i % 3 = 0 THEN NULL ELSE i END AS maybe,"
+      " [i, i + 1]::BIGINT[] AS nums, ['a' || i, 'b']::VARCHAR[] AS tags"
+      " FROM range(50) t(i)) TO 'people.parquet' (FORMAT parquet)")
+    q("COPY (SELECT 100 + i % 50 AS a, 100 + (i % 50 + 1 + (i // 50) * 7) % 50 AS b, (i * 0.5)::DOUBLE AS w,"
+      " DATE '2020-02-02' + i::INTEGER AS since FROM range(120) t(i)) TO 'knows.parquet' (FORMAT parquet)")
+    (d / "typed.yml").write_text(
+        "graph: typed\noutput: out\nvertex_chunk_size: 16\nedge_chunk_size: 32\n"
+        "vertices:\n  - type: P\n    table: people.parquet\n    key: id\n"
+        "edges:\n  - type: K\n    src: {type: P, key: a}\n    dst: {type: P, key: b}\n"
+        "    table: knows.parquet\n    properties: [w, since]\n")
+    r = subprocess.run([str(knut), "gar", "import", "-q", "-c", "typed.yml"], cwd=d,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return d / "out" / "typed.graph.yml"
+
+
+TYPED_INFO = {"vertices": {"P": ["id", "name", "born", "seen", "score", "flag", "maybe", "nums",
+                                 "tags"]},
+              "edges": {("P", "K", "P"): ["w", "since"]}}
+
+
+@pytest.mark.parametrize("graph,info", [(LDBC, LDBC_INFO), (MODERN, MODERN_INFO)],
+                         ids=["ldbc", "modern"])
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "unwind"])
+def test_load_falkordb_values(falkordb, run_knut, graph, info, bulk):
+    args = ["load", "--graphar", graph, "--falkordb", url(falkordb), "--graph", "g"]
+    r = run_knut(*args, *([] if bulk else ["--no-bulk"]))
+    assert r.returncode == 0, r.stderr
+    assert "done:" in r.stdout
+    assert ("(bulk)" in r.stdout) == bulk
+    want = expected(run_knut, graph, info)
+    compare(falkor_rows(run_knut, falkordb, "g", info), want, seconds=True)
+    # JSON progress (stderr is not a terminal): one line per set, then done.
+    logs = jsonl(r.stderr)
+    assert [x["msg"] for x in logs] == ["set loaded"] * len(want) + ["done"]
+    assert logs[-1]["vertices"] == sum(len(v) for k, v in want.items() if k[0] == "v")
+    assert logs[-1]["edges"] == sum(len(v) for k, v in want.items() if k[0] == "e")
+
+
+def test_load_falkordb_typed(falkordb, run_knut, typed):
+    want = expected(run_knut, typed, TYPED_INFO)
+    for g, extra in (("bulk", []), ("unwind", ["--no-bulk", "--batch-rows", "7"])):
+        r = run_knut("load", "--graphar", typed, "--falkordb", url(falkordb), "--graph", g, *extra)
+        assert r.returncode == 0, r.stderr
+        assert f"({g})" in r.stdout
+        compare(falkor_rows(run_knut, falkordb, g, TYPED_INFO), want, seconds=True)
+
+
+def test_load_twice_same_graph(falkordb, run_knut):
+    counts = []
+    for _ in range(3):  # bulk first (fresh graph), then UNWIND MERGE twice
+        r = run_knut("load", "--graphar", LDBC, "--falkordb", url(falkordb), "--graph", "g")
+        assert r.returncode == 0, r.stderr
+        n = falkordb.query("g", "MATCH (n) RETURN count(n)")[1][0][0]
+        e = falkordb.query("g", "MATCH ()-[e]->() RETURN count(e)")[1][0][0]
+        counts.append((n, e))
+    assert counts == [(903, 6626)] * 3
+    compare(falkor_rows(run_knut, falkordb, "g", LDBC_INFO), expected(run_knut, LDBC, LDBC_INFO),
+            seconds=True)
+
+
+@pytest.mark.parametrize("graph,info", [(LDBC, LDBC_INFO), (MODERN, MODERN_INFO)],
+                         ids=["ldbc", "modern"])
+def test_load_store_values(tmp_path, run_knut, graph, info):
+    db = tmp_path / "g.duckdb"
+    for _ in range(2):  # the second load changes nothing
+        r = run_knut("load", "--graphar", graph, "--db", db)
+        assert r.returncode == 0, r.stderr
+        assert "(embedded)" in r.stdout
+        compare(store_rows(run_knut, db, info), expected(run_knut, graph, info), seconds=False)
+
+
+def test_load_store_typed(tmp_path, run_knut, typed):
+    db = tmp_path / "t.duckdb"
+    r = run_knut("load", "--graphar", typed, "--db", db)
+    assert r.returncode == 0, r.stderr
+    compare(store_rows(run_knut, db, TYPED_INFO), expected(run_knut, typed, TYPED_INFO),
+            seconds=False)
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "unwind"])
+def test_load_killed_falkordb(start_peer, knut, tmp_path, bulk):
+    peer = start_peer(FalkorDB)
+    # A graph large enough that the load is still running when the kill
+    # lands (bulk loading is ~10x faster than UNWIND, so it gets more rows).
+    d = tmp_path
+    n = 3000000 if bulk else 300000
+    subprocess.run([str(knut), "query",
+                    f"COPY (SELECT i AS id, 'n' || i AS name FROM range({n}) t(i)) "
+                    "TO 'v.parquet' (FORMAT parquet)"], cwd=d, check=True)
+    subprocess.run([str(knut), "query",
+                    f"COPY (SELECT i AS a, (i * 7) % {n} AS b FROM range({n}) t(i)) "
+                    "TO 'e.parquet' (FORMAT parquet)"], cwd=d, check=True)
+    (d / "big.yml").write_text(
+        "graph: big\noutput: out\nvertices:\n  - type: V\n    table: v.parquet\n    key: id\n"
+        "edges:\n  - type: E\n    src: {type: V, key: a}\n    dst: {type: V, key: b}\n"
+        "    table: e.parquet\n")
+    subprocess.run([str(knut), "gar", "import", "-q", "-c", "big.yml"], cwd=d, check=True)
+    args = [str(knut), "load", "--graphar", str(d / "out/big.graph.yml"), "--falkordb", url(peer),
+            "--graph", "g", "--batch-rows", "1000"]
+    proc = subprocess.Popen(args + ([] if bulk else ["--no-bulk"]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if bulk:
+        # Kill as soon as the first GRAPH.BULK call created the graph key.
+        deadline = time.monotonic() + 60
+        with peer.client() as c:
+            while time.monotonic() < deadline and not c.exists("g"):
+                time.sleep(0.005)
+    else:
+        deadline = time.monotonic() + 60
+        with peer.client() as c:
+            while time.monotonic() < deadline:
+                try:
+                    if c.execute_command("GRAPH.RO_QUERY", "g", "MATCH (n:V) RETURN count(n)")[1][0][0] > 0:
+                        break
+                except Exception:
+                    pass
+                time.sleep(0.01)
+    os.kill(peer.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, (out, err)
+    assert f"127.0.0.1:{peer.port}" in err
+    assert "done" not in out
+    assert '"done"' not in err
+
+
+def test_load_usage(run_knut):
+    r = run_knut("load", "--help")
+    assert r.returncode == 0 and "--graphar PATH" in r.stdout and "Examples:" in r.stdout
+    r = run_knut("load", "--graphar", LDBC)
+    assert r.returncode == 2
+    r = run_knut("load", "--graphar", LDBC, "--db", "x", "--batch-rows", "0")
+    assert r.returncode == 2
