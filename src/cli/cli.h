@@ -44,6 +44,11 @@ int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *
  * errors ("SQL", "Cypher"). Empty input is an error. */
 knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err);
 
+/* `knut load --mapping`: every file of every table of a sync config, in
+ * rounds until none is left (src/cli/cmd_load_tables.c). Returns an exit code. */
+int knut_cli_load_mapping(const char *mapping, const char *url, const char *graph,
+                          const char *db, int quiet);
+
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
 /* Prints a command's usage text to f. */

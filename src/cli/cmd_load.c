@@ -17,9 +17,13 @@
 
 const char knut_cmd_load_usage[] =
     "usage: knut load --graphar PATH (--falkordb URL --graph NAME | --db FILE) [OPTIONS]\n"
+    "       knut load --mapping SYNC.yml (--falkordb URL --graph NAME | --db FILE)\n"
     "\n"
     "Loads every vertex and edge of a GraphAr (gar/v1) graph into FalkorDB or\n"
     "into the embedded graph store (a DuckDB file, created if missing).\n"
+    "With --mapping, loads tables (Parquet/CSV files) instead, mapped by a\n"
+    "`knut sync` config (see docs/sync.md): every file of every table, in\n"
+    "rounds, until none is left; a bad file fails the load (exit 1).\n"
     "\n"
     "Each vertex type becomes a label; vertices are merged on the type's\n"
     "primary property (or, without one, on `_gar_id`) and keep their GraphAr\n"
@@ -34,6 +38,7 @@ const char knut_cmd_load_usage[] =
     "\n"
     "Options:\n"
     "  --graphar PATH     a *.graph.yml, or a directory holding exactly one\n"
+    "  --mapping FILE     a sync config (tables + mapping) instead of --graphar\n"
     "  --falkordb URL     redis://[[user]:password@]host[:port]\n"
     "  --graph NAME       the FalkorDB graph (key) to load into\n"
     "  --db FILE          the embedded graph store file instead of FalkorDB\n"
@@ -49,7 +54,8 @@ const char knut_cmd_load_usage[] =
     "Examples:\n"
     "  knut load --graphar ldbc/ldbc_sample.graph.yml \\\n"
     "            --falkordb redis://127.0.0.1:6379 --graph ldbc\n"
-    "  knut load --graphar modern_graph/ --db graph.duckdb\n";
+    "  knut load --graphar modern_graph/ --db graph.duckdb\n"
+    "  knut load --mapping examples/lakehouse/sync.yml --db graph.duckdb\n";
 
 typedef struct progress_state {
     int tty;
@@ -130,15 +136,15 @@ static int is_opt(const char *a, const char *name)
 
 int knut_cmd_load(int argc, char **argv)
 {
-    const char *gar = NULL, *url = NULL, *graph = NULL, *db = NULL, *v;
+    const char *gar = NULL, *mapping = NULL, *url = NULL, *graph = NULL, *db = NULL, *v;
     knut_graph_load_options o = KNUT_GRAPH_LOAD_OPTIONS_INIT;
     progress_state ps = {isatty(STDERR_FILENO), 0, 0};
     static const char *const valued[] = {"--graphar", "--falkordb", "--graph", "--db",
-                                         "--batch-rows"};
+                                         "--batch-rows", "--mapping"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         size_t k = 0;
-        while (k < 5 && !is_opt(a, valued[k]))
+        while (k < 6 && !is_opt(a, valued[k]))
             k++;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(knut_cmd_load_usage, stdout);
@@ -147,10 +153,12 @@ int knut_cmd_load(int argc, char **argv)
             o.no_bulk = 1;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             ps.quiet = 1;
-        } else if (k < 5) {
+        } else if (k < 6) {
             if (!(v = opt_value(argc, argv, &i, valued[k])))
                 return KNUT_EXIT_USAGE;
-            if (k == 0)
+            if (k == 5)
+                mapping = v;
+            else if (k == 0)
                 gar = v;
             else if (k == 1)
                 url = v;
@@ -173,12 +181,14 @@ int knut_cmd_load(int argc, char **argv)
             return KNUT_EXIT_USAGE;
         }
     }
-    if (!gar || (!db && !url) || (db && url) || (url && !graph)) {
-        fputs("knut load: need --graphar PATH and either --falkordb URL --graph NAME or "
-              "--db FILE (see --help)\n",
+    if (!gar == !mapping || (!db && !url) || (db && url) || (url && !graph)) {
+        fputs("knut load: need --graphar PATH or --mapping FILE, and either --falkordb URL "
+              "--graph NAME or --db FILE (see --help)\n",
               stderr);
         return KNUT_EXIT_USAGE;
     }
+    if (mapping)
+        return knut_cli_load_mapping(mapping, url, graph, db, ps.quiet);
     o.progress = on_progress;
     o.progress_ctx = &ps;
     knut_error err = KNUT_ERROR_INIT;
