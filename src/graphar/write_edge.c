@@ -191,23 +191,8 @@ static knut_status materialise(ejob *j, knut_error *err)
             if (!(types[i] = knut_buf_detach(&t, NULL)))
                 complete = 0;
         }
-    knut_error diag = KNUT_ERROR_INIT;
-    knut_status d = KNUT_OK;
-    if (complete)
-        d = knut_graphar_w__diagnose_casts(j->w, j->rel.data, j->name, cols,
-                                           (const char *const *)types, cols, n, &diag);
-    for (size_t k = 0; types && k < n; k++)
-        free(types[k]);
-    free(types);
-    free(cols);
-    if (d) {
-        if (err)
-            *err = diag;
-        knut_error_prefix(err, "%s: ", j->what);
-        return d;
-    }
-    knut_error_prefix(err, "%s: reading %s: ", j->what, j->name);
-    return st;
+    return knut_graphar_w__report_cast_failure(j->w, j->rel.data, j->name, j->what, cols, types,
+                                               n, st, err);
 }
 
 /* "(a, b) = (1, 2)"-style text of one side's key columns on raw row. */

@@ -163,6 +163,19 @@ knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *tabl
  * EINVAL, or returns KNUT_OK when no row fails (the caller keeps DuckDB's
  * own error then).
  */
+/*
+ * After a statement that cast the source's columns failed with st: takes
+ * ownership of cols (borrowed names) and types (n malloc'ed DuckDB type
+ * names; either array, or entries of types, may be NULL after a failed
+ * allocation), asks diagnose_casts for the row and column DuckDB left
+ * out, frees both arrays and returns the status to report, with err
+ * prefixed by what ("vertex person").
+ */
+knut_status knut_graphar_w__report_cast_failure(knut_graphar_writer *w, const char *relation,
+                                                const char *source_name, const char *what,
+                                                const char **cols, char **types, size_t n,
+                                                knut_status st, knut_error *err);
+
 knut_status knut_graphar_w__diagnose_casts(knut_graphar_writer *w, const char *relation,
                                          const char *source_name, const char *const *columns,
                                          const char *const *types, const char *const *labels,

@@ -478,3 +478,30 @@ knut_status knut_graphar_w__first_row(knut_graphar_writer *w, const char *relati
     knut_graphar_w__rows_close(&r);
     return st;
 }
+
+knut_status knut_graphar_w__report_cast_failure(knut_graphar_writer *w, const char *relation,
+                                                const char *source_name, const char *what,
+                                                const char **cols, char **types, size_t n,
+                                                knut_status st, knut_error *err)
+{
+    int complete = cols != NULL && types != NULL;
+    for (size_t k = 0; complete && k < n; k++)
+        complete = types[k] != NULL;
+    knut_error diag = KNUT_ERROR_INIT;
+    knut_status d = KNUT_OK;
+    if (complete)
+        d = knut_graphar_w__diagnose_casts(w, relation, source_name, cols,
+                                           (const char *const *)types, cols, n, &diag);
+    for (size_t k = 0; types && k < n; k++)
+        free(types[k]);
+    free(types);
+    free(cols);
+    if (d) {
+        if (err)
+            *err = diag;
+        knut_error_prefix(err, "%s: ", what);
+        return d;
+    }
+    knut_error_prefix(err, "%s: reading %s: ", what, source_name);
+    return st;
+}

@@ -159,26 +159,8 @@ static knut_status materialise(vjob *j, knut_error *err)
         cols[i] = label_col(j, l);
         types[i] = strdup("BOOLEAN");
     }
-    knut_status d = KNUT_OK;
-    knut_error diag = KNUT_ERROR_INIT;
-    int complete = cols && types;
-    for (size_t k = 0; complete && k < n; k++)
-        complete = types[k] != NULL;
-    if (complete)
-        d = knut_graphar_w__diagnose_casts(j->w, j->rel.data, j->name, cols,
-                                         (const char *const *)types, cols, n, &diag);
-    for (size_t k = 0; types && k < n; k++)
-        free(types[k]);
-    free(types);
-    free(cols);
-    if (d) {
-        if (err)
-            *err = diag;
-        knut_error_prefix(err, "%s: ", j->what);
-        return d;
-    }
-    knut_error_prefix(err, "%s: reading %s: ", j->what, j->name);
-    return st;
+    return knut_graphar_w__report_cast_failure(j->w, j->rel.data, j->name, j->what, cols, types,
+                                               n, st, err);
 }
 
 /* A problem found in the table, named by its source row (and the value
