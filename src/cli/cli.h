@@ -49,6 +49,11 @@ knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err);
 int knut_cli_load_mapping(const char *mapping, const char *url, const char *graph,
                           const char *db, int quiet);
 
+/* The query text of a command: arg itself, or all of stdin (capped at max,
+ * read into input, which the caller resets) when arg is "-". */
+knut_status knut_cli_query_text(const char *arg, knut_buf *input, size_t max, const char *what,
+                                const char **out, knut_error *err);
+
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
 /* Prints a command's usage text to f. */

@@ -207,13 +207,9 @@ int knut_cmd_graph_query(int argc, char **argv)
         return usage_error("%s", "refusing to write Arrow IPC bytes to a terminal: redirect "
                                  "stdout to a file or a pipe");
     rc = KNUT_EXIT_FAIL;
-    const char *cypher = a.cypher;
-    if (strcmp(cypher, "-") == 0) {
-        knut_buf_init(&input, GQUERY_STDIN_MAX);
-        if (knut_cli_read_stdin(&input, "Cypher", &err) != KNUT_OK)
-            goto cleanup;
-        cypher = input.data;
-    }
+    const char *cypher = NULL;
+    if (knut_cli_query_text(a.cypher, &input, GQUERY_STDIN_MAX, "Cypher", &cypher, &err) != KNUT_OK)
+        goto cleanup;
     o.query_timeout_ms = a.timeout_ms;
     if (knut_graph_falkor_connect_url(&g, a.url, &o, &err) != KNUT_OK)
         goto cleanup;

@@ -191,13 +191,9 @@ int knut_cmd_query(int argc, char **argv)
                                  "stdout to a file or a pipe");
 
     rc = KNUT_EXIT_FAIL;
-    const char *sql = a.sql;
-    if (strcmp(sql, "-") == 0) {
-        knut_buf_init(&input, QUERY_STDIN_MAX);
-        if (knut_cli_read_stdin(&input, "SQL", &err) != KNUT_OK)
-            goto cleanup;
-        sql = input.data;
-    }
+    const char *sql = NULL;
+    if (knut_cli_query_text(a.sql, &input, QUERY_STDIN_MAX, "SQL", &sql, &err) != KNUT_OK)
+        goto cleanup;
     if (knut_duck_db_open(&db, a.db, a.settings, a.nsettings, &err) != KNUT_OK)
         goto cleanup;
     if (knut_duck_conn_open(&conn, db, &err) != KNUT_OK)

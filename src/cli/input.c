@@ -4,6 +4,8 @@
  */
 #include "cli.h"
 
+#include <string.h>
+
 knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err)
 {
     char chunk[65536];
@@ -21,4 +23,17 @@ knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err)
     if (!b->data || b->len == 0)
         return knut_error_set(err, KNUT_EINVAL, "no %s on stdin", what);
     return KNUT_OK;
+}
+
+knut_status knut_cli_query_text(const char *arg, knut_buf *input, size_t max, const char *what,
+                                const char **out, knut_error *err)
+{
+    *out = arg;
+    if (strcmp(arg, "-") != 0)
+        return KNUT_OK;
+    knut_buf_init(input, max);
+    knut_status st = knut_cli_read_stdin(input, what, err);
+    if (st == KNUT_OK)
+        *out = input->data;
+    return st;
 }
