@@ -135,8 +135,21 @@ typedef struct knut_sync_options {
     const char *ledger;       /* FalkorDB ledger file; NULL: config `ledger:`,
                                * else "<config>.ledger.json" */
     int status_only;          /* 1: open the ledger only (knut sync status) */
+    /* shared ledger (src/sync/ledger_valkey.c) */
+    const char *ledger_url;   /* redis://...: the ledger in a Valkey/Redis hash,
+                               * with a lease per table; NULL: local ledger */
+    const char *instance;     /* lease owner id; NULL: hostname:pid */
+    int64_t lease_ms;         /* lease time to live; 0: 30000 */
+    /* metrics (src/sync/metrics.c) */
+    const char *metrics_file; /* Prometheus text written atomically on close */
+    const char *metrics_addr; /* IP:PORT serving live /metrics */
+    /* Airflow asset events (src/sync/assets.c) */
+    const char *airflow_url;  /* http://host:port of the Airflow API server */
+    const char *airflow_user;
+    const char *airflow_password; /* a secret: never logged */
 } knut_sync_options;
-#define KNUT_SYNC_OPTIONS_INIT {KNUT_SYNC_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0}
+#define KNUT_SYNC_OPTIONS_INIT {KNUT_SYNC_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, \
+                                NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
 
 /*
  * Opens the sink and the ledger for cfg (borrowed: it must outlive the

@@ -96,8 +96,27 @@ knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, k
 knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
                                  knut_graph_mutation **out, knut_error *err);
 
+/* ---- what a round tells the metrics (metrics.c) and the Airflow asset
+ * events (assets.c): one result per table visited ---- */
+typedef struct sync_table_result {
+    const knut_sync_table *table;
+    int64_t round;
+    int64_t files, failed_files, pending_files;
+    int64_t rows, vertices, edges, deletes;
+    int64_t duration_us;
+    int ok;            /* no apply failure (a table with nothing new is ok) */
+    const char *error; /* apply failure, or NULL */
+} sync_table_result;
+
+struct sync_metrics;  /* metrics.c */
+struct sync_assets;   /* assets.c */
+struct sync_valkey;   /* ledger_valkey.c: shared ledger + leases */
+
 /* ---- sync.c ---- */
 struct knut_sync {
+    struct sync_metrics *metrics; /* NULL: none */
+    struct sync_assets *assets;   /* NULL: no Airflow */
+    struct sync_valkey *valkey;   /* NULL: local ledger */
     const knut_sync_config *cfg;
     knut_graph_store *store;
     knut_graph_falkor *falkor;
