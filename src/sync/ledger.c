@@ -39,6 +39,43 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* The index: FNV-1a over table NUL path, open addressing, linear probing.
+ * A find is one probe sequence, so a round over many files of a long
+ * ledger stays linear in the files listed, not quadratic. */
+static size_t key_hash(const char *table, const char *path)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)table; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL; /* a separator no name holds */
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+static void index_insert(sync_ledger *l, size_t idx)
+{
+    size_t mask = l->n_slots - 1;
+    size_t i = key_hash(l->items[idx].table, l->items[idx].path) & mask;
+    while (l->slots[i])
+        i = (i + 1) & mask;
+    l->slots[i] = idx + 1;
+}
+
+/* Rebuilds the index for n_slots (a power of two > 2 l->n). */
+static knut_status index_rebuild(sync_ledger *l, size_t n_slots, knut_error *err)
+{
+    size_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    free(l->slots);
+    l->slots = slots;
+    l->n_slots = n_slots;
+    for (size_t i = 0; i < l->n; i++)
+        index_insert(l, i);
+    return KNUT_OK;
+}
+
 /* Replaces or adds a copy of e in memory. */
 static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
 {
@@ -65,16 +102,42 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
         l->items = p;
         l->cap = cap;
     }
+    if (2 * (l->n + 1) >= l->n_slots) {
+        knut_status st = index_rebuild(l, l->n_slots ? l->n_slots * 2 : 256, err);
+        if (st != KNUT_OK) {
+            entry_reset(&c);
+            return st;
+        }
+    }
     l->items[l->n++] = c;
+    index_insert(l, l->n - 1);
     return KNUT_OK;
 }
 
 sync_entry *knut_sync__ledger_find(sync_ledger *l, const char *table, const char *path)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->items[i].table, table) == 0 && strcmp(l->items[i].path, path) == 0)
-            return &l->items[i];
+    if (!l->n_slots)
+        return NULL;
+    size_t mask = l->n_slots - 1;
+    for (size_t i = key_hash(table, path) & mask; l->slots[i]; i = (i + 1) & mask) {
+        sync_entry *e = &l->items[l->slots[i] - 1];
+        if (strcmp(e->table, table) == 0 && strcmp(e->path, path) == 0)
+            return e;
+    }
     return NULL;
+}
+
+void knut_sync__ledger_forget(sync_ledger *l, const char *table, const char *path)
+{
+    sync_entry *e = knut_sync__ledger_find(l, table, path);
+    if (!e)
+        return;
+    entry_reset(e);
+    *e = l->items[--l->n]; /* the last entry fills the hole */
+    /* Reinsert everything into the same slots: no allocation, cannot fail. */
+    memset(l->slots, 0, l->n_slots * sizeof *l->slots);
+    for (size_t i = 0; i < l->n; i++)
+        index_insert(l, i);
 }
 
 int64_t knut_sync__ledger_max_round(const sync_ledger *l)
@@ -91,6 +154,7 @@ void knut_sync__ledger_reset(sync_ledger *l)
     for (size_t i = 0; i < l->n; i++)
         entry_reset(&l->items[i]);
     free(l->items);
+    free(l->slots);
     free(l->file);
     memset(l, 0, sizeof *l);
 }
@@ -135,7 +199,7 @@ knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, k
         if ((st = knut_arrow_view_init(&v, &schema, &a, err)) != KNUT_OK)
             goto cleanup;
         for (int64_t i = 0; i < v.length && st == KNUT_OK; i++) {
-            char t[1024], p[4096], h[64], stt[32], r[2048];
+            char t[1024], p[4096], h[80], stt[32], r[2048];
             sync_entry e = {0};
             e.table = (char *)col_str(&v.children[0], i, t, sizeof t);
             e.path = (char *)col_str(&v.children[1], i, p, sizeof p);

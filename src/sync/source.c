@@ -2,8 +2,8 @@
  * The file source of sync: lists a table's drops (a directory or a glob),
  * skips names that are still being written by convention (dot-files,
  * `_*`, `*.tmp`, `*.part`, `*~`), and hashes contents with a streamed
- * 64-bit FNV-1a written here (no crypto library is linked; the hash only
- * tells a rewritten file from a done one, it is not a security boundary).
+ * SHA-256 (OpenSSL), so a rewritten file is told from a done one even when
+ * its size and mtime were restored.
  * Also the small path and file helpers of the part.
  */
 #include <dirent.h>
@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "sync_int.h"
 
@@ -180,23 +182,49 @@ knut_status knut_sync__files_list(const knut_sync_table *t, sync_file_list *out,
 knut_status knut_sync__file_hash(sync_file *f, int *stable, knut_error *err)
 {
     *stable = 0;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int md_len = 0;
+    EVP_MD_CTX *ctx = NULL;
+    struct stat sb;
+    knut_status st = KNUT_OK;
     int fd = open(f->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return knut_error_set(err, KNUT_EIO, "%s: %s", f->path, strerror(errno));
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a 64 offset basis */
+    ctx = EVP_MD_CTX_new();
+    if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+        st = knut_error_set(err, KNUT_ENOMEM, "%s: cannot start SHA-256", f->path);
+        goto cleanup;
+    }
     unsigned char buf[65536];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-        for (ssize_t i = 0; i < n; i++)
-            h = (h ^ buf[i]) * 1099511628211ULL; /* FNV 64 prime */
-    int rd_errno = errno;
-    struct stat sb;
-    int st_ok = n == 0 && fstat(fd, &sb) == 0;
-    close(fd);
-    if (!st_ok)
-        return knut_error_set(err, KNUT_EIO, "%s: %s", f->path, strerror(rd_errno));
-    snprintf(f->hash, sizeof f->hash, "%016llx", (unsigned long long)h);
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            st = knut_error_set(err, KNUT_EIO, "%s: %s", f->path, strerror(errno));
+            goto cleanup;
+        }
+        if (n == 0)
+            break;
+        if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1) {
+            st = knut_error_set(err, KNUT_EIO, "%s: SHA-256 failed", f->path);
+            goto cleanup;
+        }
+    }
+    if (EVP_DigestFinal_ex(ctx, md, &md_len) != 1 || md_len * 2 + 1 > sizeof f->hash) {
+        st = knut_error_set(err, KNUT_EIO, "%s: SHA-256 failed", f->path);
+        goto cleanup;
+    }
+    if (fstat(fd, &sb) != 0) {
+        st = knut_error_set(err, KNUT_EIO, "%s: %s", f->path, strerror(errno));
+        goto cleanup;
+    }
+    for (unsigned int i = 0; i < md_len; i++)
+        snprintf(f->hash + 2 * i, 3, "%02x", md[i]);
     int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
     *stable = (int64_t)sb.st_size == f->size && mt == f->mtime_ns;
-    return KNUT_OK;
+cleanup:
+    EVP_MD_CTX_free(ctx);
+    close(fd);
+    return st;
 }

@@ -30,7 +30,7 @@ typedef struct sync_file {
     char *path;
     int64_t size;
     int64_t mtime_ns;
-    char hash[17];   /* FNV-1a 64, hex; "" until computed */
+    char hash[65];   /* SHA-256, hex; "" until computed */
     knut_sync_format format;
 } sync_file;
 
@@ -43,7 +43,7 @@ void knut_sync__files_reset(sync_file_list *l);
 /* Lists the table's candidate files (sorted by path, skipping dot-files,
  * `_*`, `*.tmp`, `*.part`, `*~` and unknown extensions) with size and mtime. */
 knut_status knut_sync__files_list(const knut_sync_table *t, sync_file_list *out, knut_error *err);
-/* Content hash (FNV-1a 64, streamed), then a second stat: *stable = 0 if
+/* Content hash (SHA-256, streamed), then a second stat: *stable = 0 if
  * size or mtime moved since the listing (the file is still being written). */
 knut_status knut_sync__file_hash(sync_file *f, int *stable, knut_error *err);
 
@@ -56,6 +56,8 @@ typedef struct sync_entry {
 typedef struct sync_ledger {
     sync_entry *items;
     size_t n, cap;
+    size_t *slots;             /* open-addressing index: entry index + 1, 0 empty */
+    size_t n_slots;            /* a power of two, > 2 n */
     char *file;                /* file backend: the JSON file; NULL: embedded */
     knut_duck_conn *conn;      /* embedded backend: the store's connection */
 } sync_ledger;
@@ -64,6 +66,8 @@ knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, k
 knut_status knut_sync__ledger_open_file(sync_ledger *l, const char *file, knut_error *err);
 void knut_sync__ledger_reset(sync_ledger *l);
 sync_entry *knut_sync__ledger_find(sync_ledger *l, const char *table, const char *path);
+/* Drops the entry from memory (the backend is the caller's business). */
+void knut_sync__ledger_forget(sync_ledger *l, const char *table, const char *path);
 int64_t knut_sync__ledger_max_round(const sync_ledger *l);
 /* Writes entries into the backend; embedded: on conn (inside the sink's
  * transaction, or NULL: the ledger's own, autocommit); file: the whole
