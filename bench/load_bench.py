@@ -17,7 +17,10 @@ Prints both times, the ratio (bulk-loader time / knut time; the goal is
     .venv/bin/python bench/load_bench.py --vertices 100000 --edges 500000
 
 falkordb-bulk-loader is installed into .venv on first use (bench only; it
-is not a test requirement).
+is not a test requirement), pinned with a FalkorDB client that works with
+the tests' redis==5.2.1: FalkorDB 1.2.0 declares redis<6, while 1.8.1
+imports redis.driver_info (redis-py 6) and fails with "No module named
+'redis.driver_info'".
 """
 from __future__ import annotations
 
@@ -43,10 +46,15 @@ def run(cmd, cwd=None):
     return r
 
 
+BULK_LOADER_PINS = ["falkordb-bulk-loader==1.2.0", "FalkorDB==1.2.0"]
+
+
 def bulk_loader() -> Path:
     exe = Path(sys.executable).parent / "falkordb-bulk-insert"
-    if not exe.exists():
-        run([sys.executable, "-m", "pip", "install", "-q", "falkordb-bulk-loader"])
+    probe = subprocess.run([sys.executable, "-c", "import falkordb_bulk_loader.bulk_insert"],
+                           capture_output=True)
+    if not exe.exists() or probe.returncode != 0:
+        run([sys.executable, "-m", "pip", "install", "-q", *BULK_LOADER_PINS])
     return exe
 
 

@@ -1,7 +1,8 @@
 /*
  * knut graph: the property-graph side of knut. A mutation (vertex sets, edge
- * sets, vertex delete sets, each an Arrow stream of rows plus the names that
- * say how rows map onto the graph) is what sources produce and sinks apply.
+ * sets, vertex delete sets, edge delete sets, each an Arrow stream of rows
+ * plus the names that say how rows map onto the graph) is what sources
+ * produce and sinks apply.
  * The Cypher renderer turns a set into one constant query text per shape and
  * its rows into `CYPHER rows=[...]` parameter blocks, so values never reach
  * the query text and FalkorDB's plan cache keeps working. The FalkorDB
@@ -75,17 +76,39 @@ typedef struct knut_graph_delete_set {
     struct ArrowArrayStream stream;
 } knut_graph_delete_set;
 
+/*
+ * Edges to DELETE (the endpoint vertices stay), found by type + the label
+ * and key columns of both endpoints: every edge of `type` from the source
+ * vertex to the destination vertex goes. With edge keys, only the edges
+ * whose keys also match (for edge sets that MERGE on edge keys). A row
+ * whose edge (or endpoint) does not exist deletes nothing.
+ */
+typedef struct knut_graph_edge_delete_set {
+    int version;                /* KNUT_GRAPH_SET_VERSION */
+    const char *name;           /* for messages; NULL: the type */
+    const char *type;
+    knut_graph_endpoint src;
+    knut_graph_endpoint dst;
+    const char *const *keys;    /* optional edge keys; column name = property name */
+    size_t n_keys;
+    struct ArrowArrayStream stream;
+} knut_graph_edge_delete_set;
+
 #define KNUT_GRAPH_SET_VERSION 1
 #define KNUT_GRAPH_VERTEX_SET_INIT {KNUT_GRAPH_SET_VERSION, NULL, NULL, 0, NULL, 0, NULL, 0, 0, {0}}
 #define KNUT_GRAPH_EDGE_SET_INIT                                                    \
     {KNUT_GRAPH_SET_VERSION, NULL, NULL, {NULL, NULL, NULL, 0}, {NULL, NULL, NULL, 0}, \
      NULL, 0, NULL, 0, 0, {0}}
 #define KNUT_GRAPH_DELETE_SET_INIT {KNUT_GRAPH_SET_VERSION, NULL, NULL, NULL, 0, {0}}
+#define KNUT_GRAPH_EDGE_DELETE_SET_INIT                                             \
+    {KNUT_GRAPH_SET_VERSION, NULL, NULL, {NULL, NULL, NULL, 0}, {NULL, NULL, NULL, 0}, \
+     NULL, 0, {0}}
 
 typedef enum knut_graph_set_kind {
     KNUT_GRAPH_SET_VERTEX = 0,
     KNUT_GRAPH_SET_EDGE,
-    KNUT_GRAPH_SET_DELETE
+    KNUT_GRAPH_SET_DELETE,      /* vertex deletes */
+    KNUT_GRAPH_SET_EDGE_DELETE
 } knut_graph_set_kind;
 
 /*
@@ -115,8 +138,9 @@ typedef struct knut_graph_column {
 /*
  * A set validated against its stream's schema. Read-only for callers; the
  * mutation owns it. For vertex sets `labels` has every label; for delete
- * sets exactly one. Edge sets use type/src_label/dst_label, src_keys and
- * dst_keys; `keys` are then the (optional) edge keys.
+ * sets exactly one. Edge sets and edge delete sets use type, src_label,
+ * dst_label, src_keys and dst_keys; `keys` are then the (optional) edge
+ * keys.
  */
 typedef struct knut_graph_set {
     knut_graph_set_kind kind;
@@ -164,6 +188,11 @@ knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_
                                              knut_error *err);
 knut_status knut_graph_mutation_add_delete_set(knut_graph_mutation *m,
                                                knut_graph_delete_set *set, knut_error *err);
+/* Same rules as an edge set; sinks apply edge deletes after every upsert
+ * and before the vertex deletes. */
+knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutation *m,
+                                                    knut_graph_edge_delete_set *set,
+                                                    knut_error *err);
 
 /* Sets in the order they were added, one list per kind. */
 size_t knut_graph_mutation_count(const knut_graph_mutation *m, knut_graph_set_kind kind);
@@ -197,6 +226,18 @@ knut_status knut_graph_cypher_ident(knut_buf *out, const char *name, size_t len,
  * byte offset); everything else round-trips exactly.
  */
 knut_status knut_graph_cypher_string(knut_buf *out, const char *s, size_t len, knut_error *err);
+
+/*
+ * Appends "name=value " for a parameter typed by a person (src/graph/
+ * cypher_param.c): text is null, true, false, an integer (64-bit, range-
+ * checked), a finite double, a 'single' or "double" quoted string (escapes
+ * \\ \' \" \n \t \r), or a list [..] / map {key: ..} of those. The value is
+ * parsed and re-rendered, never copied, so it cannot leave the parameter
+ * block. name must match [A-Za-z_][A-Za-z0-9_]*. On error (KNUT_EINVAL
+ * naming the parameter and character position) out is left as it was.
+ */
+knut_status knut_graph_cypher_param(knut_buf *out, const char *name, size_t name_len,
+                                    const char *text, size_t len, knut_error *err);
 
 /* Where a value came from, for error messages ("set 'P': row 7, column 'x': ..."). */
 typedef struct knut_graph_cypher_loc {
@@ -233,6 +274,8 @@ knut_status knut_graph_cypher_value(knut_buf *out, const knut_arrow_view *v, int
  *   edge:   UNWIND $rows AS r MATCH (a:`S` {..: r.s[0]}) MATCH (b:`D` {..: r.d[0]})
  *           MERGE (a)-[e:`T` {..: r.k[0]}]->(b) SET e += r.p ...
  *   delete: UNWIND $rows AS r MATCH (n:`L` {..: r.k[0]}) DETACH DELETE n
+ *   edge delete: UNWIND $rows AS r MATCH (a:`S` {..: r.s[0]})-[e:`T` [{..: r.k[0]}]]->
+ *           (b:`D` {..: r.d[0]}) DELETE e
  */
 knut_status knut_graph_cypher_query(knut_buf *out, const knut_graph_set *set, knut_error *err);
 
@@ -448,8 +491,9 @@ knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out, const 
 
 /*
  * A sink applies a whole mutation: every vertex set, then every edge set,
- * then every delete set (upserts before deletes, so an upsert and a delete
- * of one key in the same mutation end deleted). Sinks are FalkorDB and the
+ * then every edge delete set, then every delete set (upserts before
+ * deletes, so an upsert and a delete of one key or edge in the same
+ * mutation end deleted). Sinks are FalkorDB and the
  * embedded graph store; sync talks to them only through this interface.
  */
 typedef struct knut_graph_sink_stats {
@@ -457,7 +501,7 @@ typedef struct knut_graph_sink_stats {
     int64_t vertices_written; /* vertex rows upserted */
     int64_t edges_written;    /* edge rows upserted */
     int64_t vertices_deleted;
-    int64_t edges_deleted;    /* incident edges removed with deleted vertices */
+    int64_t edges_deleted;    /* by edge delete sets + removed with deleted vertices */
 } knut_graph_sink_stats;
 
 struct knut_duck_conn;
@@ -477,12 +521,35 @@ typedef struct knut_graph_sink_commit {
 
 typedef struct knut_graph_sink knut_graph_sink;
 
+/*
+ * Key listing, for snapshot syncs (sync's `mode: full`): what the graph
+ * holds now, so the caller can find what a snapshot no longer has. A scan
+ * names vertices (label + key properties) or edges (type + the labels and
+ * key properties of both endpoints; endpoint `columns` are ignored).
+ */
+typedef struct knut_graph_key_scan {
+    const char *label;          /* vertices: the label; NULL for an edge scan */
+    const char *const *keys;    /* vertices: key properties */
+    size_t n_keys;
+    const char *type;           /* edges: the type; NULL for a vertex scan */
+    knut_graph_endpoint src;
+    knut_graph_endpoint dst;
+} knut_graph_key_scan;
+
+/* Gets the rows a stream at a time (takes it over: release it, also on
+ * error); an error stops the listing and is returned as is. */
+typedef knut_status (*knut_graph_sink_keys_fn)(void *ctx, struct ArrowArrayStream *rows,
+                                               knut_error *err);
+
 typedef struct knut_graph_sink_ops {
     const char *name; /* "falkordb", "embedded" */
     knut_status (*apply)(knut_graph_sink *sink, knut_graph_mutation *m,
                          const knut_graph_sink_commit *commit, knut_graph_sink_stats *stats,
                          knut_error *err);
     void (*close)(knut_graph_sink *sink);
+    /* knut_graph_sink_vertex_keys / _edge_keys; NULL: not supported */
+    knut_status (*keys)(knut_graph_sink *sink, const knut_graph_key_scan *scan,
+                        knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
 } knut_graph_sink_ops;
 
 /* Implementations embed this as their first member. */
@@ -497,6 +564,32 @@ knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_mutation *m,
 /* Closes and frees the sink (NULL-safe). */
 void knut_graph_sink_close(knut_graph_sink *sink);
 
+/*
+ * Streams the keys of every vertex of `label` that has every key property
+ * (a vertex lacking one can never be found by its keys) into fn. Rows are
+ * struct arrays: column 0 `_knut_id` (int64, the sink's own id of the
+ * vertex), then the keys in the order given. The embedded store lists the
+ * vertices merged on `label` (its label table) in one stream; FalkorDB
+ * lists every node carrying the label with GRAPH.RO_QUERY in pages ordered
+ * by node id, each page starting after the last id seen, so a server
+ * RESULTSET_SIZE below the page size only makes pages shorter. Column
+ * types are the sink's (FalkorDB: per page, as its client decodes them).
+ * A label the sink has never seen lists nothing. KNUT_EUNSUPPORTED for a
+ * sink without key listing.
+ */
+knut_status knut_graph_sink_vertex_keys(knut_graph_sink *sink, const char *label,
+                                        const char *const *keys, size_t n_keys,
+                                        knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
+/*
+ * The same for every edge of `type` from a src.label vertex to a dst.label
+ * vertex: column 0 `_knut_id` (int64), then the source's keys
+ * (`_knut_s0`..), then the destination's keys (`_knut_d0`..).
+ */
+knut_status knut_graph_sink_edge_keys(knut_graph_sink *sink, const char *type,
+                                      const knut_graph_endpoint *src,
+                                      const knut_graph_endpoint *dst,
+                                      knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
+
 /* ---- FalkorDB sink (src/graph/falkor_sink*.c) ---- */
 
 /*
@@ -507,14 +600,14 @@ void knut_graph_sink_close(knut_graph_sink *sink);
  * db.indexes() reports each OPERATIONAL; indexes known to be ready are
  * remembered by the sink. Sets are then sent as UNWIND batches rendered by
  * knut_graph_cypher_render (at most batch_rows rows and batch_bytes bytes
- * each), `pipeline` queries per round trip: vertex sets, edge sets, delete
- * sets, in that order.
+ * each), `pipeline` queries per round trip: vertex sets, edge sets, edge
+ * delete sets, delete sets, in that order.
  *
  * Stats: vertices_written counts vertex rows acknowledged; edges_written
  * counts edges MERGEd (an edge row whose endpoint vertex is missing is
  * skipped by FalkorDB and not counted); vertices_deleted and edges_deleted
  * are FalkorDB's "Nodes deleted" / "Relationships deleted" of the delete
- * sets. Any failure (a null key, a server error, a lost connection) fails
+ * and edge delete sets. Any failure (a null key, a server error, a lost connection) fails
  * the apply with the set, the rows and the peer named; stats then count
  * only what the server acknowledged, and the commit callback is not called.
  * FalkorDB rolls each failed query back, but earlier queries stay applied:
@@ -574,7 +667,7 @@ void knut_graph_store_close(knut_graph_store *store);
 /*
  * The store as a sink (owned by the store; knut_graph_sink_close on it
  * closes the store). apply runs BEGIN, every vertex set, every edge set,
- * every delete set, the commit callback (with the store's connection, so
+ * every edge delete set, every delete set, the commit callback (with the store's connection, so
  * the ledger rows land in the same transaction), COMMIT; on any error it
  * rolls back and nothing of the mutation is visible. Null keys and
  * endpoint keys are refused naming the set, row and column; duplicate
@@ -582,7 +675,8 @@ void knut_graph_store_close(knut_graph_store *store);
  * column NULL (FalkorDB removes the property). Edges whose endpoint vertex
  * does not exist are skipped (FalkorDB's MATCH finds nothing) and counted:
  * knut_graph_store_edges_skipped. Deleting a vertex removes its edges from
- * every edge table (counted in edges_deleted).
+ * every edge table (counted in edges_deleted, as are the edges of edge
+ * delete sets).
  */
 knut_graph_sink *knut_graph_store_sink(knut_graph_store *store);
 /* Edge rows skipped for missing endpoints by the last apply. */

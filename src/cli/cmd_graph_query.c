@@ -36,6 +36,13 @@ const char knut_cmd_graph_query_usage[] =
     "  --max-rows N       table only: show at most N rows (default 1000, 0 = all)\n"
     "  --max-width N      table only: cut cells longer than N characters\n"
     "  --timeout MS       server-side query timeout (TIMEOUT MS)\n"
+    "  -p, --param NAME=VALUE\n"
+    "                     a query parameter, used as $NAME (repeatable). VALUE\n"
+    "                     is typed: 42, -1.5, 1e3, true, false, null, 'text' or\n"
+    "                     \"text\" (escapes \\\\ \\' \\\" \\n \\t \\r), lists [1, 'a'] and\n"
+    "                     maps {k: 1}; bare words are refused (quote strings).\n"
+    "                     Values go in the CYPHER parameter block, never into\n"
+    "                     the query text\n"
     "  --stats            print FalkorDB's statistics (nodes created, properties\n"
     "                     set, ..., execution time) to stderr\n"
     "  -h, --help         show this help\n"
@@ -46,6 +53,8 @@ const char knut_cmd_graph_query_usage[] =
     "  knut graph query --falkordb redis://:secret@db:6379 --graph social --read-only \\\n"
     "      -f csv \"MATCH (a)-[k:KNOWS]->(b) RETURN a.id, b.id, k.since\" > knows.csv\n"
     "  echo \"MATCH (n) RETURN count(n)\" | knut graph query --graph social -\n"
+    "  knut graph query --graph social -p \"name='Ada'\" -p 'ids=[1, 2]' \\\n"
+    "      'MATCH (p:Person) WHERE p.name = $name OR p.id IN $ids RETURN p.id'\n"
     "  knut graph query --graph social --stats \"MATCH (n:Tmp) DETACH DELETE n\"\n"
     "  knut graph query --graph social -f arrow \"MATCH (p:Person) RETURN p\" > p.arrows\n"
     "\n"
@@ -61,6 +70,7 @@ typedef struct gquery_args {
     int read_only;
     int stats;
     int timeout_ms;
+    knut_buf params; /* "CYPHER a=1 b='x' " from --param, or empty */
     knut_cli_render_opts render;
 } gquery_args;
 
@@ -108,6 +118,21 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+/* NAME=VALUE from --param, rendered (typed and escaped) into a->params. */
+static int add_param(gquery_args *a, const char *v)
+{
+    knut_error err = KNUT_ERROR_INIT;
+    const char *eq = v ? strchr(v, '=') : NULL;
+    if (!eq || eq == v)
+        return usage_error("%s", "--param needs NAME=VALUE (e.g. -p \"name='Ada'\")");
+    if (a->params.len == 0)
+        knut_buf_puts(&a->params, "CYPHER ");
+    if (knut_graph_cypher_param(&a->params, v, (size_t)(eq - v), eq + 1, strlen(eq + 1),
+                                &err) != KNUT_OK)
+        return usage_error("%s", err.message);
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, gquery_args *a)
 {
     int64_t n;
@@ -147,6 +172,9 @@ static int parse_args(int argc, char **argv, gquery_args *a)
             if (parse_int(opt_value(argc, argv, &i, "--max-width", NULL), 1, 100000, &n))
                 return usage_error("%s needs a width of 1 or more characters", arg);
             a->render.max_width = (int)n;
+        } else if (is_opt(arg, "--param", "-p")) {
+            if (add_param(a, opt_value(argc, argv, &i, "--param", "-p")) != 0)
+                return KNUT_EXIT_USAGE;
         } else if (is_opt(arg, "--timeout", NULL)) {
             if (parse_int(opt_value(argc, argv, &i, "--timeout", NULL), 1, INT32_MAX, &n))
                 return usage_error("%s needs milliseconds (1 or more)", arg);
@@ -200,16 +228,30 @@ int knut_cmd_graph_query(int argc, char **argv)
     knut_graph_falkor *g = NULL;
     knut_graph_falkor_result r = {0};
     knut_graph_falkor_options o = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
+    knut_buf text = KNUT_BUF_INIT;
     int rc = parse_args(argc, argv, &a);
-    if (rc != KNUT_EXIT_OK)
+    if (rc != KNUT_EXIT_OK) {
+        knut_buf_reset(&a.params);
         return rc;
-    if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO))
+    }
+    if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO)) {
+        knut_buf_reset(&a.params);
         return usage_error("%s", "refusing to write Arrow IPC bytes to a terminal: redirect "
                                  "stdout to a file or a pipe");
+    }
     rc = KNUT_EXIT_FAIL;
     const char *cypher = NULL;
     if (knut_cli_query_text(a.cypher, &input, GQUERY_STDIN_MAX, "Cypher", &cypher, &err) != KNUT_OK)
         goto cleanup;
+    if (a.params.len > 0) {
+        /* The block goes first; a query that starts with its own CYPHER
+         * block still parses (the keyword may repeat). */
+        knut_buf_append(&text, a.params.data, a.params.len);
+        knut_buf_puts(&text, cypher);
+        if (knut_buf_check(&text, &err) != KNUT_OK)
+            goto cleanup;
+        cypher = text.data;
+    }
     o.query_timeout_ms = a.timeout_ms;
     if (knut_graph_falkor_connect_url(&g, a.url, &o, &err) != KNUT_OK)
         goto cleanup;
@@ -239,5 +281,7 @@ cleanup:
     knut_graph_falkor_result_reset(&r);
     knut_graph_falkor_close(g);
     knut_buf_reset(&input);
+    knut_buf_reset(&text);
+    knut_buf_reset(&a.params);
     return rc;
 }

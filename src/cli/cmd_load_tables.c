@@ -5,6 +5,10 @@
  * file is left. FalkorDB gets a throwaway ledger file: a load is not
  * resumed, it is simply run again (MERGE makes that converge); the
  * embedded store keeps its ledger table, as a record of what was loaded.
+ * Progress is the same as for --graphar: a bar on a terminal (files done of
+ * those pending at the start, rows, rows/s, ETA), else one JSON log line
+ * per round and a "done" line. Its unit is the file, because a table's row
+ * count is only known once its files are read.
  */
 #include "cli.h"
 
@@ -18,6 +22,67 @@
  * large drop takes several rounds; this cap only guards against a loop. */
 #define LOAD_MAX_ROUNDS 100000
 
+typedef struct tprogress {
+    int tty, quiet;
+    int64_t files_total; /* pending when the load started */
+    int64_t started;     /* knut_clock_mono_ns */
+} tprogress;
+
+static void count_pending(const knut_sync_file_status *st, void *ctx)
+{
+    if (strcmp(st->state, "pending") == 0)
+        ++*(int64_t *)ctx;
+}
+
+static void progress_bar(const tprogress *p, const knut_sync_round_stats *t)
+{
+    double secs = (double)(knut_clock_mono_ns() - p->started) / 1e9;
+    double rate = secs > 0 ? (double)t->rows / secs : 0;
+    /* More files may arrive while loading: never past 100 %. */
+    int64_t total = p->files_total > t->files_done ? p->files_total : t->files_done;
+    double frac = total > 0 ? (double)t->files_done / (double)total : 1;
+    double fps = secs > 0 ? (double)t->files_done / secs : 0;
+    double eta = fps > 0 ? (double)(total - t->files_done) / fps : 0;
+    char bar[31];
+    int fill = (int)(frac * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    fprintf(stderr, "\r\033[K[%s] %3.0f%% %lld/%lld files %lld rows %.0f rows/s ETA %.0fs", bar,
+            frac * 100, (long long)t->files_done, (long long)total, (long long)t->rows, rate,
+            eta);
+    fflush(stderr);
+}
+
+/* After each round: t holds the totals so far, r the round itself. */
+static void progress_round(const tprogress *p, const knut_sync_round_stats *t,
+                           const knut_sync_round_stats *r)
+{
+    if (p->quiet || (r->files_done == 0 && r->files_failed == 0))
+        return;
+    if (p->tty) {
+        progress_bar(p, t);
+        return;
+    }
+    double secs = (double)(knut_clock_mono_ns() - p->started) / 1e9;
+    knut_log_field f[] = {
+        KNUT_LF_INT("round", r->round),
+        KNUT_LF_INT("round_files", r->files_done),
+        KNUT_LF_INT("round_rows", r->rows),
+        KNUT_LF_INT("files", t->files_done),
+        KNUT_LF_INT("files_total", p->files_total),
+        KNUT_LF_INT("rows", t->rows),
+        KNUT_LF_INT("vertices", t->vertices),
+        KNUT_LF_INT("edges", t->edges),
+        KNUT_LF_INT("deletes", t->deletes),
+        KNUT_LF_DBL("seconds", secs),
+        KNUT_LF_DBL("rows_per_s", secs > 0 ? (double)t->rows / secs : 0),
+    };
+    knut_log_record rec = {knut_clock_wall_us(), KNUT_LOG_INFO, "load", "round loaded", f,
+                           sizeof f / sizeof f[0]};
+    knut_log_sink_json(&rec, stderr);
+}
+
 int knut_cli_load_mapping(const char *mapping, const char *url, const char *graph,
                           const char *db, int quiet)
 {
@@ -29,6 +94,7 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *grap
     int rc = KNUT_EXIT_FAIL;
     knut_sync_round_stats total = {0};
     int64_t started = knut_clock_mono_ns();
+    tprogress prog = {isatty(STDERR_FILENO), quiet, 0, started};
 
     if (knut_sync_config_load(&cfg, mapping, &err) != KNUT_OK)
         goto done;
@@ -46,6 +112,9 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *grap
     }
     if (knut_sync_open(&s, cfg, &so, &err) != KNUT_OK)
         goto done;
+    /* The files the rounds will take (the ledger's done files are not). */
+    if (!quiet && knut_sync_status(s, count_pending, &prog.files_total, &err) != KNUT_OK)
+        goto done;
     for (int64_t r = 0; r < LOAD_MAX_ROUNDS; r++) {
         knut_sync_round_stats st = {0};
         if (knut_sync_round(s, &st, &err) != KNUT_OK)
@@ -55,6 +124,7 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *grap
         total.vertices += st.vertices;
         total.edges += st.edges;
         total.deletes += st.deletes;
+        progress_round(&prog, &total, &st);
         if (st.files_failed || st.tables_failed) {
             knut_error_set(&err, KNUT_ERROR,
                            "%lld file(s) and %lld table(s) failed in round %lld; "
@@ -70,6 +140,8 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *grap
     }
     rc = KNUT_EXIT_OK;
 done:
+    if (prog.tty && !quiet && total.files_done > 0)
+        fputc('\n', stderr);
     knut_sync_close(s);
     knut_sync_config_free(cfg);
     if (ledger[0]) {
@@ -81,7 +153,19 @@ done:
         return rc;
     }
     double secs = (double)(knut_clock_mono_ns() - started) / 1e9;
-    (void)quiet; /* the summary line is the result, printed even when quiet */
+    if (!quiet && !prog.tty) {
+        knut_log_field f[] = {KNUT_LF_INT("files", total.files_done),
+                              KNUT_LF_INT("rows", total.rows),
+                              KNUT_LF_INT("vertices", total.vertices),
+                              KNUT_LF_INT("edges", total.edges),
+                              KNUT_LF_INT("deletes", total.deletes),
+                              KNUT_LF_DBL("seconds", secs),
+                              KNUT_LF_STR("method", url ? "falkordb" : "embedded")};
+        knut_log_record rec = {knut_clock_wall_us(), KNUT_LOG_INFO, "load", "done", f,
+                               sizeof f / sizeof f[0]};
+        knut_log_sink_json(&rec, stderr);
+    }
+    /* the summary line is the result, printed even when quiet */
     printf("done: %lld files, %lld rows, %lld vertices, %lld edges, %lld deletes in %.2f s "
            "(%s)\n",
            (long long)total.files_done, (long long)total.rows, (long long)total.vertices,

@@ -59,4 +59,25 @@ knut_status knut_graph__value(knut_buf *out, const knut_arrow_view *v, int64_t i
                               const knut_graph_cypher_loc *loc, unsigned flags,
                               knut_error *err);
 
+/*
+ * The update-by-node-id text of a vertex set (src/graph/cypher_query.c):
+ * rows carry `i` (a FalkorDB node id) besides k/p/t; a row whose node is
+ * gone or no longer has the set's first label and keys matches nothing.
+ * The reply has a row (the count updated) only when some row matched
+ * nothing.
+ */
+knut_status knut_graph__cypher_query_by_id(knut_buf *out, const knut_graph_set *set,
+                                           knut_error *err);
+
+/*
+ * knut_graph_cypher_render over the batch rows rows[0..n) (any order),
+ * each with node id ids[j] and the by-id text when ids is not NULL, else
+ * with the set's own text. Same budget rule: *n_rows is how many of rows
+ * fit (at least one, or an error).
+ */
+knut_status knut_graph__cypher_render_subset(knut_buf *out, const knut_graph_set *set,
+                                             const knut_arrow_view *batch, const int64_t *rows,
+                                             const int64_t *ids, int64_t n, int64_t row_base,
+                                             size_t budget, int64_t *n_rows, knut_error *err);
+
 #endif /* KNUT_GRAPH_CYPHER_INT_H */

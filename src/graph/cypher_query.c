@@ -7,6 +7,7 @@
  *   vertex: {k:[keys...], p:{`prop`: v, ...}, t:[temporal props...]}
  *   edge:   {s:[src keys], d:[dst keys], k:[edge keys], p:{...}, t:[...]}
  *   delete: {k:[keys...]}
+ *   edge delete: {s:[src keys], d:[dst keys], k:[edge keys]}
  * Keys and temporal values are positional (the query indexes them), plain
  * properties a map so `SET x += r.p` applies them in one step. p and t are
  * left out when the set has no such properties, as are empty clauses.
@@ -92,6 +93,36 @@ static knut_status put_label(knut_buf *out, const char *label, const char *what,
     return knut_graph_cypher_ident(out, label, strlen(label), what, err);
 }
 
+/* One MATCH over the whole pattern: the endpoints are found through their
+ * indexes, and only the edge itself is deleted (never a vertex). A row
+ * whose pattern matches nothing deletes nothing. */
+static knut_status edge_delete_text(knut_buf *out, const knut_graph_set *set, knut_error *err)
+{
+    knut_status st;
+    knut_buf_puts(out, "MATCH (a");
+    if ((st = put_label(out, set->src_label, "source label", err)) != KNUT_OK)
+        return st;
+    knut_buf_putc(out, ' ');
+    if ((st = put_key_pattern(out, set->src_keys, set->n_src_keys, "s", err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(out, ")-[e");
+    if ((st = put_label(out, set->type, "relationship type", err)) != KNUT_OK)
+        return st;
+    if (set->n_keys > 0) {
+        knut_buf_putc(out, ' ');
+        if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
+            return st;
+    }
+    knut_buf_puts(out, "]->(b");
+    if ((st = put_label(out, set->dst_label, "destination label", err)) != KNUT_OK)
+        return st;
+    knut_buf_putc(out, ' ');
+    if ((st = put_key_pattern(out, set->dst_keys, set->n_dst_keys, "d", err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(out, ") DELETE e");
+    return knut_buf_check(out, err);
+}
+
 static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_error *err)
 {
     knut_status st;
@@ -147,6 +178,8 @@ static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_err
             return st;
         knut_buf_puts(out, ") DETACH DELETE n");
         return knut_buf_check(out, err);
+    case KNUT_GRAPH_SET_EDGE_DELETE:
+        return edge_delete_text(out, set, err);
     }
     return knut_error_set(err, KNUT_EINVAL, "unknown set kind %d", (int)set->kind);
 }
@@ -180,6 +213,8 @@ typedef struct row_ctx {
     const knut_graph_set *set;
     const knut_arrow_view *batch;
     knut_graph_cypher_loc loc;
+    const int64_t *rows; /* subset rendering: batch rows to render, or NULL */
+    const int64_t *ids;  /* with rows: FalkorDB node ids (the `i` field), or NULL */
 } row_ctx;
 
 static knut_status put_key_list(knut_buf *out, row_ctx *c, const char *list,
@@ -248,17 +283,20 @@ static knut_status put_props(knut_buf *out, row_ctx *c, int64_t i, knut_error *e
     return KNUT_OK;
 }
 
-static knut_status put_row(knut_buf *out, row_ctx *c, int64_t i, knut_error *err)
+static knut_status put_row(knut_buf *out, row_ctx *c, int64_t i, int64_t id, knut_error *err)
 {
     const knut_graph_set *set = c->set;
     knut_status st;
     knut_buf_putc(out, '{');
+    if (id >= 0)
+        knut_buf_printf(out, "i:%" PRId64 ",", id);
     switch (set->kind) {
     case KNUT_GRAPH_SET_VERTEX:
     case KNUT_GRAPH_SET_DELETE:
         st = put_key_list(out, c, "k", set->keys, set->n_keys, "vertex", i, err);
         break;
     case KNUT_GRAPH_SET_EDGE:
+    case KNUT_GRAPH_SET_EDGE_DELETE:
         st = put_key_list(out, c, "s", set->src_keys, set->n_src_keys, "source", i, err);
         if (st == KNUT_OK) {
             knut_buf_putc(out, ',');
@@ -273,7 +311,8 @@ static knut_status put_row(knut_buf *out, row_ctx *c, int64_t i, knut_error *err
     default:
         return knut_error_set(err, KNUT_EINVAL, "unknown set kind %d", (int)set->kind);
     }
-    if (st == KNUT_OK && set->kind != KNUT_GRAPH_SET_DELETE)
+    if (st == KNUT_OK && set->kind != KNUT_GRAPH_SET_DELETE &&
+        set->kind != KNUT_GRAPH_SET_EDGE_DELETE)
         st = put_props(out, c, i, err);
     if (st != KNUT_OK)
         return st;
@@ -294,22 +333,39 @@ static int64_t max_index(const knut_graph_set *set)
     return m;
 }
 
+static knut_status params_rows(knut_buf *out, const knut_graph_set *set,
+                               const knut_arrow_view *batch, const int64_t *rows,
+                               const int64_t *ids, int64_t from, int64_t to, int64_t row_base,
+                               size_t budget, size_t tail, int64_t *n_rows, knut_error *err);
+
 /* Parameter block with room for `tail` more bytes inside the budget. */
 static knut_status params(knut_buf *out, const knut_graph_set *set, const knut_arrow_view *batch,
                           int64_t from, int64_t to, int64_t row_base, size_t budget, size_t tail,
                           int64_t *n_rows, knut_error *err)
 {
+    return params_rows(out, set, batch, NULL, NULL, from, to, row_base, budget, tail, n_rows,
+                       err);
+}
+
+/* params over rows[from..to) of the batch when rows is not NULL (each with
+ * the node id ids[j] when ids is not NULL), else over batch rows from..to. */
+static knut_status params_rows(knut_buf *out, const knut_graph_set *set,
+                               const knut_arrow_view *batch, const int64_t *rows,
+                               const int64_t *ids, int64_t from, int64_t to, int64_t row_base,
+                               size_t budget, size_t tail, int64_t *n_rows, knut_error *err)
+{
     size_t start = out->len;
-    row_ctx c = {set, batch, {set->name, NULL, 0}};
-    int64_t i;
+    row_ctx c = {set, batch, {set->name, NULL, 0}, rows, ids};
+    int64_t j, i = from;
     *n_rows = 0;
     knut_buf_puts(out, "CYPHER rows=[");
-    for (i = from; i < to; i++) {
+    for (j = from; j < to; j++) {
         size_t before = out->len;
-        if (i > from)
+        i = rows ? rows[j] : j;
+        if (j > from)
             knut_buf_putc(out, ',');
         c.loc.row = row_base + i;
-        knut_status st = put_row(out, &c, i, err);
+        knut_status st = put_row(out, &c, i, rows && ids ? ids[j] : -1, err);
         if (out->error == KNUT_ENOMEM) {
             buf_truncate(out, start);
             return knut_error_set(err, KNUT_ENOMEM, "set: out of memory rendering row %" PRId64,
@@ -323,7 +379,7 @@ static knut_status params(knut_buf *out, const knut_graph_set *set, const knut_a
         if (out->error != KNUT_OK || (budget > 0 && out->len - start + 2 + tail > budget)) {
             size_t need = out->error != KNUT_OK ? 0 : out->len - start + 2 + tail;
             buf_truncate(out, before);
-            if (i > from)
+            if (j > from)
                 break;
             buf_truncate(out, start);
             char name[KNUT_GRAPH__MSG_NAME_MAX];
@@ -345,7 +401,7 @@ static knut_status params(knut_buf *out, const knut_graph_set *set, const knut_a
         buf_truncate(out, start);
         return st;
     }
-    *n_rows = i - from;
+    *n_rows = j - from;
     return KNUT_OK;
 }
 
@@ -403,6 +459,87 @@ knut_status knut_graph_cypher_render(knut_buf *out, const knut_graph_set *set,
         *n_rows = 0;
     }
 cleanup:
+    knut_buf_reset(&query);
+    return st;
+}
+
+/* ---- vertex updates by node id ----------------------------------------- */
+
+/*
+ * FalkorDB's range index answers an equality lookup on an integer key by
+ * scanning a numeric range-tree leaf (~25 us a row, the bulk of a MERGE
+ * update), while one range query returns the ids of a whole sorted batch
+ * at index speed. The FalkorDB sink therefore finds the ids of the rows
+ * that exist first and updates those with a NodeByIdSeek; the key is
+ * compared again, so a node deleted (and its id reused) since the lookup
+ * is not touched: the query then returns the count of rows it did update
+ * (normally it returns nothing), and the sink sends its rows again as a
+ * MERGE. `WITH r, r.i AS i` is what makes FalkorDB plan an id
+ * seek (an id compared to r.i directly is planned as a label scan).
+ */
+knut_status knut_graph__cypher_query_by_id(knut_buf *out, const knut_graph_set *set,
+                                           knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out != NULL && set != NULL);
+    KNUT_ASSERT_ARG(err, set->kind == KNUT_GRAPH_SET_VERTEX && set->n_keys >= 1);
+    size_t mark = out->len;
+    knut_status st;
+    knut_buf_puts(out, "UNWIND $rows AS r WITH r, r.i AS i MATCH (n) WHERE id(n) = i "
+                       "WITH n, r WHERE n");
+    if ((st = put_label(out, set->labels[0], "label", err)) != KNUT_OK)
+        goto done;
+    for (size_t k = 0; k < set->n_keys; k++) {
+        knut_buf_puts(out, " AND n.");
+        st = knut_graph_cypher_ident(out, set->keys[k].prop, strlen(set->keys[k].prop),
+                                     "property", err);
+        if (st != KNUT_OK)
+            goto done;
+        knut_buf_puts(out, " = ");
+        put_conv(out, set->keys[k].conv, "k", k);
+    }
+    if (set->n_labels > 1) {
+        knut_buf_puts(out, " SET n");
+        for (size_t l = 1; l < set->n_labels; l++)
+            if ((st = put_label(out, set->labels[l], "label", err)) != KNUT_OK)
+                goto done;
+    }
+    /* A reply row only when some row found no node: the sink then resends
+     * the rows as MERGE. (A row per update would cost the reply 5000 rows.) */
+    if ((st = put_prop_sets(out, set, "n", err)) == KNUT_OK) {
+        knut_buf_puts(out, " WITH count(n) AS c WHERE c < size($rows) RETURN c");
+        st = knut_buf_check(out, err);
+    }
+done:
+    if (st != KNUT_OK)
+        buf_truncate(out, mark);
+    return st;
+}
+
+knut_status knut_graph__cypher_render_subset(knut_buf *out, const knut_graph_set *set,
+                                             const knut_arrow_view *batch, const int64_t *rows,
+                                             const int64_t *ids, int64_t n, int64_t row_base,
+                                             size_t budget, int64_t *n_rows, knut_error *err)
+{
+    knut_buf query = KNUT_BUF_INIT;
+    knut_status st = check_args(out, set, batch, 0, 0, n_rows, err);
+    KNUT_ASSERT_ARG(err, rows != NULL && n >= 0);
+    if (st != KNUT_OK)
+        return st;
+    for (int64_t j = 0; j < n; j++)
+        KNUT_ASSERT_ARG(err, rows[j] >= 0 && rows[j] < batch->length);
+    size_t start = out->len;
+    st = ids ? knut_graph__cypher_query_by_id(&query, set, err)
+             : knut_graph_cypher_query(&query, set, err);
+    if (st == KNUT_OK)
+        st = params_rows(out, set, batch, rows, ids, 0, n, row_base, budget, query.len, n_rows,
+                         err);
+    if (st == KNUT_OK) {
+        knut_buf_append(out, query.data, query.len);
+        if ((st = knut_buf_check(out, err)) != KNUT_OK) {
+            buf_truncate(out, start);
+            *n_rows = 0;
+        }
+    }
     knut_buf_reset(&query);
     return st;
 }

@@ -174,6 +174,33 @@ static knut_status indexes_ensure(falkor_sink *s, knut_graph_mutation *m, knut_e
 
 /* ---- sending ----------------------------------------------------------- */
 
+/* A by-id update that found fewer nodes than it had rows (a node deleted
+ * or re-keyed since the probe): its rows again, as MERGE, which converges
+ * whatever happened in between. */
+static knut_status resend_as_merge(falkor_sink *s, const knut_graph_set *set,
+                                   const fsink_query *q, knut_error *err)
+{
+    knut_graph_falkor_batch_item it = {0};
+    knut_error e = KNUT_ERROR_INIT;
+    it.query = q->alt.data;
+    knut_status st = knut_graph_falkor_batch(s->g, s->graph, &it, 1, 0, &e);
+    if (st == KNUT_OK && it.status == KNUT_OK) {
+        stats_add(&s->server, &it.stats);
+        return KNUT_OK;
+    }
+    return knut_error_set(err, st != KNUT_OK ? st : it.status, "set '%s': rows %lld-%lld: %s",
+                          set->name, (long long)q->first_row,
+                          (long long)(q->first_row + q->n_rows - 1),
+                          it.error.message[0] ? it.error.message : e.message);
+}
+
+static knut_status probe_ids(void *ctx, const knut_graph_set *set, const knut_arrow_view *batch,
+                             int64_t from, int64_t to, int64_t *ids, knut_error *err)
+{
+    apply_ctx *a = ctx;
+    return knut_graph__fsink_probe(a->s->g, a->s->graph, set, batch, from, to, ids, err);
+}
+
 /* Sends one round of queries and counts what the server acknowledged. */
 static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query *q, size_t n,
                                knut_error *err)
@@ -184,7 +211,7 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
     for (size_t i = 0; i < n; i++)
         s->items[i].query = q[i].text.data;
     knut_status st = knut_graph_falkor_batch(s->g, s->graph, s->items, n, 0, &batch_err);
-    size_t failed = 0, first = n;
+    size_t failed = 0, first = n, short_by_id = 0;
     for (size_t i = 0; i < n; i++) {
         const knut_graph_falkor_batch_item *it = &s->items[i];
         if (it->status != KNUT_OK) {
@@ -192,6 +219,8 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
                 first = i;
             continue;
         }
+        if (q[i].by_id && it->n_rows > 0)
+            short_by_id++;
         /* Each query is all-or-nothing on the server, so an acknowledged
          * one counts in full even when a neighbour in the round failed. */
         stats_add(&s->server, &it->stats);
@@ -206,8 +235,15 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
             a->stats->vertices_deleted += it->stats.nodes_deleted;
             a->stats->edges_deleted += it->stats.relationships_deleted;
             break;
+        case KNUT_GRAPH_SET_EDGE_DELETE:
+            a->stats->edges_deleted += it->stats.relationships_deleted;
+            break;
         }
     }
+    for (size_t i = 0; st == KNUT_OK && failed == 0 && short_by_id > 0 && i < n; i++)
+        if (q[i].by_id && s->items[i].n_rows > 0 &&
+            (st = resend_as_merge(s, set, &q[i], err)) != KNUT_OK)
+            return st;
     if (st == KNUT_OK && failed == 0)
         return KNUT_OK;
     if (first == n) /* the batch call failed before any item did */
@@ -250,7 +286,11 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
     falkor_sink *s = (falkor_sink *)base;
     /* A local error: index creation reads the server's message. */
     knut_error local = KNUT_ERROR_INIT, *err = &local;
+    /* Edge deletes after the upserts (an edge upserted and deleted in one
+     * mutation ends deleted) and before vertex deletes (which would take
+     * the edges along anyway). */
     static const knut_graph_set_kind order[] = {KNUT_GRAPH_SET_VERTEX, KNUT_GRAPH_SET_EDGE,
+                                                KNUT_GRAPH_SET_EDGE_DELETE,
                                                 KNUT_GRAPH_SET_DELETE};
     apply_ctx a = {s, stats};
     knut_status st;
@@ -259,7 +299,10 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
         goto done;
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         size_t n = knut_graph_mutation_count(m, order[k]);
-        fsink_plan plan = {s->batch_bytes, s->batch_rows, s->pipeline, NULL};
+        fsink_plan plan = {s->batch_bytes, s->batch_rows, s->pipeline, NULL, NULL};
+        /* (the probe keeps its own reply below RESULTSET_SIZE) */
+        if (order[k] == KNUT_GRAPH_SET_VERTEX)
+            plan.probe = probe_ids;
         if (order[k] == KNUT_GRAPH_SET_EDGE) {
             plan.suffix = EDGE_COUNT_SUFFIX;
             if (n > 0 && (st = edge_plan_rows(s, &plan.batch_rows, err)) != KNUT_OK)
@@ -298,7 +341,14 @@ static void fsink_close(knut_graph_sink *base)
     free(s);
 }
 
-static const knut_graph_sink_ops fsink_ops = {"falkordb", fsink_apply, fsink_close};
+static knut_status fsink_keys(knut_graph_sink *base, const knut_graph_key_scan *scan,
+                              knut_graph_sink_keys_fn fn, void *ctx, knut_error *err)
+{
+    falkor_sink *s = (falkor_sink *)base;
+    return knut_graph__fsink_keys(s->g, s->graph, scan, fn, ctx, err);
+}
+
+static const knut_graph_sink_ops fsink_ops = {"falkordb", fsink_apply, fsink_close, fsink_keys};
 
 knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor *g,
                                        const char *graph,

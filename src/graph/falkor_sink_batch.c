@@ -12,6 +12,108 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cypher_int.h"
+
+/* Row lists of one probed chunk: rows found by id (with their ids), the
+ * rest for MERGE. Grown to the largest chunk seen. */
+typedef struct probe_rows {
+    int64_t *ids, *found, *found_ids, *rest;
+    int64_t cap;
+} probe_rows;
+
+static knut_status probe_rows_reserve(probe_rows *p, int64_t n, knut_error *err)
+{
+    if (n <= p->cap)
+        return KNUT_OK;
+    int64_t **v[] = {&p->ids, &p->found, &p->found_ids, &p->rest};
+    for (size_t i = 0; i < 4; i++) {
+        int64_t *x = realloc(*v[i], (size_t)n * sizeof **v[i]);
+        if (!x)
+            return knut_error_set(err, KNUT_ENOMEM, "out of memory planning id updates");
+        *v[i] = x;
+    }
+    p->cap = n;
+    return KNUT_OK;
+}
+
+static void probe_rows_reset(probe_rows *p)
+{
+    free(p->ids);
+    free(p->found);
+    free(p->found_ids);
+    free(p->rest);
+}
+
+/* Renders rows[0..n) (by node id when ids) into as many queries as the
+ * budget needs, flushing every plan->pipeline of them. */
+static knut_status emit_subset(knut_graph_set *set, const fsink_plan *plan, fsink_flush_fn flush,
+                               void *ctx, const knut_arrow_view *view, const int64_t *rows,
+                               const int64_t *ids, int64_t n, int64_t base, size_t budget,
+                               fsink_query *q, size_t *nq, knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    for (int64_t k = 0; k < n && st == KNUT_OK;) {
+        fsink_query *cur = &q[*nq];
+        int64_t m = 0, m_alt = 0;
+        knut_buf_clear(&cur->text);
+        knut_buf_clear(&cur->alt);
+        st = knut_graph__cypher_render_subset(&cur->text, set, view, rows + k,
+                                              ids ? ids + k : NULL, n - k, base, budget, &m, err);
+        /* The MERGE form of the same rows is shorter, so it fits too. */
+        if (st == KNUT_OK && ids) {
+            st = knut_graph__cypher_render_subset(&cur->alt, set, view, rows + k, NULL, m, base,
+                                                  budget, &m_alt, err);
+            if (st == KNUT_OK && m_alt != m)
+                st = knut_error_set(err, KNUT_ERROR, "set '%s': the MERGE form of %lld rows "
+                                    "did not fit the budget", set->name, (long long)m);
+        }
+        if (st != KNUT_OK)
+            break;
+        cur->by_id = ids != NULL;
+        cur->first_row = base + rows[k];
+        cur->n_rows = m;
+        k += m;
+        if (++*nq == plan->pipeline) {
+            st = flush(ctx, set, q, *nq, err);
+            *nq = 0;
+        }
+    }
+    return st;
+}
+
+/* One chunk through the probe: returns *done = 0 when no row was found by
+ * id (the caller then renders the chunk as usual). */
+static knut_status run_probed(knut_graph_set *set, const fsink_plan *plan, fsink_flush_fn flush,
+                              void *ctx, const knut_arrow_view *view, int64_t from, int64_t to,
+                              int64_t base, size_t budget, probe_rows *pr, fsink_query *q,
+                              size_t *nq, int *done, knut_error *err)
+{
+    int64_t n = to - from, nf = 0, nr = 0;
+    knut_status st = probe_rows_reserve(pr, n, err);
+    *done = 0;
+    if (st == KNUT_OK)
+        st = plan->probe(ctx, set, view, from, to, pr->ids, err);
+    if (st != KNUT_OK)
+        return st;
+    for (int64_t j = 0; j < n; j++) {
+        if (pr->ids[j] >= 0) {
+            pr->found[nf] = from + j;
+            pr->found_ids[nf++] = pr->ids[j];
+        } else {
+            pr->rest[nr++] = from + j;
+        }
+    }
+    if (nf == 0)
+        return KNUT_OK;
+    *done = 1;
+    st = emit_subset(set, plan, flush, ctx, view, pr->found, pr->found_ids, nf, base, budget, q,
+                     nq, err);
+    if (st == KNUT_OK)
+        st = emit_subset(set, plan, flush, ctx, view, pr->rest, NULL, nr, base, budget, q, nq,
+                         err);
+    return st;
+}
+
 knut_status knut_graph__fsink_run_set(knut_graph_set *set, const fsink_plan *plan,
                                       fsink_flush_fn flush, void *ctx, knut_error *err)
 {
@@ -26,12 +128,15 @@ knut_status knut_graph__fsink_run_set(knut_graph_set *set, const fsink_plan *pla
     fsink_query q[FSINK_PIPELINE_MAX];
     struct ArrowArray batch = {0};
     knut_arrow_view view;
+    probe_rows pr = {0};
     int have_view = 0;
     size_t nq = 0;
     knut_status st = KNUT_OK;
     for (size_t i = 0; i < plan->pipeline; i++) {
         knut_buf_init(&q[i].text, 0);
+        knut_buf_init(&q[i].alt, 0);
         q[i].first_row = q[i].n_rows = 0;
+        q[i].by_id = 0;
     }
     for (;;) {
         if ((st = knut_graph_set_next(set, &batch, err)) != KNUT_OK)
@@ -42,11 +147,25 @@ knut_status knut_graph__fsink_run_set(knut_graph_set *set, const fsink_plan *pla
             goto cleanup;
         have_view = 1;
         int64_t base = set->rows_read - batch.length;
+        int probing = plan->probe && suffix_len == 0 &&
+                      knut_graph__fsink_probe_eligible(set, &view);
         for (int64_t from = 0; from < batch.length;) {
             int64_t to = batch.length - from > plan->batch_rows ? from + plan->batch_rows
                                                                  : batch.length;
             int64_t n = 0;
+            if (probing) {
+                int done = 0;
+                st = run_probed(set, plan, flush, ctx, &view, from, to, base, budget, &pr, q,
+                                &nq, &done, err);
+                if (st != KNUT_OK)
+                    goto cleanup;
+                if (done) {
+                    from = to;
+                    continue;
+                }
+            }
             fsink_query *cur = &q[nq];
+            cur->by_id = 0;
             knut_buf_clear(&cur->text);
             st = knut_graph_cypher_render(&cur->text, set, &view, from, to, base, budget, &n,
                                           err);
@@ -77,8 +196,11 @@ cleanup:
     if (have_view)
         knut_arrow_view_reset(&view);
     knut_arrow_array_release(&batch);
-    for (size_t i = 0; i < plan->pipeline; i++)
+    for (size_t i = 0; i < plan->pipeline; i++) {
         knut_buf_reset(&q[i].text);
+        knut_buf_reset(&q[i].alt);
+    }
+    probe_rows_reset(&pr);
     return st;
 }
 
@@ -159,12 +281,17 @@ knut_status knut_graph__fsink_index_collect(fsink_index_list *out, knut_graph_mu
         const knut_graph_set *s = knut_graph_mutation_get(m, KNUT_GRAPH_SET_VERTEX, i);
         st = add_columns(out, s->labels[0], s->keys, s->n_keys, err);
     }
-    n = knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE);
-    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
-        const knut_graph_set *s = knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, i);
-        st = add_columns(out, s->src_label, s->src_keys, s->n_src_keys, err);
-        if (st == KNUT_OK)
-            st = add_columns(out, s->dst_label, s->dst_keys, s->n_dst_keys, err);
+    /* edge upserts and edge deletes find both endpoints the same way */
+    static const knut_graph_set_kind edge_kinds[] = {KNUT_GRAPH_SET_EDGE,
+                                                     KNUT_GRAPH_SET_EDGE_DELETE};
+    for (size_t k = 0; k < 2 && st == KNUT_OK; k++) {
+        n = knut_graph_mutation_count(m, edge_kinds[k]);
+        for (size_t i = 0; i < n && st == KNUT_OK; i++) {
+            const knut_graph_set *s = knut_graph_mutation_get(m, edge_kinds[k], i);
+            st = add_columns(out, s->src_label, s->src_keys, s->n_src_keys, err);
+            if (st == KNUT_OK)
+                st = add_columns(out, s->dst_label, s->dst_keys, s->n_dst_keys, err);
+        }
     }
     n = knut_graph_mutation_count(m, KNUT_GRAPH_SET_DELETE);
     for (size_t i = 0; i < n && st == KNUT_OK; i++) {

@@ -27,7 +27,16 @@ typedef struct fsink_query {
     knut_buf text;
     int64_t first_row; /* stream-wide row number (0-based) of its first row */
     int64_t n_rows;
+    int by_id;         /* text updates by node id (a reply row: some missed) */
+    knut_buf alt;      /* by_id: the same rows as MERGE, sent when some of the
+                        * nodes were gone by the time the update ran */
 } fsink_query;
+
+/* Fills ids[0..to-from) with the FalkorDB node id of each batch row's
+ * vertex, or -1 where the row must go through MERGE. */
+typedef knut_status (*fsink_probe_fn)(void *ctx, const knut_graph_set *set,
+                                      const knut_arrow_view *batch, int64_t from, int64_t to,
+                                      int64_t *ids, knut_error *err);
 
 /* Receives one pipeline round: q[0..n) in stream order (n >= 1). */
 typedef knut_status (*fsink_flush_fn)(void *ctx, const knut_graph_set *set, fsink_query *q,
@@ -38,6 +47,7 @@ typedef struct fsink_plan {
     int64_t batch_rows; /* rows per query */
     size_t pipeline;    /* queries per round (1..FSINK_PIPELINE_MAX) */
     const char *suffix; /* constant text appended to every query; NULL: none */
+    fsink_probe_fn probe; /* vertex sets with one integer key; NULL: MERGE only */
 } fsink_plan;
 
 /*
@@ -76,7 +86,8 @@ void knut_graph__fsink_index_list_reset(fsink_index_list *l);
 /*
  * Every pair the mutation's MERGE and MATCH clauses look vertices up by:
  * (first label, each key) of vertex sets, (endpoint label, each endpoint
- * key) of edge sets and (label, each key) of delete sets.
+ * key) of edge sets and edge delete sets, and (label, each key) of delete
+ * sets.
  */
 knut_status knut_graph__fsink_index_collect(fsink_index_list *out, knut_graph_mutation *m,
                                             knut_error *err);
@@ -85,5 +96,20 @@ knut_status knut_graph__fsink_index_collect(fsink_index_list *out, knut_graph_mu
  * knut_graph_cypher_ident, so a backtick is refused). */
 knut_status knut_graph__fsink_index_text(knut_buf *out, const char *label, const char *key,
                                          knut_error *err);
+
+/* 1 if the id probe applies: a vertex set keyed by one integer column. */
+int knut_graph__fsink_probe_eligible(const knut_graph_set *set, const knut_arrow_view *batch);
+
+/* The probe (falkor_sink_probe.c): one range query over the rows' key span
+ * on graph through g; ids as for fsink_probe_fn. */
+knut_status knut_graph__fsink_probe(knut_graph_falkor *g, const char *graph,
+                                    const knut_graph_set *set, const knut_arrow_view *batch,
+                                    int64_t from, int64_t to, int64_t *ids, knut_error *err);
+
+/* Key listing of graph `graph` through g, in pages by id
+ * (falkor_sink_keys.c; the sink's keys op). */
+knut_status knut_graph__fsink_keys(knut_graph_falkor *g, const char *graph,
+                                   const knut_graph_key_scan *scan, knut_graph_sink_keys_fn fn,
+                                   void *ctx, knut_error *err);
 
 #endif /* KNUT_GRAPH_FALKOR_SINK_INT_H */

@@ -48,6 +48,15 @@ void knut_graph__load_report(load_ctx *c, const load_item *it, int64_t set_rows,
 knut_status knut_graph__load_stream(load_ctx *c, const load_item *it,
                                     struct ArrowArrayStream *out, knut_error *err);
 
+/*
+ * Adds the GraphAr labels of vertex item it (vi->labels, per-vertex boolean
+ * columns) to the vertices already applied through sink: one vertex set per
+ * label, labels [type, label], the merge keys of the rows whose column is
+ * true, no properties (src/graph/load_labels.c). No-op for edge items.
+ */
+knut_status knut_graph__load_labels(load_ctx *c, const load_item *it, knut_graph_sink *sink,
+                                    knut_error *err);
+
 /* 1 if every vertex type and edge type can be sent with GRAPH.BULK. */
 int knut_graph__load_bulk_possible(const load_ctx *c);
 

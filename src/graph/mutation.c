@@ -1,6 +1,6 @@
 /*
- * The graph mutation: the vertex sets, edge sets and vertex delete sets one
- * round of a sync applies, each an Arrow stream plus the names that map its
+ * The graph mutation: the vertex sets, edge sets, vertex delete sets and
+ * edge delete sets one round of a sync applies, each an Arrow stream plus the names that map its
  * columns onto labels, keys and properties. Adding a set binds those names
  * to the stream's schema once (column index, value type, query-text
  * conversion), so mistakes surface as one clear error naming the set and
@@ -13,12 +13,13 @@
 #include "cypher_int.h"
 
 struct knut_graph_mutation {
-    knut_graph_set **sets[3]; /* indexed by knut_graph_set_kind */
-    size_t n[3];
-    size_t cap[3];
+    knut_graph_set **sets[4]; /* indexed by knut_graph_set_kind */
+    size_t n[4];
+    size_t cap[4];
 };
 
-static const char *const kind_name[] = {"vertex set", "edge set", "delete set"};
+static const char *const kind_name[] = {"vertex set", "edge set", "delete set",
+                                        "edge delete set"};
 
 /* ---- set lifetime ------------------------------------------------------ */
 
@@ -64,7 +65,7 @@ void knut_graph_mutation_free(knut_graph_mutation *m)
 {
     if (m == NULL)
         return;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < m->n[k]; i++)
             set_free(m->sets[k][i]);
         free(m->sets[k]);
@@ -74,7 +75,7 @@ void knut_graph_mutation_free(knut_graph_mutation *m)
 
 size_t knut_graph_mutation_count(const knut_graph_mutation *m, knut_graph_set_kind kind)
 {
-    if (m == NULL || (unsigned)kind > KNUT_GRAPH_SET_DELETE)
+    if (m == NULL || (unsigned)kind > KNUT_GRAPH_SET_EDGE_DELETE)
         return 0;
     return m->n[kind];
 }
@@ -82,7 +83,7 @@ size_t knut_graph_mutation_count(const knut_graph_mutation *m, knut_graph_set_ki
 knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m, knut_graph_set_kind kind,
                                         size_t i)
 {
-    if (m == NULL || (unsigned)kind > KNUT_GRAPH_SET_DELETE || i >= m->n[kind])
+    if (m == NULL || (unsigned)kind > KNUT_GRAPH_SET_EDGE_DELETE || i >= m->n[kind])
         return NULL;
     return m->sets[kind][i];
 }
@@ -502,6 +503,38 @@ knut_status knut_graph_mutation_add_delete_set(knut_graph_mutation *m,
     st = bind_columns(&b, &s->keys, &s->n_keys, ds->keys, NULL, ds->n_keys, "key", 1);
     if (st == KNUT_OK)
         st = check_distinct(&b, s->keys, s->n_keys, s->keys, s->n_keys, "key");
+done:
+    return set_finish(m, s, st, err);
+}
+
+/* An edge set minus the properties: the endpoints (and optional edge keys)
+ * only find the edges to delete, so the same binding rules apply. */
+knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutation *m,
+                                                    knut_graph_edge_delete_set *es,
+                                                    knut_error *err)
+{
+    if (m == NULL || es == NULL) {
+        if (es != NULL)
+            knut_arrow_stream_release(&es->stream);
+        return knut_error_set(err, KNUT_EINVAL, "%s: NULL argument", __func__);
+    }
+    bind_ctx b;
+    knut_graph_set *s;
+    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_EDGE_DELETE, es->version, es->name,
+                               es->type, &es->stream, err);
+    if (st != KNUT_OK)
+        goto done;
+    if ((st = check_ident(&b, es->type, "relationship type")) != KNUT_OK ||
+        (st = dup_str(&b, &s->type, es->type)) != KNUT_OK)
+        goto done;
+    st = bind_endpoint(&b, &es->src, &s->src_label, &s->src_keys, &s->n_src_keys, "source");
+    if (st == KNUT_OK)
+        st = bind_endpoint(&b, &es->dst, &s->dst_label, &s->dst_keys, &s->n_dst_keys,
+                           "destination");
+    if (st == KNUT_OK)
+        st = bind_columns(&b, &s->keys, &s->n_keys, es->keys, NULL, es->n_keys, "edge key", 1);
+    if (st == KNUT_OK)
+        st = check_distinct(&b, s->keys, s->n_keys, s->keys, s->n_keys, "edge key");
 done:
     return set_finish(m, s, st, err);
 }

@@ -17,7 +17,8 @@ static void store_sink_close(knut_graph_sink *sink)
     knut_graph_store_close((knut_graph_store *)sink);
 }
 
-static const knut_graph_sink_ops store_sink_ops = {"embedded", knut_gs__apply, store_sink_close};
+static const knut_graph_sink_ops store_sink_ops = {"embedded", knut_gs__apply, store_sink_close,
+                                                   knut_gs__keys};
 
 void knut_gs__ident(knut_buf *b, const char *name)
 {
@@ -371,7 +372,7 @@ static const char catalog_ddl[] =
     "CREATE TABLE IF NOT EXISTS \"" KNUT_GS_ETYPES "\" (type VARCHAR PRIMARY KEY, "
     "table_name VARCHAR NOT NULL UNIQUE, keys VARCHAR NOT NULL);"
     "CREATE TABLE IF NOT EXISTS \"" KNUT_GS_MEMBERS "\" (vid BIGINT NOT NULL, "
-    "label VARCHAR NOT NULL, PRIMARY KEY (vid, label));"
+    "label VARCHAR NOT NULL);" /* no index: store_apply.c keeps (vid, label) unique */
     "CREATE SEQUENCE IF NOT EXISTS \"" KNUT_GS_SEQ "\";";
 
 knut_status knut_graph_store_open(knut_graph_store **out, const char *path, knut_error *err)

@@ -4,7 +4,8 @@
  * Arrow stream into DuckDB, never SQL text), and set-at-a-time SQL does
  * the rest: INSERT ... ON CONFLICT DO UPDATE for upserts, joins against
  * the vertex tables for edge endpoints, DELETE ... IN for deletes and
- * their incident edges. Memory stays bounded by one batch plus what
+ * their incident edges, DELETE ... USING for edge deletes
+ * (store_edge_delete.c). Memory stays bounded by one batch plus what
  * DuckDB itself keeps. Schema evolution (tables, columns) happens in the
  * same transaction, so a failed apply leaves no trace at all.
  */
@@ -19,9 +20,10 @@
 
 static const char *kind_word(const knut_graph_set *set)
 {
-    return set->kind == KNUT_GRAPH_SET_VERTEX ? "vertex"
-           : set->kind == KNUT_GRAPH_SET_EDGE ? "edge"
-                                              : "delete";
+    return set->kind == KNUT_GRAPH_SET_VERTEX        ? "vertex"
+           : set->kind == KNUT_GRAPH_SET_EDGE        ? "edge"
+           : set->kind == KNUT_GRAPH_SET_EDGE_DELETE ? "edge delete"
+                                                     : "delete";
 }
 
 /* What one set needs while its batches are applied. */
@@ -37,6 +39,7 @@ typedef struct set_job {
     knut_buf upsert;  /* vertex/edge upsert */
     knut_buf members; /* vertex: label membership ($1 = label) */
     knut_buf skipped; /* edge: count of rows without both endpoints */
+    knut_buf remove;  /* edge delete: the DELETE (empty: nothing can match) */
     knut_gs_rows edge_tables; /* delete: every edge table */
     char stage_name[48];      /* temp table holding the set's rows */
     int64_t staged;           /* rows in it */
@@ -56,6 +59,7 @@ static void job_reset(set_job *j)
     knut_buf_reset(&j->upsert);
     knut_buf_reset(&j->members);
     knut_buf_reset(&j->skipped);
+    knut_buf_reset(&j->remove);
     knut_gs__rows_reset(&j->edge_tables);
 }
 
@@ -157,6 +161,25 @@ static const char *col_type(const set_job *j, const knut_graph_column *c)
     return j->types[c->index];
 }
 
+/* True when the staged set holds only nulls in column c: that fits any
+ * stored type (a CSV column empty in a whole file, or every column of a
+ * header-only CSV, is read as VARCHAR; keys are never null in a row, so
+ * an all-null key means no rows). */
+static int staged_all_null(const set_job *j, const knut_graph_column *c)
+{
+    knut_buf q = KNUT_BUF_INIT;
+    int64_t values = 1;
+    knut_buf_puts(&q, "SELECT count(");
+    knut_gs__ident(&q, c->column);
+    knut_buf_puts(&q, ") FROM ");
+    knut_gs__ident(&q, j->stage_name);
+    if (knut_buf_check(&q, NULL) != KNUT_OK ||
+        knut_gs__scalar_i64(j->s->conn, q.data, NULL, 0, &values, NULL) != KNUT_OK)
+        values = 1;
+    knut_buf_reset(&q);
+    return values == 0;
+}
+
 /* Adds the column if missing; refuses an incoming type that does not fit. */
 static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_key,
                                  knut_error *err)
@@ -168,7 +191,7 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
     if (st != KNUT_OK)
         return st;
     if (have) {
-        if (!knut_gs__type_fits(have, want))
+        if (!knut_gs__type_fits(have, want) && !staged_all_null(j, c))
             st = knut_error_set(err, KNUT_EINVAL,
                                 "%s set '%s': column '%s': stored as %s, the set has %s (no safe "
                                 "conversion)",
@@ -232,9 +255,11 @@ static knut_status ensure_table(set_job *j, knut_error *err)
     knut_gs__ident(&sql, j->table);
     /* No DEFAULT nextval(...): DuckDB 1.4.4 cannot replay a WAL holding
      * ALTER TABLE ADD COLUMN on such a table after a crash. Inserts pass
-     * nextval() explicitly instead. */
+     * nextval() explicitly instead. No UNIQUE on the vertex id either: the
+     * sequence already makes it unique, and a second index made large
+     * upserts ~4x slower and twice as memory-hungry (bench/sync_bench.py). */
     if (vertex)
-        knut_buf_puts(&sql, " (\"" KNUT_GS_VID "\" BIGINT NOT NULL UNIQUE");
+        knut_buf_puts(&sql, " (\"" KNUT_GS_VID "\" BIGINT NOT NULL");
     else
         knut_buf_puts(&sql, " (\"" KNUT_GS_SRC "\" BIGINT NOT NULL, \"" KNUT_GS_DST
                             "\" BIGINT NOT NULL, \"" KNUT_GS_SRC_LABEL "\" VARCHAR NOT NULL, \""
@@ -375,7 +400,11 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
     knut_gs__ident(b, j->stage_name);
     knut_buf_puts(b, " AS s ON ");
     match_keys(b, "v", set->keys, set->n_keys);
-    knut_buf_puts(b, " ON CONFLICT DO NOTHING");
+    /* An anti-join, not ON CONFLICT: the members table has no index (one
+     * more index over every vertex made a large apply need twice the
+     * memory, and its transaction-local part cannot spill). */
+    knut_buf_puts(b, " ANTI JOIN (SELECT vid FROM \"" KNUT_GS_MEMBERS "\" WHERE label = $1) AS o"
+                     " ON o.vid = v.\"" KNUT_GS_VID "\"");
     if ((st = knut_buf_check(&j->upsert, err)) == KNUT_OK)
         st = knut_buf_check(&j->members, err);
     return st;
@@ -577,6 +606,11 @@ static knut_status apply_batch(set_job *j, int64_t n_rows, knut_graph_sink_stats
             stats->edges_written += (int64_t)n;
         }
         j->s->edges_skipped += skipped;
+    } else if (set->kind == KNUT_GRAPH_SET_EDGE_DELETE) {
+        const char *labels[] = {set->src_label, set->dst_label};
+        if (j->remove.len > 0 &&
+            (st = knut_gs__exec(j->s->conn, j->remove.data, labels, 2, &n, err)) == KNUT_OK)
+            stats->edges_deleted += (int64_t)n;
     } else if (j->table) {
         st = delete_batch(j, stats, err);
     }
@@ -587,15 +621,18 @@ static size_t n_sets(knut_graph_mutation *m)
 {
     return knut_graph_mutation_count(m, KNUT_GRAPH_SET_VERTEX) +
            knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE) +
+           knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE_DELETE) +
            knut_graph_mutation_count(m, KNUT_GRAPH_SET_DELETE);
 }
 
-/* Upserts before deletes: vertex sets, edge sets, delete sets. */
+/* Upserts before deletes: vertex sets, edge sets, edge delete sets (an
+ * edge upserted and deleted in one mutation ends deleted), delete sets. */
 static knut_graph_set *nth_set(knut_graph_mutation *m, size_t i)
 {
     static const knut_graph_set_kind order[] = {KNUT_GRAPH_SET_VERTEX, KNUT_GRAPH_SET_EDGE,
+                                                KNUT_GRAPH_SET_EDGE_DELETE,
                                                 KNUT_GRAPH_SET_DELETE};
-    for (size_t o = 0; o < 3; o++) {
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
         size_t n = knut_graph_mutation_count(m, order[o]);
         if (i < n)
             return knut_graph_mutation_get(m, order[o], i);
@@ -607,9 +644,12 @@ static knut_graph_set *nth_set(knut_graph_mutation *m, size_t i)
 static knut_status run_set(set_job *j, knut_error *err)
 {
     knut_graph_set *set = j->set;
-    knut_status st = set->kind == KNUT_GRAPH_SET_VERTEX ? prepare_vertex(j, err)
-                     : set->kind == KNUT_GRAPH_SET_EDGE ? prepare_edge(j, err)
-                                                        : prepare_delete(j, err);
+    knut_status st =
+        set->kind == KNUT_GRAPH_SET_VERTEX   ? prepare_vertex(j, err)
+        : set->kind == KNUT_GRAPH_SET_EDGE   ? prepare_edge(j, err)
+        : set->kind == KNUT_GRAPH_SET_DELETE ? prepare_delete(j, err)
+                                             : knut_gs__edge_delete_sql(j->s, set, j->stage_name,
+                                                                        &j->remove, err);
     if (st == KNUT_OK && j->staged > 0)
         st = apply_batch(j, j->staged, j->stats, err);
     return st;

@@ -86,4 +86,14 @@ knut_status knut_gs__apply(knut_graph_sink *sink, knut_graph_mutation *m,
                            const knut_graph_sink_commit *commit, knut_graph_sink_stats *stats,
                            knut_error *err);
 
+/* The DELETE removing the edges an edge delete set's rows (staged in temp
+ * table `stage`) name, binds $1 = source label, $2 = destination label;
+ * out stays empty when no stored edge can match (store_edge_delete.c). */
+knut_status knut_gs__edge_delete_sql(knut_graph_store *s, const knut_graph_set *set,
+                                     const char *stage, knut_buf *out, knut_error *err);
+
+/* Key listing (store_keys.c). */
+knut_status knut_gs__keys(knut_graph_sink *sink, const knut_graph_key_scan *scan,
+                          knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
+
 #endif

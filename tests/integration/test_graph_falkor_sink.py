@@ -321,3 +321,45 @@ def test_graph_query_errors(falkordb, run_knut, start_peer):
                  "--graph", "g", "-f", "csv", "RETURN 41 + 1 AS x")
     assert r.returncode == 0 and r.stdout.splitlines() == ["x", "42"]
     assert "right-secret-4711" not in r.stderr
+
+
+def test_integer_key_updates_by_node_id(falkordb, tmp_path):
+    """Vertex sets keyed by one integer column update existing vertices by
+    node id after one range lookup per batch (falkor_sink_probe.c). The
+    result must be exactly what MERGE gives: new rows created, existing
+    ones updated (extra labels and temporal properties included), a key
+    held by two nodes updates both, and keys stored as another type are
+    left to MERGE."""
+    g = "byid"
+    n = 3000
+
+    def table(gen, ids):
+        return pa.table({"id": pa.array(ids, pa.int64()),
+                         "a": pa.array([i * 10 + gen for i in ids], pa.int64()),
+                         "d": pa.array([dt.date(2020, 1, 1 + gen)] * len(ids), pa.date32())})
+
+    def vset(t, name):
+        return {"kind": "vertex", "file": write(tmp_path / f"{name}.arrows", t),
+                "labels": ["V", "Extra"], "keys": ["id"]}
+
+    _, st = apply(tmp_path, falkordb, g, [vset(table(0, list(range(n))), "v0")],
+                  "--batch-rows", "700")
+    assert st["vertices_written"] == n and st["server"]["nodes_created"] == n
+    # A second node with key 5 (made outside the sink) and a float key 7.5.
+    falkordb.query(g, "CREATE (:V {id: 5, a: -1}), (:V {id: 7.5, a: -1})")
+    # Update every existing row plus 500 new ones, in shuffled order.
+    ids = list(range(n + 500))
+    ids = ids[1::2] + ids[0::2]
+    _, st = apply(tmp_path, falkordb, g, [vset(table(1, ids), "v1")], "--batch-rows", "700")
+    assert st["vertices_written"] == n + 500
+    assert st["server"]["nodes_created"] == 500
+    assert count(falkordb, g, "MATCH (n:V) RETURN count(n)") == n + 500 + 2
+    assert count(falkordb, g, "MATCH (n:V:Extra) WHERE n.a = n.id * 10 + 1 "
+                              "AND n.d = date('2020-01-02') RETURN count(n)") == n + 500 + 1
+    assert count(falkordb, g, "MATCH (n:V {id: 5}) RETURN count(n)") == 2
+    assert count(falkordb, g, "MATCH (n:V {id: 5}) WHERE n.a = 51 RETURN count(n)") == 2
+    assert count(falkordb, g, "MATCH (n:V) WHERE n.id = 7.5 RETURN n.a") == -1
+    # Idempotent: the same rows again change nothing but the values set.
+    _, st = apply(tmp_path, falkordb, g, [vset(table(1, ids), "v2")])
+    assert st["server"]["nodes_created"] == 0
+    assert count(falkordb, g, "MATCH (n:V) RETURN count(n)") == n + 500 + 2

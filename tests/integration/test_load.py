@@ -316,3 +316,128 @@ def test_load_mapping_bad_file_fails(knut, tmp_path):
     r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
                         "--graphar", "x", "--db", "y"], capture_output=True, text=True)
     assert r.returncode == 2
+
+
+def test_load_mapping_progress_json_lines_and_bar(knut, tmp_path):
+    lake = _lake_copy(tmp_path)
+    r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
+                        "--db", str(tmp_path / "g.duckdb")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    logs = jsonl(r.stderr)
+    assert [x["msg"] for x in logs][-1] == "done" and logs[0]["msg"] == "round loaded"
+    rounds = [x for x in logs if x["msg"] == "round loaded"]
+    assert rounds[-1]["files"] == rounds[-1]["files_total"] == 4
+    assert rounds[-1]["rows"] == 30 and sum(x["round_rows"] for x in rounds) == 30
+    assert logs[-1]["files"] == 4 and logs[-1]["method"] == "embedded"
+    # On a terminal: the bar, ending at 100 % of the files.
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        os.execv(str(knut), [str(knut), "load", "--mapping", str(lake / "sync.yml"),
+                             "--db", str(tmp_path / "g2.duckdb")])
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    assert b"[##############################] 100% 4/4 files 30 rows" in out
+    # A second load into the same store finds nothing new: no bar, no round lines.
+    r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
+                        "--db", str(tmp_path / "g.duckdb")], capture_output=True, text=True)
+    assert r.returncode == 0 and [x["msg"] for x in jsonl(r.stderr)] == ["done"]
+
+
+LABELED_CONFIG = """\
+graph: social
+output: {out}
+vertex_chunk_size: 4
+edge_chunk_size: 8
+vertices:
+  - type: person
+    table: {people}
+    key: id
+    labels: [admin, staff]
+    label_column: roles
+    properties: [id, name]
+  - type: doc
+    query: "SELECT i AS n, i % 2 = 0 AS even FROM range(5) t(i)"
+    key: n
+    labels: [{{name: Even, column: even}}]
+    properties: [n]
+edges:
+  - type: knows
+    src: {{type: person, key: a}}
+    dst: {{type: person, key: b}}
+    query: "SELECT 1000 + i AS a, 1000 + (i * 3 + 1) % 10 AS b FROM range(10) t(i)"
+"""
+
+
+def person_labels(i):
+    return {"person"} | ({"admin"} if i % 3 == 0 else set()) | \
+        ({"staff"} if i % 3 in (0, 1) else set())
+
+
+@pytest.fixture(scope="module")
+def labeled(tmp_path_factory, knut):
+    """A GraphAr graph with per-vertex label columns (V/labels/chunk<c>),
+    written by `knut gar import` (the reference's Python builders cannot
+    write labels) and accepted by the reference's info loader."""
+    import garref
+    d = tmp_path_factory.mktemp("labeled")
+    people = d / "people.parquet"
+    r = subprocess.run([str(knut), "query",
+                        f"COPY (SELECT 1000 + i AS id, 'name' || i AS name, CASE WHEN i % 3 = 0 "
+                        f"THEN 'admin;staff' WHEN i % 3 = 1 THEN 'staff' ELSE '' END AS roles "
+                        f"FROM range(10) t(i)) TO '{people}' (FORMAT parquet)"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cfg = d / "social.yml"
+    cfg.write_text(LABELED_CONFIG.format(out=d / "out", people=people))
+    r = subprocess.run([str(knut), "gar", "import", "--config", str(cfg)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (d / "out" / "vertex" / "person" / "labels" / "chunk0").is_file()
+    assert garref.info(d / "out" / "social.graph.yml")["validated"]
+    return d / "out"
+
+
+def test_load_graphar_labels_falkordb(falkordb, run_knut, labeled):
+    want = {("person", 1000 + i): person_labels(i) for i in range(10)}
+    want.update({("doc", i): {"doc"} | ({"Even"} if i % 2 == 0 else set()) for i in range(5)})
+    # GRAPH.BULK on a new graph, UNWIND with --no-bulk, then UNWIND again
+    # over the loaded graph: the same labels every time.
+    for graph, extra in (("lb", []), ("lu", ["--no-bulk"]), ("lb", [])):
+        r = run_knut("load", "--graphar", labeled, "--falkordb", url(falkordb), "--graph", graph,
+                     "-q", *extra)
+        assert r.returncode == 0, r.stderr
+        rows = falkordb.query(graph, "MATCH (n) RETURN labels(n)[0], coalesce(n.id, n.n), "
+                                     "labels(n)")[1]
+        # the verbose reply prints a list as one "[a, b]" string
+        got = {(t.decode(), k): set(ls.decode().strip("[]").split(", ")) for t, k, ls in rows}
+        assert got == want, graph
+        knows = falkordb.query(graph, "MATCH (:admin)-[e:knows]->() RETURN count(e)")[1][0][0]
+        assert knows == 4
+
+
+def test_load_graphar_labels_store(tmp_path, run_knut, labeled):
+    db = tmp_path / "g.duckdb"
+    for _ in range(2):  # a second load changes nothing
+        r = run_knut("load", "--graphar", labeled, "--db", db, "-q")
+        assert r.returncode == 0, r.stderr
+        r = run_knut("query", "--db", db, "-f", "json",
+                     "SELECT p.id, list_sort(list(l.label)) AS labels FROM v_person p "
+                     "JOIN _knut_vertex_labels_of l ON l.vid = p._knut_vid GROUP BY p.id "
+                     "ORDER BY p.id")
+        assert r.returncode == 0, r.stderr
+        got = {x["id"]: set(x["labels"]) for x in jsonl(r.stdout)}
+        assert got == {1000 + i: person_labels(i) for i in range(10)}
+        r = run_knut("query", "--db", db, "-f", "csv", "SELECT count(*) FROM "
+                     "_knut_vertex_labels_of WHERE label = 'Even'")
+        assert r.stdout.splitlines()[1] == "3"

@@ -253,3 +253,66 @@ def test_two_million_rows_in_bounded_memory(fmt):
         assert tail == "1999999,name-1999999,999999.5,2022-09-26"
     peak_mb = usage.ru_maxrss / 1024
     assert peak_mb < 500, f"peak RSS {peak_mb:.0f} MB for {nbytes >> 20} MB of output"
+
+
+# ---- knut graph query --param: typed values in the CYPHER block (real FalkorDB) ----
+
+def gq(falkordb, graph, *args, check=None):
+    """Runs `knut graph query` against the falkordb fixture; returns the process."""
+    p = subprocess.run([KNUT, "graph", "query", "--falkordb",
+                        f"redis://{falkordb.host}:{falkordb.port}", "--graph", graph,
+                        *args], capture_output=True, text=True, timeout=120)
+    if check is not None:
+        assert p.returncode == check, (p.returncode, p.stdout[-2000:], p.stderr)
+    return p
+
+
+def test_graph_query_params_are_typed(falkordb):
+    out = gq(falkordb, "params", "-f", "json",
+             "-p", "i=-42", "--param", "f=2.5", "-p", "e=1e3", "-p", "t=true", "-p", "n=null",
+             "-p", "s='it''s'".replace("''", "\\'"), "-p", 'd="dq \\"x\\"\\n"',
+             "-p", "l=[1, 'a', [true, null], 0.5]", "-p", "m={k: 1, 'odd key': 'v'}",
+             "RETURN $i AS i, $f AS f, $e AS e, $t AS t, $n AS n, $s AS s, $d AS d, "
+             "$l[0] AS l0, $l[1] AS l1, $l[2][0] AS l20, $l[2][1] AS l21, $l[3] AS l3, "
+             "size($l) AS ln, $m.k AS mk, $m.`odd key` AS mo, typeOf($i) AS ti, typeOf($e) AS te",
+             check=0)
+    row = json.loads(out.stdout)
+    assert row["i"] == -42 and row["ti"] == "Integer"
+    assert row["f"] == 2.5 and row["e"] == 1000.0 and row["te"] == "Float"
+    assert row["t"] is True and row["n"] is None
+    assert row["s"] == "it's" and row["d"] == 'dq "x"\n'
+    assert (row["l0"], row["l1"], row["l20"], row["l21"], row["l3"], row["ln"]) == \
+        (1, "a", True, None, 0.5, 4)
+    assert row["mk"] == 1 and row["mo"] == "v"
+
+
+def test_graph_query_param_injection_stays_a_value(falkordb):
+    gq(falkordb, "inj", "CREATE (:P {name: 'keep'})", check=0)
+    evil = "x'}) MATCH (n) DETACH DELETE n //"
+    hostile = "'" + evil.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    out = gq(falkordb, "inj", "-f", "json", "-p", "name=" + hostile,
+             "CREATE (p:P {name: $name}) RETURN p.name AS name", check=0)
+    assert json.loads(out.stdout)["name"] == evil
+    # Unquoted text that tries to end the block is refused, not sent.
+    bad = gq(falkordb, "inj", "-p", "name=1 MATCH (n) DETACH DELETE n",
+             "RETURN $name", check=2)
+    assert "unexpected text after the value" in bad.stderr
+    count = gq(falkordb, "inj", "-f", "json", "MATCH (p:P) RETURN count(p) AS c", check=0)
+    assert json.loads(count.stdout)["c"] == 2
+
+
+@pytest.mark.parametrize("param, message", [
+    ("x=Alice", "strings need quotes"),
+    ("x=9223372036854775808", "out of the 64-bit range"),
+    ("x=nan", "strings need quotes"),
+    ("x=1e999", "not a finite number"),
+    ("x='open", "unterminated string"),
+    ("x=[1, 2", "expected ',' or ']'"),
+    ("x={`a`: 1}", "expected a map key"),
+    ("1x=1", "parameter name"),
+    ("bad name=1", "parameter name"),
+    ("noequals", "NAME=VALUE"),
+])
+def test_graph_query_bad_params_are_usage_errors(falkordb, param, message):
+    p = gq(falkordb, "bad", "-p", param, "RETURN 1", check=2)
+    assert message in p.stderr, p.stderr

@@ -16,6 +16,8 @@
  *    "dst": {"label": "P", "keys": ["id"], "columns": ["dst"]},
  *    "keys": [], "props": ["since"]}
  *   {"kind": "delete", "file": "d.arrows", "label": "P", "keys": ["id"]}
+ *   {"kind": "edge_delete", "file": "x.arrows", "type": "KNOWS",
+ *    "src": {...}, "dst": {...}, "keys": []}  (as an edge set, no props)
  * --repeat applies the same spec N times (new streams each time) and
  * reports the last apply. Errors: the message on stderr, exit 1 (2: usage).
  */
@@ -145,6 +147,20 @@ static knut_status add_set(knut_graph_mutation *m, json_t *set, FILE **file, knu
         knut_arrow_stream_move(&ds.stream, &stream);
         return knut_graph_mutation_add_delete_set(m, &ds, err);
     }
+    if (strcmp(kind, "edge_delete") == 0) {
+        knut_graph_edge_delete_set xs = KNUT_GRAPH_EDGE_DELETE_SET_INIT;
+        if ((st = endpoint_of(set, "src", &xs.src, &sk, &sc, err)) != KNUT_OK ||
+            (st = endpoint_of(set, "dst", &xs.dst, &dk, &dc, err)) != KNUT_OK) {
+            knut_arrow_stream_release(&stream);
+            return st;
+        }
+        xs.name = str_of(set, "name");
+        xs.type = str_of(set, "type");
+        xs.keys = keys.v;
+        xs.n_keys = keys.n;
+        knut_arrow_stream_move(&xs.stream, &stream);
+        return knut_graph_mutation_add_edge_delete_set(m, &xs, err);
+    }
     knut_arrow_stream_release(&stream);
     return knut_error_set(err, KNUT_EINVAL, "spec: unknown kind '%s'", kind);
 }
@@ -157,13 +173,13 @@ static void print_stats(const knut_graph_sink_stats *s, const knut_graph_falkor_
            "\"server\": {\"nodes_created\": %lld, \"nodes_deleted\": %lld, "
            "\"properties_set\": %lld, \"properties_removed\": %lld, "
            "\"relationships_created\": %lld, \"relationships_deleted\": %lld, "
-           "\"labels_added\": %lld}}\n",
+           "\"labels_added\": %lld, \"execution_ms\": %.3f}}\n",
            (long long)s->rows, (long long)s->vertices_written, (long long)s->edges_written,
            (long long)s->vertices_deleted, (long long)s->edges_deleted, seconds,
            (long long)f->nodes_created, (long long)f->nodes_deleted,
            (long long)f->properties_set, (long long)f->properties_removed,
            (long long)f->relationships_created, (long long)f->relationships_deleted,
-           (long long)f->labels_added);
+           (long long)f->labels_added, f->execution_ms);
 }
 
 int main(int argc, char **argv)

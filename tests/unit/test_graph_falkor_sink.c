@@ -82,7 +82,7 @@ static void test_graph_falkor_sink__rows_and_pipeline(void **state)
     rounds r = {0};
     r.fail_at = -1;
     r.suffix = " RETURN 1";
-    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 10, 4, " RETURN 1"};
+    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 10, 4, " RETURN 1", NULL};
     OK(knut_graph__fsink_run_set(set, &plan, record, &r, &e_));
     /* 103 rows at 10 per query: 11 queries, rounds of 4, 4, 3 */
     assert_int_equal(103, r.rows);
@@ -101,7 +101,7 @@ static void test_graph_falkor_sink__byte_budget(void **state)
     knut_graph_set *set = knut_graph_mutation_get(m, KNUT_GRAPH_SET_VERTEX, 0);
     rounds r = {0};
     r.fail_at = -1;
-    fsink_plan plan = {2048, 100000, 1, NULL};
+    fsink_plan plan = {2048, 100000, 1, NULL, NULL};
     OK(knut_graph__fsink_run_set(set, &plan, record, &r, &e_));
     assert_int_equal(200, r.rows);
     assert_true(r.max_len <= 2048);
@@ -117,7 +117,7 @@ static void test_graph_falkor_sink__null_key_before_send(void **state)
     rounds r = {0};
     knut_error err = KNUT_ERROR_INIT;
     r.fail_at = -1;
-    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 10, 2, NULL};
+    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 10, 2, NULL, NULL};
     assert_int_not_equal(KNUT_OK, knut_graph__fsink_run_set(set, &plan, record, &r, &err));
     fx_expect_msg(&err, "row 37", "set 'P'");
     /* rows 0-19 went out in the first round; 20-29 waited for a second
@@ -135,7 +135,7 @@ static void test_graph_falkor_sink__flush_error_stops(void **state)
     rounds r = {0};
     knut_error err = KNUT_ERROR_INIT;
     r.fail_at = 1;
-    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 10, 2, NULL};
+    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 10, 2, NULL, NULL};
     assert_int_equal(KNUT_EPEER, knut_graph__fsink_run_set(set, &plan, record, &r, &err));
     assert_string_equal("server said no", err.message);
     assert_int_equal(2, r.n_rounds); /* nothing after the failed round */
@@ -191,6 +191,82 @@ static void test_graph_falkor_sink__options(void **state)
     knut_graph_sink_close(NULL);
 }
 
+/* The id probe's plan: rows whose probe gives an id go into by-id queries
+ * (with a MERGE form of the same rows kept for a resend), the others into
+ * MERGE queries, every row exactly once. The probe here answers "ids for
+ * the even keys", as a server holding only those vertices would. */
+static knut_status even_ids(void *ctx, const knut_graph_set *set, const knut_arrow_view *batch,
+                            int64_t from, int64_t to, int64_t *ids, knut_error *err)
+{
+    (void)ctx;
+    (void)set;
+    (void)err;
+    for (int64_t j = 0; j < to - from; j++)
+        ids[j] = (from + j) % 2 == 0 ? 1000 + from + j : -1;
+    assert_true(knut_graph__fsink_probe_eligible(set, batch));
+    return KNUT_OK;
+}
+
+typedef struct split {
+    int64_t by_id, merged, queries;
+    int seen[64];
+} split;
+
+static knut_status record_split(void *ctx, const knut_graph_set *set, fsink_query *q, size_t n,
+                                knut_error *err)
+{
+    split *sp = ctx;
+    (void)set;
+    (void)err;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = q[i].text.data;
+        sp->queries++;
+        if (q[i].by_id) {
+            assert_non_null(strstr(t, "WITH r, r.i AS i MATCH (n) WHERE id(n) = i WITH n, r "
+                                      "WHERE n:`P` AND n.`id` = r.k[0] SET n += r.p WITH count(n) AS c "
+                                      "WHERE c < size($rows) RETURN c"));
+            assert_non_null(strstr(q[i].alt.data, "UNWIND $rows AS r MERGE (n:`P`"));
+            assert_null(strstr(q[i].alt.data, "i:"));
+            sp->by_id += q[i].n_rows;
+        } else {
+            assert_non_null(strstr(t, "UNWIND $rows AS r MERGE (n:`P`"));
+            sp->merged += q[i].n_rows;
+        }
+        /* every row's key appears once, in the query that carries it */
+        for (int k = 0; k < 40; k++) {
+            char needle[32];
+            snprintf(needle, sizeof needle, "k:[%d]", k);
+            const char *hit = strstr(t, needle);
+            if (hit) {
+                sp->seen[k]++;
+                int even = k % 2 == 0;
+                assert_int_equal(even, q[i].by_id);
+                if (even) {
+                    char id[32];
+                    snprintf(id, sizeof id, "{i:%d,k:[%d]", 1000 + k, k);
+                    assert_non_null(strstr(t, id));
+                }
+            }
+        }
+    }
+    return KNUT_OK;
+}
+
+static void test_graph_falkor_sink__probe_splits_rows(void **state)
+{
+    (void)state;
+    knut_graph_mutation *m = people(40, -1);
+    knut_graph_set *set = knut_graph_mutation_get(m, KNUT_GRAPH_SET_VERTEX, 0);
+    split sp = {0};
+    fsink_plan plan = {FSINK_BATCH_BYTES_DEFAULT, 15, 3, NULL, even_ids};
+    OK(knut_graph__fsink_run_set(set, &plan, record_split, &sp, &e_));
+    assert_int_equal(20, sp.by_id);
+    assert_int_equal(20, sp.merged);
+    for (int k = 0; k < 40; k++)
+        assert_int_equal(1, sp.seen[k]);
+    knut_graph_mutation_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_graph_falkor_sink__flush_error_stops),
         cmocka_unit_test(test_graph_falkor_sink__index_list),
         cmocka_unit_test(test_graph_falkor_sink__options),
+        cmocka_unit_test(test_graph_falkor_sink__probe_splits_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
