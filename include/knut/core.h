@@ -283,6 +283,112 @@ int knut_signal_last(void);        /* the signal number received, or 0 */
 void knut_signal_request_stop(void); /* for tests and internal shutdown */
 void knut_signal_reset(void);       /* clears the flags, re-arms handlers */
 
+/* ---- HTTP client (src/core/http_client.c, libcurl) --------------------- */
+
+/*
+ * A small HTTP/1.1 client for talking to REST peers (Airflow, ...). One
+ * client is one connection cache and belongs to one thread at a time.
+ * Requests have a connect and a total timeout, the response body has a
+ * hard size cap, redirects are not followed (credentials never travel to
+ * another host) and only http/https are spoken. Error messages name the
+ * peer as scheme://host:port/path only: credentials in the URL, headers
+ * and bodies never appear in them.
+ */
+typedef struct knut_http_client knut_http_client;
+
+#define KNUT_HTTP_OPTIONS_VERSION 1
+typedef struct knut_http_options {
+    int version;                /* KNUT_HTTP_OPTIONS_VERSION */
+    int64_t connect_timeout_ms; /* 0: 5000 */
+    int64_t timeout_ms;         /* whole request; 0: 30000 */
+    size_t max_response;        /* response body cap; 0: KNUT_HTTP_MAX_RESPONSE */
+    /* Polled during a transfer; returning non-zero aborts it with
+     * KNUT_ECANCELLED (a shutdown that must not wait for a timeout). */
+    int (*cancel)(void *ctx);
+    void *cancel_ctx;
+} knut_http_options;
+#define KNUT_HTTP_OPTIONS_INIT {KNUT_HTTP_OPTIONS_VERSION, 0, 0, 0, NULL, NULL}
+#define KNUT_HTTP_MAX_RESPONSE ((size_t)4 << 20)
+
+typedef struct knut_http_response {
+    long status;   /* HTTP status; 0 before a response */
+    knut_buf body; /* capped at max_response */
+} knut_http_response;
+#define KNUT_HTTP_RESPONSE_INIT {0, KNUT_BUF_INIT}
+void knut_http_response_reset(knut_http_response *r);
+
+/* base_url: http[s]://host[:port][/prefix]; request paths are appended. */
+knut_status knut_http_client_new(knut_http_client **out, const char *base_url,
+                                 const knut_http_options *o, knut_error *err);
+void knut_http_client_free(knut_http_client *c);
+/* Authorization for the following requests: a bearer token, HTTP Basic,
+ * or none (both NULL). Secrets are copied and wiped on change and free. */
+knut_status knut_http_client_set_bearer(knut_http_client *c, const char *token, knut_error *err);
+knut_status knut_http_client_set_basic(knut_http_client *c, const char *user,
+                                       const char *password, knut_error *err);
+/* The peer as shown in messages: scheme://host:port (no credentials). */
+const char *knut_http_client_peer(const knut_http_client *c);
+
+/*
+ * One request. Any HTTP status is KNUT_OK (the caller judges resp->status);
+ * transport failures are KNUT_EPEER (connect, reset, timeout), a body over
+ * the cap KNUT_ETOOBIG, a cancel KNUT_ECANCELLED. body may be NULL (no
+ * body); content_type NULL means application/json when there is a body.
+ */
+knut_status knut_http_client_request(knut_http_client *c, const char *method, const char *path,
+                                     const char *content_type, const void *body, size_t len,
+                                     knut_http_response *resp, knut_error *err);
+
+/* JSON in and out through jansson (struct json_t is jansson's json_t).
+ * body may be NULL; *out (may be NULL: not wanted) gets the parsed
+ * response for 2xx replies with a body, else NULL. A 2xx reply that is
+ * not JSON is KNUT_EPARSE. *status gets the HTTP status. */
+struct json_t;
+knut_status knut_http_client_request_json(knut_http_client *c, const char *method,
+                                          const char *path, const struct json_t *body,
+                                          long *status, struct json_t **out, knut_error *err);
+
+/* Percent-encodes s for a URL query value or path segment (RFC 3986
+ * unreserved characters stay); caller frees. NULL when out of memory. */
+char *knut_http_escape(const char *s);
+
+/* ---- HTTP server (src/core/http_server.c, libmicrohttpd) --------------- */
+
+/*
+ * A small read-only HTTP/1.1 server for live endpoints (knut sync's
+ * /metrics). One internal thread serves the connections one request at a
+ * time; the handler runs on that thread. Only GET and HEAD reach the
+ * handler: other methods get 405, a request with a body 413, request
+ * headers beyond KNUT_HTTP_SERVER_MAX_REQUEST bytes are refused by the
+ * library, and at most 32 connections are open at once, each closed after
+ * 10 s idle. The address is IP:PORT ("[::1]:PORT" for IPv6), numeric
+ * only, bound as given: callers choose loopback unless told otherwise.
+ */
+typedef struct knut_http_server knut_http_server;
+#define KNUT_HTTP_SERVER_MAX_REQUEST ((size_t)16 << 10)
+
+/* What a handler answers. body starts empty, capped at 16 MiB (a body over
+ * the cap turns into a 500); content_type NULL: text/plain. */
+typedef struct knut_http_reply {
+    int status;               /* HTTP status; 0: 200 */
+    const char *content_type; /* static string */
+    knut_buf body;
+} knut_http_reply;
+
+/* path excludes the query string. Runs on the server thread. */
+typedef void (*knut_http_handler)(void *ctx, const char *method, const char *path,
+                                  knut_http_reply *reply);
+
+/* Binds addr ("127.0.0.1:0": an ephemeral port) and starts serving. */
+knut_status knut_http_server_start(knut_http_server **out, const char *addr,
+                                   knut_http_handler fn, void *ctx, knut_error *err);
+/* The bound port (the real one when asked for port 0). */
+int knut_http_server_port(const knut_http_server *s);
+/* The bound address as IP:PORT ("[v6]:PORT"). */
+const char *knut_http_server_addr(const knut_http_server *s);
+/* Stops the thread after the request in progress; NULL-safe. */
+void knut_http_server_stop(knut_http_server *s);
+
 #ifdef __cplusplus
 }
 #endif
