@@ -272,7 +272,7 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
                                knut_sync_table *t, knut_error *err)
 {
     static const char *const allowed[] = {"path", "format", "mode", "sql", "vertices",
-                                          "edges", "fk_edges", NULL};
+                                          "edges", "fk_edges", "asset", NULL};
     t->name = name;
     t->node = n;
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
@@ -311,6 +311,13 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     const knut_conf *q = knut_conf_get(n, "sql");
     if (q && (!(t->sql = knut_conf_str(q)) || !*t->sql))
         return cerr(err, q, name, "'sql' must be a non-empty SQL text over the view 'input'");
+    const knut_conf *as = knut_conf_get(n, "asset");
+    if (as) { /* the table's Airflow asset URI (docs/operations.md) */
+        char why[256];
+        if (!(t->asset = knut_conf_str(as)) || knut_sync__asset_uri_check(t->asset, why,
+                                                                           sizeof why) != 0)
+            return cerr(err, as, name, "'asset': %s", t->asset ? why : "must be a URI");
+    }
     PARSE_LIST(n, "vertices", name, t->vertices, t->n_vertices, parse_vertex);
     PARSE_LIST(n, "edges", name, t->edges, t->n_edges, parse_edge);
     PARSE_LIST(n, "fk_edges", name, t->fk_edges, t->n_fk_edges, parse_fk);
@@ -323,8 +330,6 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
         if (t->vertices[0].n_keys != 1)
             return cerr(err, t->fk_edges[i].node, name,
                         "fk_edges need a single-key first vertex step");
-    if (t->mode == KNUT_SYNC_MODE_CDC && t->n_vertices == 0)
-        return cerr(err, n, name, "mode cdc needs a vertex step (DELETE rows delete vertices)");
     return KNUT_OK;
 }
 
@@ -396,7 +401,7 @@ static knut_status config_build(knut_sync_config *c, const char *dir, knut_error
         if (st != KNUT_OK)
             return st;
     }
-    return KNUT_OK;
+    return knut_sync__full_check(c, err); /* full tables own their labels and types */
 }
 
 knut_status knut_sync_config_parse(knut_sync_config **out, const char *text, size_t len,

@@ -2,11 +2,14 @@
  * Mapping: turns the staged rows of one table and round ("_knut_batch")
  * into a knut_graph_mutation: one vertex set per vertex step, one edge set
  * per edge and foreign-key edge step and, in cdc mode, one delete set per
- * vertex step. Each set is a DuckDB query on its own staging connection
- * (a stream stays readable only until its connection runs something else).
- * Within a round the last row of a key wins (ordered by _knut_ord); in cdc
- * mode upserts are INSERT/UPDATE_AFTER rows, UPDATE_BEFORE rows are
- * dropped, and the sink runs deletes after upserts.
+ * vertex step (DELETE rows remove the row's vertex and with it its edges)
+ * or, for a table of edge steps only, one edge delete set per edge step
+ * (DELETE rows remove the row's edge; the endpoint vertices belong to
+ * other tables and stay). Each set is a DuckDB query on its own staging
+ * connection (a stream stays readable only until its connection runs
+ * something else). Within a round the last row of a key wins (ordered by
+ * _knut_ord); in cdc mode upserts are INSERT/UPDATE_AFTER rows,
+ * UPDATE_BEFORE rows are dropped, and the sink runs deletes after upserts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +225,43 @@ static knut_status delete_set(knut_duck_db *db, const knut_sync_vertex_step *v,
     return st;
 }
 
+/* cdc, edge-only table: the endpoint keys of DELETE rows, distinct. */
+static knut_status edge_delete_set(knut_duck_db *db, const knut_sync_edge_step *e,
+                                   knut_graph_mutation *m, knut_error *err)
+{
+    sel s = {KNUT_BUF_INIT, {0}, 0};
+    knut_buf q = KNUT_BUF_INIT;
+    knut_graph_edge_delete_set ds = KNUT_GRAPH_EDGE_DELETE_SET_INIT;
+    char names[2][16][24];
+    const char *skeys[16], *dkeys[16];
+    if (e->from.n_keys > 16 || e->to.n_keys > 16)
+        return knut_error_set(err, KNUT_EINVAL, "edge '%s': at most 16 endpoint keys", e->type);
+    for (size_t k = 0; k < e->from.n_keys; k++) {
+        snprintf(names[0][k], sizeof names[0][k], "_knut_s%u", (unsigned)k);
+        sel_col(&s, e->from.keys[k].column, names[0][k]);
+        skeys[k] = e->from.keys[k].prop;
+    }
+    for (size_t k = 0; k < e->to.n_keys; k++) {
+        snprintf(names[1][k], sizeof names[1][k], "_knut_d%u", (unsigned)k);
+        sel_col(&s, e->to.keys[k].column, names[1][k]);
+        dkeys[k] = e->to.keys[k].prop;
+    }
+    knut_buf_puts(&s.sql, " FROM " BATCH " WHERE " KNUT_SYNC_CHANGE_COLUMN " = 'DELETE'");
+    knut_buf_printf(&q, "SELECT DISTINCT * FROM (%s)", s.sql.data ? s.sql.data : "");
+    knut_buf_reset(&s.sql);
+    s.sql = q; /* run checks it (and its size) */
+    knut_status st = run(db, &s, &ds.stream, err);
+    if (st == KNUT_OK) {
+        ds.type = e->type;
+        ds.src = (knut_graph_endpoint){e->from.label, skeys, s.names, e->from.n_keys};
+        ds.dst = (knut_graph_endpoint){e->to.label, dkeys, s.names + e->from.n_keys,
+                                       e->to.n_keys};
+        st = knut_graph_mutation_add_edge_delete_set(m, &ds, err);
+    }
+    knut_buf_reset(&s.sql);
+    return st;
+}
+
 knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
                                  knut_graph_mutation **out, knut_error *err)
 {
@@ -243,6 +283,12 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
         st = fk_set(db, t, &t->fk_edges[i], m, err);
     for (size_t i = 0; st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC && i < t->n_vertices; i++)
         st = delete_set(db, &t->vertices[i], m, err);
+    /* With a vertex step, deleting the vertex already takes its edges;
+     * without one the row is the edge, and only the edge goes. */
+    for (size_t i = 0; st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC && t->n_vertices == 0 &&
+                       i < t->n_edges;
+         i++)
+        st = edge_delete_set(db, &t->edges[i], m, err);
     knut_sync__names_reset(&cols);
     if (st != KNUT_OK) {
         knut_graph_mutation_free(m);

@@ -86,13 +86,18 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
+int knut_sync__name_skipped(const char *base)
+{
+    return base[0] == '.' || base[0] == '_' || ends_with(base, ".tmp") ||
+           ends_with(base, ".part") || ends_with(base, "~");
+}
+
 /* The format of a file name, or AUTO to skip it (also temporary names). */
 static knut_sync_format name_format(const char *path, knut_sync_format want)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    if (base[0] == '.' || base[0] == '_' || ends_with(base, ".tmp") || ends_with(base, ".part") ||
-        ends_with(base, "~"))
+    if (knut_sync__name_skipped(base))
         return KNUT_SYNC_FORMAT_AUTO;
     knut_sync_format f = KNUT_SYNC_FORMAT_AUTO;
     if (ends_with(base, ".parquet") || ends_with(base, ".pq"))

@@ -6,8 +6,11 @@
  * graph. File paths reach DuckDB only as prepared-statement parameters;
  * the only SQL text from outside is the config's own `sql:` step.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sync_int.h"
 
@@ -194,25 +197,13 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
     char tbl[32];
     snprintf(tbl, sizeof tbl, "_knut_m%d", idx);
     *rows = 0;
-    knut_status st = knut_duck_conn_open(&c, db, err);
-    if (st == KNUT_OK)
-        st = knut_duck_stmt_prepare(
-            &stmt, c,
-            f->format == KNUT_SYNC_FORMAT_PARQUET
-                ? "CREATE OR REPLACE TABLE _knut_raw AS SELECT * FROM read_parquet($1::VARCHAR)"
-                : "CREATE OR REPLACE TABLE _knut_raw AS SELECT * FROM read_csv($1::VARCHAR)",
-            err);
-    if (st == KNUT_OK)
-        st = knut_duck_stmt_bind_text(stmt, 1, f->path, strlen(f->path), err);
-    if (st == KNUT_OK)
-        st = knut_duck_stmt_exec(stmt, NULL, err);
-    if (st == KNUT_OK)
-        st = knut_duck_exec(c, "CREATE OR REPLACE TEMP VIEW input AS SELECT * FROM _knut_raw", err);
-    if (st != KNUT_OK)
-        goto cleanup;
-    /* _knut_ord keeps file then row order: the last row of a key wins. */
-    knut_buf_printf(&q, "CREATE OR REPLACE TABLE %s AS SELECT *, (%d::BIGINT << 32) + "
-                        "row_number() OVER () AS _knut_ord FROM (", tbl, idx);
+    /* One statement from the file to the staged table: `input` is a CTE
+     * over the reader (the path a parameter), so the rows are written
+     * once, not first copied into a raw table. _knut_ord keeps file then
+     * row order (the last row of a key wins); row_number() OVER () streams. */
+    knut_buf_printf(&q, "CREATE OR REPLACE TABLE %s AS WITH input AS (SELECT * FROM %s($1::VARCHAR)) "
+                        "SELECT *, (%d::BIGINT << 32) + row_number() OVER () AS _knut_ord FROM (",
+                    tbl, f->format == KNUT_SYNC_FORMAT_PARQUET ? "read_parquet" : "read_csv", idx);
     if (t->sql) {
         size_t n = strlen(t->sql);
         while (n > 0 && (t->sql[n - 1] == ';' || t->sql[n - 1] == ' ' || t->sql[n - 1] == '\n' ||
@@ -224,14 +215,26 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
         knut_buf_puts(&q, "SELECT * FROM input");
     }
     knut_buf_puts(&q, ")");
-    if ((st = knut_buf_check(&q, err)) == KNUT_OK)
-        st = knut_duck_exec(c, q.data, err);
+    knut_status st = knut_sync__stage_precheck(f, err); /* stage_check.c */
+    if (st == KNUT_OK)
+        st = knut_buf_check(&q, err);
+    if (st == KNUT_OK)
+        st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_prepare(&stmt, c, q.data, err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_bind_text(stmt, 1, f->path, strlen(f->path), err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_exec(stmt, NULL, err);
     if (st != KNUT_OK) {
-        if (t->sql)
+        /* reader errors name the file; anything else came from the SQL step */
+        if (t->sql && err && !strstr(err->message, f->path))
             knut_error_prefix(err, "sql step: ");
         goto cleanup;
     }
     st = check_mapping(c, t, tbl, err);
+    if (st == KNUT_OK)
+        st = knut_sync__stage_check_keys(c, t, tbl, err);
     if (st == KNUT_OK) {
         knut_buf_clear(&q);
         knut_buf_printf(&q, "SELECT count(*) FROM %s", tbl);
@@ -240,12 +243,12 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
     }
 cleanup:
     if (st != KNUT_OK && c) {
+        /* DuckDB's advice trimmed; a CSV read as one column: which line */
+        st = knut_sync__stage_explain(c, f, st, err);
         knut_buf_clear(&q);
         knut_buf_printf(&q, "DROP TABLE IF EXISTS %s", tbl);
         knut_duck_exec(c, q.data, NULL);
     }
-    if (c)
-        knut_duck_exec(c, "DROP VIEW IF EXISTS input; DROP TABLE IF EXISTS _knut_raw", NULL);
     knut_buf_reset(&q);
     knut_duck_stmt_free(stmt);
     knut_duck_conn_close(c);
@@ -259,10 +262,16 @@ knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, k
     knut_status st = knut_duck_conn_open(&c, db, err);
     if (st != KNUT_OK)
         return st;
-    knut_buf_puts(&q, "CREATE OR REPLACE TABLE _knut_batch AS ");
-    for (size_t i = 0; i < n; i++)
-        knut_buf_printf(&q, "%sSELECT * FROM _knut_m%d", i ? " UNION ALL BY NAME " : "", idx[i]);
-    if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+    /* One file (the common case, and the big one): rename, no copy. */
+    if (n == 1) {
+        knut_buf_puts(&q, "DROP TABLE IF EXISTS _knut_batch; ");
+        knut_buf_printf(&q, "ALTER TABLE _knut_m%d RENAME TO _knut_batch", idx[0]);
+    } else {
+        /* files disagreeing on a column's type: EINVAL, applied one by one */
+        knut_buf_puts(&q, "CREATE OR REPLACE TABLE _knut_batch AS ");
+        st = knut_sync__stage_union(c, idx, n, &q, err);
+    }
+    if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = knut_duck_exec(c, q.data, err);
     for (size_t i = 0; i < n; i++) {
         knut_buf_clear(&q);
@@ -272,4 +281,60 @@ knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, k
     knut_buf_reset(&q);
     knut_duck_conn_close(c);
     return st;
+}
+
+knut_status knut_sync__stage_open(knut_duck_db **out, char **spill_dir, knut_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    knut_buf dir = KNUT_BUF_INIT;
+    *out = NULL;
+    *spill_dir = NULL;
+    knut_buf_printf(&dir, "%s/knut-sync-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    knut_status st = knut_buf_check(&dir, err);
+    if (st == KNUT_OK && !mkdtemp(dir.data))
+        st = knut_error_set(err, KNUT_EIO, "staging: cannot create a spill directory %s: %s",
+                            dir.data, strerror(errno));
+    if (st != KNUT_OK) {
+        knut_buf_reset(&dir);
+        return st;
+    }
+    /* mkdtemp only picked a fresh random name: DuckDB creates the
+     * directory when it first spills and removes it at close, so a process
+     * that never spills (most) and is then killed leaves nothing behind. */
+    rmdir(dir.data);
+    /* A drop file may be larger than memory: past the limit DuckDB spills
+     * the staged tables and its sorts to the spill directory. */
+    const knut_duck_option opts[] = {{"threads", "2"},
+                                     {"memory_limit", SYNC_STAGE_MEMORY_LIMIT},
+                                     {"temp_directory", dir.data}};
+    st = knut_duck_db_open(out, NULL, opts, sizeof opts / sizeof opts[0], err);
+    if (st != KNUT_OK) {
+        knut_buf_reset(&dir);
+        return knut_error_prefix(err, "staging: ");
+    }
+    *spill_dir = dir.data; /* the buffer's memory, now owned by the caller */
+    return KNUT_OK;
+}
+
+void knut_sync__stage_close(knut_duck_db *db, char *spill_dir)
+{
+    knut_duck_db_close(db);
+    if (!spill_dir)
+        return;
+    /* DuckDB removes its spill files and directory on close; anything it
+     * left is ours. */
+    DIR *d = opendir(spill_dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        char *p = knut_sync__path_join(spill_dir, de->d_name);
+        if (p)
+            unlink(p);
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    rmdir(spill_dir);
+    free(spill_dir);
 }

@@ -3,7 +3,8 @@
  * config parses into the expected steps (rename, {name, column}
  * properties, endpoint keys, fk edges, cdc), every mistake names
  * file:line:col, the table and the key or column; the shipped example
- * loads; `mode: full` is refused at open; and the round loop's backoff.
+ * loads; `mode: full` opens and owns its labels and edge types; and the
+ * round loop's backoff.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -147,11 +148,15 @@ static void test_errors_name_position(void **state)
     parse_bad("tables:\n  t:\n    path: x\n    vertices: [{labels: [A], keys: [k]}]\n"
               "    fk_edges: [{type: F, column: c, to: {label: B}}]\n",
               "sync.yml:5:", "table 't'", "'key'", NULL);
-    parse_bad("tables:\n  t:\n    path: x\n    mode: cdc\n    edges:\n      - type: E\n"
-              "        from: {label: A, keys: [a]}\n        to: {label: B, keys: [b]}\n",
-              "table 't'", "cdc needs a vertex step", NULL);
     parse_bad("tables:\n  t:\n    path: x\n    sql: ''\n    vertices: [{labels: [A], keys: [k]}]\n",
               "sync.yml:4:", "'sql'", NULL);
+    /* cdc with edge steps only is fine: its DELETE rows delete edges */
+    knut_sync_config *cdc_edges = parse_ok(
+        "tables:\n  t:\n    path: x\n    mode: cdc\n    edges:\n      - type: E\n"
+        "        from: {label: A, keys: [a]}\n        to: {label: B, keys: [b]}\n");
+    assert_int_equal(KNUT_SYNC_MODE_CDC, cdc_edges->tables[0].mode);
+    assert_int_equal(1, cdc_edges->tables[0].n_edges);
+    knut_sync_config_free(cdc_edges);
     parse_bad("tables: [\n", "sync.yml", NULL);
 }
 
@@ -170,19 +175,49 @@ static void test_example_loads(void **state)
     assert_non_null(strstr(err.message, "/nonexistent/sync.yml"));
 }
 
-static void test_full_mode_refused(void **state)
+/* mode full opens; a full table owns its merge labels and edge types. */
+static void test_full_mode_owns_labels_and_types(void **state)
 {
     (void)state;
     knut_sync_config *c = parse_ok("tables:\n  t:\n    path: x\n    mode: full\n"
                                    "    vertices: [{labels: [A], keys: [k]}]\n");
-    knut_sync *s = (knut_sync *)(uintptr_t)1;
+    knut_sync *s = NULL;
     knut_error err = KNUT_ERROR_INIT;
     knut_sync_options o = KNUT_SYNC_OPTIONS_INIT;
     o.store = ":memory:";
-    assert_int_equal(knut_sync_open(&s, c, &o, &err), KNUT_EUNSUPPORTED);
-    assert_null(s);
-    assert_non_null(strstr(err.message, "sync.yml:4:11: table 't': mode full"));
+    assert_int_equal(knut_sync_open(&s, c, &o, &err), KNUT_OK);
+    knut_sync_close(s);
     knut_sync_config_free(c);
+    /* another table writing the merge label, even as a second label */
+    parse_bad("tables:\n"
+              "  t:\n    path: x\n    mode: full\n"
+              "    vertices:\n      - {labels: [A], keys: [k]}\n"
+              "  u:\n    path: y\n"
+              "    vertices:\n      - {labels: [B, A], keys: [k]}\n",
+              "sync.yml:10:9: table 'u': label 'A' belongs to full table 't' (sync.yml:6:9)",
+              NULL);
+    /* an edge type, as an edge step or a foreign-key step */
+    parse_bad("tables:\n"
+              "  t:\n    path: x\n    mode: full\n"
+              "    edges:\n      - {type: E, from: {label: A, keys: [k]}, to: {label: A, "
+              "keys: [j]}}\n"
+              "  u:\n    path: y\n"
+              "    vertices: [{labels: [B], keys: [k]}]\n"
+              "    fk_edges: [{type: E, column: c, to: {label: A, key: k}}]\n",
+              "table 'u': edge type 'E' belongs to full table 't' (sync.yml:6:9)", NULL);
+    /* inside the full table: one step per merge label, and per (type, labels) */
+    parse_bad("tables:\n  t:\n    path: x\n    mode: full\n"
+              "    vertices:\n      - {labels: [A], keys: [k]}\n"
+              "      - {labels: [A], keys: [j]}\n",
+              "table 't': label 'A' is written twice by full table 't'", NULL);
+    c = parse_ok("tables:\n  t:\n    path: x\n    mode: full\n"
+                 "    edges:\n      - {type: E, from: {label: A, keys: [k]}, to: {label: A, "
+                 "keys: [j]}}\n"
+                 "      - {type: E, from: {label: A, keys: [k]}, to: {label: B, keys: [j]}}\n"
+                 "  u:\n    path: y\n"
+                 "    edges:\n      - {type: F, from: {label: A, keys: [k]}, to: {label: A, "
+                 "keys: [j]}}\n");
+    knut_sync_config_free(c); /* other labels for one type; others may link to A */
 }
 
 static void test_backoff(void **state)
@@ -212,7 +247,7 @@ int main(void)
         cmocka_unit_test(test_parse_complete),
         cmocka_unit_test(test_errors_name_position),
         cmocka_unit_test(test_example_loads),
-        cmocka_unit_test(test_full_mode_refused),
+        cmocka_unit_test(test_full_mode_owns_labels_and_types),
         cmocka_unit_test(test_backoff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
