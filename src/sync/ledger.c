@@ -7,7 +7,8 @@
  *    written on the connection the store hands to the commit callback, so
  *    the ledger rows commit in the mutation's transaction (exactly once);
  *  - file: one JSON document, rewritten with write + fsync + rename, so a
- *    crash leaves either the old or the new ledger, never a torn one.
+ *    crash leaves either the old or the new ledger, never a torn one;
+ *  - valkey: a hash shared by several instances (ledger_valkey.c).
  * Memory changes only after the backend accepted the write.
  */
 #include <errno.h>
@@ -380,6 +381,8 @@ static knut_status store_write(knut_duck_conn *conn, const sync_entry *e, size_t
 knut_status knut_sync__ledger_write(sync_ledger *l, knut_duck_conn *conn, const sync_entry *e,
                                     size_t n, knut_error *err)
 {
+    if (l->valkey) /* shared ledger: a fenced HSET under the table's lease */
+        return knut_sync__valkey_write(l->valkey, e, n, err);
     return l->file ? file_write(l, e, n, err) : store_write(conn ? conn : l->conn, e, n, err);
 }
 
