@@ -31,7 +31,8 @@ apt_install() {
 
 # --- build dependencies (Debian) --------------------------------------------
 apt_install build-essential cmake ninja-build pkg-config git \
-  libjansson-dev libyaml-dev libhiredis-dev libcurl4-openssl-dev libssl-dev libcmocka-dev
+  libjansson-dev libyaml-dev libhiredis-dev libcurl4-openssl-dev libssl-dev libcmocka-dev \
+  libmicrohttpd-dev
 
 # --- DuckDB C library (one pinned release; a system copy wins) --------------
 duck_dir="$here/third_party/duckdb"
@@ -57,6 +58,15 @@ fi
 
 # --- test tools and peers -----------------------------------------------------
 apt_install clang libclang-rt-14-dev redis-server python3-venv
+# gdb removes a file between sync's listing and its read at a breakpoint
+# (test_sync_bad_input.py): deterministic, and no test hook in the product.
+apt_install gdb
+# Prometheus scrapes `knut sync --metrics-addr` in test_sync_metrics.py; the
+# package starts a system service on :9090: tests start their own.
+if ! dpkg-query -W -f='${Status}' prometheus 2>/dev/null | grep -q 'install ok installed'; then
+  apt_install prometheus
+  (sudo_ systemctl disable --now prometheus 2>/dev/null || sudo_ service prometheus stop 2>/dev/null || true) >/dev/null 2>&1
+fi
 
 # Valkey 8 (FalkorDB needs Redis >= 7.2) comes from bookworm-backports, read
 # from the machine's own Debian mirror configuration.
@@ -96,5 +106,18 @@ if ! [ -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; t
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
   echo "$sum" > "$stamp"
+fi
+
+# Apache Airflow 3 (the asset-event tests' peer) in its own venv: its pins
+# do not coexist with .venv's. Every package is pinned in the file.
+af_venv="$here/.venv-airflow"
+af_req="$here/tests/airflow-requirements.txt"
+af_stamp="$af_venv/.requirements.sha"
+af_sum=$(sha256sum "$af_req" | cut -d' ' -f1)
+if ! [ -x "$af_venv/bin/airflow" ] || [ "$(cat "$af_stamp" 2>/dev/null)" != "$af_sum" ]; then
+  log "Apache Airflow: installing into .venv-airflow"
+  [ -x "$af_venv/bin/python" ] || python3 -m venv "$af_venv"
+  "$af_venv/bin/pip" install -q --disable-pip-version-check -r "$af_req"
+  echo "$af_sum" > "$af_stamp"
 fi
 log "ready (build + test dependencies)"

@@ -27,7 +27,8 @@ extern "C" {
 typedef enum knut_sync_mode {
     KNUT_SYNC_MODE_INCREMENTAL = 0, /* rows are upserted */
     KNUT_SYNC_MODE_CDC,             /* rows carry _change_type */
-    KNUT_SYNC_MODE_FULL             /* parsed, refused by knut_sync_open (not yet) */
+    KNUT_SYNC_MODE_FULL             /* the files are the whole table: what they
+                                     * lack is deleted (docs/sync.md) */
 } knut_sync_mode;
 
 typedef enum knut_sync_format {
@@ -100,6 +101,7 @@ typedef struct knut_sync_table {
     knut_sync_fk_step *fk_edges;
     size_t n_fk_edges;
     const void *node;      /* the table's map */
+    const char *asset;     /* `asset:` Airflow asset URI, or NULL: knut://<graph>/<table> */
 } knut_sync_table;
 
 typedef struct knut_sync_config {
@@ -147,14 +149,15 @@ typedef struct knut_sync_options {
     const char *airflow_url;  /* http://host:port of the Airflow API server */
     const char *airflow_user;
     const char *airflow_password; /* a secret: never logged */
+    int64_t airflow_drain_ms; /* time unsent events get at close; 0: 5000 */
+    const char *memory_limit; /* embedded store's DuckDB memory_limit ("1GB");
+                               * NULL: 384MB (a large apply spills past it) */
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {KNUT_SYNC_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, \
-                                NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL}
+                                NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL}
 
-/*
- * Opens the sink and the ledger for cfg (borrowed: it must outlive the
- * sync). Refuses `mode: full` (not implemented yet) naming the table.
- */
+/* Opens the sink and the ledger for cfg (borrowed: it must outlive the
+ * sync). */
 knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
                            const knut_sync_options *opts, knut_error *err);
 void knut_sync_close(knut_sync *s);
@@ -167,6 +170,7 @@ typedef struct knut_sync_round_stats {
     int64_t tables_failed;  /* tables whose apply failed (nothing recorded) */
     int64_t rows, vertices, edges, deletes;
     int64_t duration_us;
+    int64_t edges_deleted;  /* edge deletes + edges removed with their vertices */
 } knut_sync_round_stats;
 
 /*

@@ -79,6 +79,7 @@ static void log_table(const knut_sync *s, const knut_sync_table *t, const table_
         KNUT_LF_INT("vertices", ts->sink.vertices_written),
         KNUT_LF_INT("edges", ts->sink.edges_written),
         KNUT_LF_INT("deletes", ts->sink.vertices_deleted),
+        KNUT_LF_INT("edges_deleted", ts->sink.edges_deleted),
         KNUT_LF_DBL("duration_ms", (double)dur_us / 1000.0),
         KNUT_LF_INT("errors", ts->failed + ts->apply_failed),
         KNUT_LF_STR("error", error ? error : ""),
@@ -154,7 +155,12 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         sync_file *f = &files->items[cand[i]];
         int64_t rows = 0;
         knut_error ferr = KNUT_ERROR_INIT;
-        if (knut_sync__stage_file(s->stage, t, f, (int)i, &rows, &ferr) != KNUT_OK) {
+        knut_status fst = knut_sync__stage_file(s->stage, t, f, (int)i, &rows, &ferr);
+        if (fst == KNUT_ENOTFOUND) {
+            ts->pending++; /* vanished after the listing: gone, or back next round */
+            continue;
+        }
+        if (fst != KNUT_OK) {
             sync_entry e;
             entry_fill(&e, t->name, f, "failed", ferr.message, s->round, 0);
             knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,
@@ -177,6 +183,8 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     st = knut_sync__stage_batch(s->stage, good_idx, n_good, err);
     if (st == KNUT_OK)
         st = knut_sync__map_build(s->stage, t, &m, err);
+    if (st == KNUT_OK && s->valkey) /* shared ledger: no apply without the lease */
+        st = knut_sync__valkey_lease_check(s->valkey, err);
     if (st == KNUT_OK) {
         commit_ctx cc = {&s->ledger, done, n_good};
         knut_graph_sink_commit commit = {commit_fn, &cc};
@@ -227,7 +235,16 @@ static knut_status table_round(knut_sync *s, const knut_sync_table *t, table_sta
     sync_file_list files = {0};
     size_t cand[SYNC_MAX_FILES_PER_ROUND], n_cand = 0;
     knut_status st = knut_sync__files_list(t, &files, err);
-    if (st == KNUT_OK)
+    if (st == KNUT_OK && t->mode == KNUT_SYNC_MODE_FULL) {
+        sync_full_result fr = {0}; /* full.c: the whole snapshot or nothing */
+        st = knut_sync__full_table(s, t, &files, &fr, err);
+        ts->files += fr.files;
+        ts->failed += fr.failed;
+        ts->pending += fr.pending;
+        ts->rows += fr.rows;
+        ts->sink = fr.sink;
+        n_cand = 0;
+    } else if (st == KNUT_OK)
         st = pick(s, t, &files, cand, &n_cand, ts, err);
     if (st == KNUT_OK && n_cand > 0)
         st = apply_files(s, t, &files, cand, n_cand, ts, err);
@@ -248,11 +265,27 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         table_stats ts = {0};
         knut_error terr = KNUT_ERROR_INIT;
         int64_t t1 = knut_clock_mono_ns();
-        knut_status st = table_round(s, t, &ts, &terr);
-        log_table(s, t, &ts, (knut_clock_mono_ns() - t1) / 1000,
-                  st != KNUT_OK ? terr.message : NULL);
+        int skip = 0; /* shared ledger: the table's lease, or skip it */
+        knut_status st = s->valkey ? knut_sync__valkey_table_begin(s->valkey, &s->ledger,
+                                                                   t->name, &skip, &terr)
+                                   : KNUT_OK;
+        if (st == KNUT_OK && skip)
+            continue; /* another instance works on it (logged) */
+        if (st == KNUT_OK) {
+            st = table_round(s, t, &ts, &terr);
+            if (s->valkey)
+                knut_sync__valkey_table_end(s->valkey);
+        }
+        int64_t dur_us = (knut_clock_mono_ns() - t1) / 1000;
+        log_table(s, t, &ts, dur_us, st != KNUT_OK ? terr.message : NULL);
         if (st != KNUT_OK)
             ts.apply_failed = 1;
+        sync_table_result res = {t, s->round, ts.files, ts.failed, ts.pending, ts.rows,
+                                 ts.sink.vertices_written, ts.sink.edges_written,
+                                 ts.sink.vertices_deleted, dur_us, !ts.apply_failed,
+                                 st != KNUT_OK ? terr.message : NULL};
+        knut_sync__assets_round(s->assets, &res, 1); /* queued; sent in the background */
+        knut_sync__metrics_table(s->metrics, &res);
         out->files_done += ts.files;
         out->files_failed += ts.failed;
         out->files_pending += ts.pending;
@@ -261,8 +294,16 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         out->vertices += ts.sink.vertices_written;
         out->edges += ts.sink.edges_written;
         out->deletes += ts.sink.vertices_deleted;
+        out->edges_deleted += ts.sink.edges_deleted;
+        /* A stop request cut this table's apply short (a wait on the sink
+         * was cancelled): the one-shot handler will not interrupt the next
+         * wait, so a hung sink would hold the process; the remaining
+         * tables wait for the next run. */
+        if (st != KNUT_OK && knut_signal_stop_requested())
+            break;
     }
     out->duration_us = (knut_clock_mono_ns() - t0) / 1000;
+    knut_sync__metrics_round(s->metrics, out, !(out->files_failed || out->tables_failed));
     knut_log_field f[] = {
         KNUT_LF_INT("round", out->round),         KNUT_LF_INT("files", out->files_done),
         KNUT_LF_INT("failed_files", out->files_failed),
@@ -270,6 +311,7 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         KNUT_LF_INT("failed_tables", out->tables_failed), KNUT_LF_INT("rows", out->rows),
         KNUT_LF_INT("vertices", out->vertices),   KNUT_LF_INT("edges", out->edges),
         KNUT_LF_INT("deletes", out->deletes),
+        KNUT_LF_INT("edges_deleted", out->edges_deleted),
         KNUT_LF_DBL("duration_ms", (double)out->duration_us / 1000.0),
     };
     if (knut_log_enabled(KNUT_LOG_INFO))
@@ -298,8 +340,11 @@ static int watch_open(const knut_sync_config *cfg)
         struct stat sb;
         const char *p = cfg->tables[i].path;
         char *dir = stat(p, &sb) == 0 && S_ISDIR(sb.st_mode) ? strdup(p) : knut_sync__dirname(p);
-        if (dir && !strpbrk(dir, "*?[") &&
-            inotify_add_watch(fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE) >= 0)
+        /* a full table's snapshot also changes when a file goes away */
+        uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE;
+        if (cfg->tables[i].mode == KNUT_SYNC_MODE_FULL)
+            mask |= IN_DELETE | IN_MOVED_FROM;
+        if (dir && !strpbrk(dir, "*?[") && inotify_add_watch(fd, dir, mask) >= 0)
             n++;
         free(dir);
     }
@@ -310,7 +355,34 @@ static int watch_open(const knut_sync_config *cfg)
     return fd;
 }
 
-/* Waits up to ns; returns early on a stop request or a watched change. */
+/* Reads every queued inotify event; 1 if one names a file a round could
+ * take (a temporary name being written, `.x.tmp`, wakes nobody). */
+static int drain_events(int fd)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    int relevant = 0;
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            if (ev->len == 0 || !knut_sync__name_skipped(ev->name) || (ev->mask & IN_Q_OVERFLOW))
+                relevant = 1;
+            p += sizeof *ev + ev->len;
+        }
+    }
+    return relevant;
+}
+
+/*
+ * Waits up to ns; returns early on a stop request or when a file lands.
+ * A renamed-in or closed file is complete, so the round starts at once,
+ * except that the folder must first be quiet for SYNC_SETTLE_NS (capped at
+ * SYNC_SETTLE_MAX_NS): a burst of files then lands in one round, not one
+ * round each, at the cost of a few ms of latency for a lone file.
+ */
+#define SYNC_SETTLE_NS ((int64_t)5 * 1000000)
+#define SYNC_SETTLE_MAX_NS ((int64_t)50 * 1000000)
+
 static void wait_round(int fd, int64_t ns)
 {
     if (fd < 0) {
@@ -324,13 +396,15 @@ static void wait_round(int fd, int64_t ns)
             return;
         struct pollfd p = {fd, POLLIN, 0};
         int ms = left > 200000000 ? 200 : (int)(left / 1000000) + 1;
-        if (poll(&p, 1, ms) > 0) {
-            char buf[4096];
-            while (read(fd, buf, sizeof buf) > 0)
-                ;
-            knut_clock_sleep_ns(100000000); /* let a burst of files land */
-            return;
-        }
+        if (poll(&p, 1, ms) > 0 && drain_events(fd))
+            break;
+    }
+    int64_t settle_end = knut_clock_mono_ns() + SYNC_SETTLE_MAX_NS;
+    while (!knut_signal_stop_requested() && knut_clock_mono_ns() < settle_end) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, (int)(SYNC_SETTLE_NS / 1000000)) <= 0)
+            return; /* quiet */
+        drain_events(fd);
     }
 }
 

@@ -1,7 +1,8 @@
 /*
  * A sync session: opens the sink (the embedded graph store by default,
  * FalkorDB with a URL), the ledger that matches it (the store's own table,
- * or a local JSON file for FalkorDB) and the in-memory staging engine;
+ * or a local JSON file for FalkorDB, or a Valkey hash shared by several
+ * instances: ledger_valkey.c) and the in-memory staging engine;
  * and answers `knut sync status` from the ledger and the source folders.
  */
 #include <stdlib.h>
@@ -9,6 +10,31 @@
 #include <unistd.h>
 
 #include "sync_int.h"
+
+/* The store's DuckDB memory cap while syncing: past it a large apply
+ * spills (to <store>.tmp, DuckDB's default) instead of taking the
+ * machine's memory. One apply is one transaction, and the transaction-local
+ * part of the key index does not always spill: a file far larger than 10M
+ * new vertices may need a larger limit (docs/sync.md). */
+static knut_status store_memory_limit(knut_graph_store *store, const knut_sync_options *opts,
+                                      knut_error *err)
+{
+    const char *lim = opts->memory_limit ? opts->memory_limit : SYNC_STORE_MEMORY_LIMIT;
+    knut_duck_stmt *stmt = NULL;
+    knut_status st = knut_duck_stmt_prepare(&stmt, knut_graph_store_conn(store),
+                                            "SET memory_limit = $1", err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_bind_text(stmt, 1, lim, strlen(lim), err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_exec(stmt, NULL, err);
+    knut_duck_stmt_free(stmt);
+    if (st != KNUT_OK && err) { /* a bad value is a usage error (exit 2) */
+        char why[KNUT_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        st = knut_error_set(err, KNUT_EINVAL, "memory limit '%s': %s", lim, why);
+    }
+    return st;
+}
 
 knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
                            const knut_sync_options *opts, knut_error *err)
@@ -19,35 +45,41 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
     if (!opts)
         opts = &def;
     *out = NULL;
-    for (size_t i = 0; i < cfg->n_tables; i++)
-        if (cfg->tables[i].mode == KNUT_SYNC_MODE_FULL) {
-            const knut_conf *n = knut_conf_get(cfg->tables[i].node, "mode");
-            return knut_error_set(err, KNUT_EUNSUPPORTED,
-                                  "%s:%d:%d: table '%s': mode full is not implemented yet "
-                                  "(use incremental or cdc)",
-                                  knut_conf_file(n), knut_conf_line(n), knut_conf_col(n),
-                                  cfg->tables[i].name);
-        }
     knut_sync *s = calloc(1, sizeof *s);
     if (!s)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     s->cfg = cfg;
     knut_status st = KNUT_OK;
     if (!opts->status_only) {
-        static const knut_duck_option stage_opts[] = {{"threads", "2"}};
-        st = knut_duck_db_open(&s->stage, NULL, stage_opts, 1, err);
+        st = knut_sync__stage_open(&s->stage, &s->stage_spill, err);
         if (st != KNUT_OK)
+            goto cleanup;
+    }
+    if (opts->ledger_url && !opts->falkordb_url && !opts->status_only) {
+        st = knut_error_set(err, KNUT_EINVAL,
+                            "%s: a shared ledger (--ledger-url) needs the FalkorDB sink "
+                            "(--falkordb URL): the embedded store is single-process",
+                            cfg->file);
+        goto cleanup;
+    }
+    if (opts->ledger_url) { /* shared ledger (ledger_valkey.c); status needs no sink */
+        st = knut_sync__valkey_open(&s->valkey, opts->ledger_url, cfg->file, opts->instance,
+                                    opts->lease_ms, err);
+        if (st == KNUT_OK)
+            st = knut_sync__ledger_open_valkey(&s->ledger, s->valkey, err);
+        if (st != KNUT_OK || opts->status_only)
             goto cleanup;
     }
     if (opts->falkordb_url) {
         const char *ledger = opts->ledger ? opts->ledger : cfg->ledger;
-        if (!ledger) {
+        if (!ledger && !opts->ledger_url) {
             knut_buf_printf(&lf, "%s.ledger.json", cfg->file);
             if ((st = knut_buf_check(&lf, err)) != KNUT_OK)
                 goto cleanup;
             ledger = lf.data;
         }
-        st = knut_sync__ledger_open_file(&s->ledger, ledger, err);
+        if (!opts->ledger_url)
+            st = knut_sync__ledger_open_file(&s->ledger, ledger, err);
         if (st != KNUT_OK || opts->status_only)
             goto cleanup;
         st = knut_graph_falkor_connect_url(&s->falkor, opts->falkordb_url, NULL, err);
@@ -68,7 +100,9 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
         if (st != KNUT_OK)
             goto cleanup;
         s->sink = knut_graph_store_sink(s->store);
-        st = knut_sync__ledger_open_store(&s->ledger, knut_graph_store_conn(s->store), err);
+        st = store_memory_limit(s->store, opts, err);
+        if (st == KNUT_OK)
+            st = knut_sync__ledger_open_store(&s->ledger, knut_graph_store_conn(s->store), err);
     }
 cleanup:
     knut_buf_reset(&lf);
@@ -77,6 +111,21 @@ cleanup:
         return st;
     }
     s->round = knut_sync__ledger_max_round(&s->ledger);
+    if (!opts->status_only && (opts->metrics_file || opts->metrics_addr)) {
+        st = knut_sync__metrics_create(&s->metrics, cfg, err);
+        if (st == KNUT_OK && opts->metrics_file && !(s->metrics_file = strdup(opts->metrics_file)))
+            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    }
+    if (st == KNUT_OK && !opts->status_only)
+        st = knut_sync__assets_open(&s->assets, cfg, opts, s->metrics, err);
+    if (st == KNUT_OK && opts->metrics_addr && !opts->status_only)
+        st = knut_sync__metrics_serve(s->metrics, opts->metrics_addr, err);
+    if (st != KNUT_OK) {
+        free(s->metrics_file); /* nothing ran: no metrics file */
+        s->metrics_file = NULL;
+        knut_sync_close(s);
+        return st;
+    }
     *out = s;
     return KNUT_OK;
 }
@@ -85,13 +134,22 @@ void knut_sync_close(knut_sync *s)
 {
     if (!s)
         return;
+    knut_sync__assets_close(s->assets); /* drains first: it may still count in metrics */
+    if (s->metrics_file) { /* after the drain, so the file has the last asset counts */
+        knut_error merr = KNUT_ERROR_INIT;
+        if (knut_sync__metrics_write_file(s->metrics, s->metrics_file, &merr) != KNUT_OK)
+            KNUT_LOG(KNUT_LOG_ERROR, SYNC_LOG, "%s", merr.message);
+        free(s->metrics_file);
+    }
+    knut_sync__metrics_free(s->metrics); /* stops the HTTP server */
     if (s->sink)
         knut_graph_sink_close(s->sink); /* the store's sink closes the store */
     else
         knut_graph_store_close(s->store);
     knut_graph_falkor_close(s->falkor);
-    knut_duck_db_close(s->stage);
+    knut_sync__stage_close(s->stage, s->stage_spill);
     knut_sync__ledger_reset(&s->ledger);
+    knut_sync__valkey_close(s->valkey); /* releases a lease still held */
     free(s);
 }
 
@@ -102,8 +160,8 @@ knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx, kn
         const knut_sync_table *tb = &s->cfg->tables[t];
         for (size_t i = 0; i < s->ledger.n; i++) {
             const sync_entry *e = &s->ledger.items[i];
-            if (strcmp(e->table, tb->name) != 0)
-                continue;
+            if (strcmp(e->table, tb->name) != 0 || strcmp(e->status, SYNC_STATUS_REMOVED) == 0)
+                continue; /* a removed file of a full table is forgotten */
             knut_sync_file_status fs = {tb->name, e->path, e->status,
                                         strcmp(e->status, "failed") == 0 ? e->reason : NULL,
                                         e->rows, e->round};

@@ -43,6 +43,9 @@ void knut_sync__files_reset(sync_file_list *l);
 /* Lists the table's candidate files (sorted by path, skipping dot-files,
  * `_*`, `*.tmp`, `*.part`, `*~` and unknown extensions) with size and mtime. */
 knut_status knut_sync__files_list(const knut_sync_table *t, sync_file_list *out, knut_error *err);
+/* 1 if a base name is one files_list skips as still being written
+ * (dot-files, `_*`, `*.tmp`, `*.part`, `*~`). */
+int knut_sync__name_skipped(const char *base);
 /* Content hash (SHA-256, streamed), then a second stat: *stable = 0 if
  * size or mtime moved since the listing (the file is still being written). */
 knut_status knut_sync__file_hash(sync_file *f, int *stable, knut_error *err);
@@ -60,6 +63,7 @@ typedef struct sync_ledger {
     size_t n_slots;            /* a power of two, > 2 n */
     char *file;                /* file backend: the JSON file; NULL: embedded */
     knut_duck_conn *conn;      /* embedded backend: the store's connection */
+    struct sync_valkey *valkey; /* shared backend (ledger_valkey.c), not owned; NULL: none */
 } sync_ledger;
 
 knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, knut_error *err);
@@ -89,16 +93,64 @@ void knut_sync__names_reset(sync_names *n);
 int knut_sync__names_has(const sync_names *n, const char *name);
 
 /* ---- stage.c + map.c: reading files and building the mutation ---- */
+/* The staging engine's memory cap; past it DuckDB spills to its spill
+ * directory, so one huge drop file does not take the machine's memory. */
+#define SYNC_STAGE_MEMORY_LIMIT "128MB"
+/* The embedded store's cap while syncing (sync.c; --memory-limit). */
+#define SYNC_STORE_MEMORY_LIMIT "384MB"
+/* Opens the in-memory staging engine with a fresh spill directory under
+ * $TMPDIR (*spill_dir, freed and removed by knut_sync__stage_close). */
+knut_status knut_sync__stage_open(knut_duck_db **db, char **spill_dir, knut_error *err);
+void knut_sync__stage_close(knut_duck_db *db, char *spill_dir);
 /* Loads file f into staging table "_knut_m<idx>" (after the SQL step) and
  * checks the columns and keys the mapping needs; *rows gets its row count. */
 knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, const sync_file *f,
                                   int idx, int64_t *rows, knut_error *err);
 /* Unions the staged tables idx[0..n) into "_knut_batch" and drops them. */
 knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err);
+/* ---- stage_check.c: clear reasons for bad drop files ---- */
+/* KNUT_EINVAL for a file that cannot hold rows (0 bytes). */
+knut_status knut_sync__stage_precheck(const sync_file *f, knut_error *err);
+/* After f failed to stage with st: KNUT_ENOTFOUND if it vanished (not
+ * its fault: pending, not failed); else trims DuckDB's advice and SQL echo
+ * off err, and if DuckDB read a CSV as one column because rows have
+ * different field counts, names the first such line. Returns the status. */
+knut_status knut_sync__stage_explain(knut_duck_conn *c, const sync_file *f, knut_status st,
+                                     knut_error *err);
+/* KNUT_EINVAL naming the column and row of a NUL byte in a key. */
+knut_status knut_sync__stage_check_keys(knut_duck_conn *c, const knut_sync_table *t,
+                                        const char *tbl, knut_error *err);
+/* Appends to out the union of the staged tables idx[0..n) (UNION ALL BY
+ * NAME; a column null in all of a file's rows is left out of that file's
+ * part when the files disagree on its type); KNUT_EINVAL when files with
+ * values disagree on a column's type (the caller applies them one by one). */
+knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, knut_buf *out,
+                                   knut_error *err);
 /* Builds the mutation for the table from "_knut_batch" (one staging
  * connection per set so the set streams stay readable together). */
 knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
                                  knut_graph_mutation **out, knut_error *err);
+
+/* ---- full_config.c + full.c: mode full ---- */
+/* Each full table owns its merge labels and edge types (config rule). */
+knut_status knut_sync__full_check(const knut_sync_config *c, knut_error *err);
+/* A ledger entry with this status is a file of a full table removed from
+ * its snapshot (size -1, no hash: a re-added file syncs again). */
+#define SYNC_STATUS_REMOVED "removed"
+typedef struct sync_full_result {
+    int64_t files, failed, pending, rows;
+    knut_graph_sink_stats sink;
+} sync_full_result;
+struct knut_sync;
+/* One round of a full table over its listed files: when a file is new,
+ * changed or removed, the whole snapshot is staged, upserted, and what the
+ * graph holds beyond it deleted, with the ledger, in one apply. */
+knut_status knut_sync__full_table(struct knut_sync *s, const knut_sync_table *t,
+                                  sync_file_list *files, sync_full_result *r, knut_error *err);
+/* Adds to m the delete sets of t's labels and edge types: what the sink
+ * holds that "_knut_batch" (the snapshot, `rows` rows) lacks. */
+knut_status knut_sync__full_deletes(struct knut_sync *s, const knut_sync_table *t, int64_t rows,
+                                    knut_graph_mutation *m, knut_error *err);
 
 /* ---- what a round tells the metrics (metrics.c) and the Airflow asset
  * events (assets.c): one result per table visited ---- */
@@ -116,9 +168,76 @@ struct sync_metrics;  /* metrics.c */
 struct sync_assets;   /* assets.c */
 struct sync_valkey;   /* ledger_valkey.c: shared ledger + leases */
 
+/* ---- metrics.c: Prometheus counters of the sync (docs/operations.md) ----
+ * The counting functions and free accept m == NULL (no metrics); all are
+ * thread-safe: the HTTP server thread renders while the round and the
+ * asset thread add. */
+/* The table label set is fixed from cfg (bounded cardinality). */
+knut_status knut_sync__metrics_create(struct sync_metrics **out, const knut_sync_config *cfg,
+                                      knut_error *err);
+void knut_sync__metrics_free(struct sync_metrics *m);
+/* Adds one table's result of a round (unknown tables are ignored). */
+void knut_sync__metrics_table(struct sync_metrics *m, const sync_table_result *r);
+/* Same with the success time given (the unit test's fixed clock). */
+void knut_sync__metrics_table_at(struct sync_metrics *m, const sync_table_result *r,
+                                 int64_t wall_us);
+/* Counts one round (ok = 0: failed) with its duration. */
+void knut_sync__metrics_round(struct sync_metrics *m, const knut_sync_round_stats *st, int ok);
+/* Airflow asset events accepted (assets.c's thread). */
+void knut_sync__metrics_assets_add(struct sync_metrics *m, int64_t n);
+/* Appends the Prometheus text exposition format 0.0.4 to out. */
+knut_status knut_sync__metrics_render(struct sync_metrics *m, knut_buf *out, knut_error *err);
+/* Serves GET /metrics on addr (IP:PORT) until metrics_free; logs the bound address. */
+knut_status knut_sync__metrics_serve(struct sync_metrics *m, const char *addr, knut_error *err);
+/* The bound port of the server (0: not serving). */
+int knut_sync__metrics_port(struct sync_metrics *m);
+/* Renders into file atomically (temp file, fsync, rename). */
+knut_status knut_sync__metrics_write_file(struct sync_metrics *m, const char *file,
+                                          knut_error *err);
+
+/* ---- ledger_valkey.c: the shared ledger in Valkey/Redis (docs/operations.md) ---- */
+/* Parses url (errors never quote it), names the keys after the config file
+ * ("knut:sync:<name>:"); no I/O yet. lease_ms 0: 30000. */
+knut_status knut_sync__valkey_open(struct sync_valkey **out, const char *url,
+                                   const char *config_file, const char *instance,
+                                   int64_t lease_ms, knut_error *err);
+/* Releases a lease still held, stops the renewal thread. NULL-safe. */
+void knut_sync__valkey_close(struct sync_valkey *v);
+/* Opens l on the shared hash: every entry loaded; writes go to the hash. */
+knut_status knut_sync__ledger_open_valkey(sync_ledger *l, struct sync_valkey *v, knut_error *err);
+/* Loads the hash's entries of table (NULL: all) into l (replacing). */
+knut_status knut_sync__valkey_load(struct sync_valkey *v, sync_ledger *l, const char *table,
+                                   knut_error *err);
+/* Takes the table's lease and re-reads its entries; *skip = 1 (logged,
+ * not an error) when another instance holds it. */
+knut_status knut_sync__valkey_table_begin(struct sync_valkey *v, sync_ledger *l,
+                                          const char *table, int *skip, knut_error *err);
+/* Releases the lease taken by table_begin (compare, then DEL). */
+void knut_sync__valkey_table_end(struct sync_valkey *v);
+/* KNUT_ECANCELLED (and a warning) if the lease was lost: stop, do not commit. */
+knut_status knut_sync__valkey_lease_check(struct sync_valkey *v, knut_error *err);
+/* The fenced ledger write: HSETs the entries only while the lease is ours. */
+knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, size_t n,
+                                    knut_error *err);
+
+/* ---- assets.c: Airflow asset events (docs/operations.md) ---- */
+/* With o->airflow_url: starts the sender thread (no request yet); else
+ * *out = NULL. metrics (may be NULL) counts the events sent. */
+knut_status knut_sync__assets_open(struct sync_assets **out, const knut_sync_config *cfg,
+                                   const knut_sync_options *o, struct sync_metrics *metrics,
+                                   knut_error *err);
+/* Queues one event per result that is ok with files > 0; never blocks on
+ * Airflow, never fails (problems are logged, target "assets"). a may be NULL. */
+void knut_sync__assets_round(struct sync_assets *a, const sync_table_result *r, size_t n);
+/* Gives queued events a bounded time to go out, logs the rest dropped. */
+void knut_sync__assets_close(struct sync_assets *a);
+/* 0 if uri is an Airflow asset URI knut can match exactly, else -1 and why. */
+int knut_sync__asset_uri_check(const char *uri, char *why, size_t n);
+
 /* ---- sync.c ---- */
 struct knut_sync {
     struct sync_metrics *metrics; /* NULL: none */
+    char *metrics_file;           /* written on close; NULL: none */
     struct sync_assets *assets;   /* NULL: no Airflow */
     struct sync_valkey *valkey;   /* NULL: local ledger */
     const knut_sync_config *cfg;
@@ -126,6 +245,7 @@ struct knut_sync {
     knut_graph_falkor *falkor;
     knut_graph_sink *sink;     /* store's sink or the FalkorDB sink */
     knut_duck_db *stage;       /* in-memory engine for reading files */
+    char *stage_spill;         /* its spill directory */
     sync_ledger ledger;
     int64_t round;
 };

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from peers import REPO, FalkorDB, Peer, PeerError, Valkey, pid_alive, valkey_binary
+from peers import (REPO, Airflow, FalkorDB, Peer, PeerError, Prometheus, Valkey, pid_alive,
+                   valkey_binary)
 
 # Every peer started in this session, so none outlives pytest even if it is
 # interrupted before the fixtures' teardown runs.
@@ -64,6 +65,10 @@ def peer_fixture(cls: type[Peer], scope: str = "function"):
 
 valkey = peer_fixture(Valkey)
 falkordb = peer_fixture(FalkorDB)
+# Airflow 3 takes a while to start: one per session (tests tell their
+# events apart by id / extra.round).
+airflow = peer_fixture(Airflow, scope="session")
+prometheus = peer_fixture(Prometheus)
 
 
 class PeerFactory:

@@ -283,3 +283,216 @@ class FalkorDB(Valkey):
         """GRAPH.QUERY on this peer; returns the raw reply [header, rows, stats]."""
         with self.client() as c:
             return c.execute_command("GRAPH.QUERY", graph, cypher)
+
+
+# ---- Apache Airflow 3 ----------------------------------------------------------
+
+# Airflow lives in its own venv (scripts/setup.sh --test): its pins do not
+# coexist with the test venv's.
+AIRFLOW_VENV = REPO / ".venv-airflow"
+AIRFLOW_USER = "knut"
+AIRFLOW_PASSWORD = "knut-test-pass"
+
+
+class Airflow(Peer):
+    """Airflow 3 on SQLite: ``airflow db migrate`` first, then the API
+    server (the peer's main process, on ``self.port``), a scheduler and a
+    DAG processor. SimpleAuthManager with user ``knut`` (role op) and a
+    fixed password; DAG files are copied from ``dags`` (a folder) before
+    the start, and the peer is ready once its DAGs are registered.
+    ``token()`` logs in and ``get(path)`` calls the REST API for assertions."""
+
+    name = "airflow"
+    start_timeout = 180.0  # python imports + API workers on a busy 2-core box
+    stop_timeout = 20.0
+    dags: Path | None = REPO / "tests" / "integration" / "airflow_dags"
+
+    def __init__(self, workdir: Path):
+        super().__init__(workdir)
+        self.home = self.workdir / "home"
+        self.helpers: list[subprocess.Popen] = []
+        self._token: str | None = None
+
+    @staticmethod
+    def binary() -> str:
+        exe = AIRFLOW_VENV / "bin" / "airflow"
+        if not exe.is_file():
+            raise PeerError(f"Airflow not installed at {exe}: run scripts/setup.sh --test")
+        return str(exe)
+
+    def env(self) -> dict[str, str]:
+        return {
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.home / "dags"),
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "2",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{AIRFLOW_USER}:op,viewer:viewer",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / "passwords.json"),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL":
+                f"{self.url}/execution/" if self.ports else "http://127.0.0.1:8080/execution/",
+            "AIRFLOW__API__HOST": self.host,
+            "AIRFLOW__API__PORT": str(self.port) if self.ports else "8080",
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": "knut-tests-only",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+            "NO_PROXY": "*",
+        }
+
+    def prepare(self) -> None:
+        """Home, password file, DAGs and the migrated SQLite database."""
+        (self.home / "dags").mkdir(parents=True, exist_ok=True)
+        (self.home / "passwords.json").write_text(
+            f'{{"{AIRFLOW_USER}": "{AIRFLOW_PASSWORD}", "viewer": "viewer-pass"}}\n')
+        if self.dags:
+            for f in Path(self.dags).glob("*.py"):
+                shutil.copy(f, self.home / "dags" / f.name)
+        with open(self.log_path, "ab") as log:
+            rc = subprocess.run([self.binary(), "db", "migrate"], env=dict(os.environ, **self.env()),
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                timeout=300, check=False).returncode
+        if rc != 0:
+            raise PeerError(f"airflow db migrate failed ({rc})\n{self.log_tail()}")
+
+    def command(self) -> list[str]:
+        return [self.binary(), "api-server", "--host", self.host, "--port", str(self.port),
+                "--workers", "1"]
+
+    def is_ready(self) -> bool:
+        if not http_ok(f"{self.url}/api/v2/monitor/health"):
+            return False
+        # the DAG processor has parsed the DAG files (and so made their assets)
+        return not self.dags or self.get("/api/v2/dags?limit=1")["total_entries"] > 0
+
+    def _start_once(self) -> str | None:
+        env = dict(os.environ, **self.env())
+        for part in ("scheduler", "dag-processor"):
+            log = open(self.workdir / f"{part}.log", "ab")
+            self.helpers.append(subprocess.Popen(
+                [self.binary(), part], cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+            log.close()
+        err = super()._start_once()
+        if err is not None:
+            self._stop_helpers()
+        return err
+
+    def start(self, attempts: int = 3) -> "Peer":
+        self.prepare()
+        return super().start(attempts)
+
+    @staticmethod
+    def _stop_group(proc: subprocess.Popen, timeout: float) -> None:
+        # Each part runs in its own session (pgid == pid): the group holds
+        # its workers (uvicorn, LocalExecutor, DAG parsing) too.
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=timeout)
+            except ProcessLookupError:
+                pass
+        try:  # leftover workers of an exited parent
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _stop_helpers(self) -> None:
+        helpers, self.helpers = self.helpers, []
+        for proc in helpers:
+            self._stop_group(proc, self.stop_timeout)
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc is not None:
+            self._stop_group(proc, self.stop_timeout)
+        super().stop()
+        self._stop_helpers()
+
+    # -- REST helpers for assertions -------------------------------------------
+
+    def token(self, user: str = AIRFLOW_USER, password: str = AIRFLOW_PASSWORD) -> str:
+        import json
+
+        req = urllib.request.Request(
+            f"{self.url}/auth/token", method="POST",
+            data=json.dumps({"username": user, "password": password}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.load(resp)["access_token"]
+
+    def get(self, path: str):
+        """GET on the REST API as the op user; returns the parsed JSON."""
+        import json
+
+        if self._token is None:
+            self._token = self.token()
+        req = urllib.request.Request(f"{self.url}{path}",
+                                     headers={"Authorization": f"Bearer {self._token}"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.load(resp)
+
+
+# ---- Prometheus ----------------------------------------------------------------
+
+
+class Prometheus(Peer):
+    """The Debian ``prometheus`` server, scraping every second. Its targets
+    come from a file_sd file (``set_targets``), so a test can point it at a
+    port it learns only after starting it (``knut sync --metrics-addr
+    127.0.0.1:0``); Prometheus watches that file and picks up changes."""
+
+    name = "prometheus"
+    start_timeout = 60.0
+
+    @property
+    def targets_file(self) -> Path:
+        return self.workdir / "targets.json"
+
+    def command(self) -> list[str]:
+        binary = shutil.which("prometheus") or "/usr/bin/prometheus"
+        if not os.path.exists(binary):
+            raise PeerError("prometheus is not installed: run scripts/setup.sh --test")
+        if not self.targets_file.exists():
+            self.targets_file.write_text("[]\n")
+        cfg = self.workdir / "prometheus.yml"
+        cfg.write_text(
+            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+            "scrape_configs:\n"
+            "  - job_name: knut\n"
+            "    scrape_interval: 1s\n"
+            "    scrape_timeout: 1s\n"
+            "    file_sd_configs:\n"
+            f"      - files: ['{self.targets_file}']\n"
+            "        refresh_interval: 1s\n")
+        return [binary, f"--config.file={cfg}",
+                f"--web.listen-address={self.host}:{self.port}",
+                f"--storage.tsdb.path={self.workdir / 'data'}"]
+
+    def is_ready(self) -> bool:
+        return http_ok(f"{self.url}/-/ready")
+
+    def set_targets(self, targets: list[str], **labels: str) -> None:
+        """Scrape these host:port targets from now on (atomic file swap)."""
+        import json
+
+        tmp = self.targets_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps([{"targets": targets, "labels": labels}]))
+        os.replace(tmp, self.targets_file)
+
+    def query(self, promql: str) -> list[dict]:
+        """An instant query through /api/v1/query; returns data.result."""
+        import json
+        import urllib.parse
+
+        url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            doc = json.load(resp)
+        if doc.get("status") != "success":
+            raise PeerError(f"prometheus query {promql!r}: {doc}")
+        return doc["data"]["result"]
