@@ -389,6 +389,24 @@ const char *knut_http_server_addr(const knut_http_server *s);
 /* Stops the thread after the request in progress; NULL-safe. */
 void knut_http_server_stop(knut_http_server *s);
 
+/* ---- redis:// URLs and secrets (src/core/url.c) ---- */
+
+/* Frees a secret after overwriting it with zeros; NULL-safe. */
+void knut_secret_free(char *s);
+
+/* redis://[[user]:password@]host[:port][/], host may be [v6]. */
+typedef struct knut_redis_url {
+    char *host;
+    int port;       /* 6379 when not given */
+    char *user;     /* NULL: none (percent-decoded) */
+    char *password; /* NULL: none (percent-decoded; wiped on reset) */
+} knut_redis_url;
+
+/* Parses url; errors say what is wrong and never quote the URL (it may
+ * hold a password). Callers prefix what the URL is for. */
+knut_status knut_redis_url_parse(knut_redis_url *u, const char *url, knut_error *err);
+void knut_redis_url_reset(knut_redis_url *u);
+
 #ifdef __cplusplus
 }
 #endif

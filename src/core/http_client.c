@@ -33,15 +33,6 @@ static void global_init(void)
     global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static void wipe_free(char *s)
-{
-    if (!s)
-        return;
-    volatile char *p = s;
-    while (*p)
-        *p++ = 0;
-    free(s);
-}
 
 static void auth_clear(knut_http_client *c)
 {
@@ -129,7 +120,7 @@ void knut_http_client_free(knut_http_client *c)
     auth_clear(c);
     if (c->curl)
         curl_easy_cleanup(c->curl);
-    wipe_free(c->base);
+    knut_secret_free(c->base);
     free(c);
 }
 
@@ -161,7 +152,7 @@ knut_status knut_http_client_set_bearer(knut_http_client *c, const char *token, 
     knut_status st = knut_buf_check(&b, err);
     if (st == KNUT_OK)
         st = set_auth(c, b.data, err);
-    wipe_free(knut_buf_detach(&b, NULL));
+    knut_secret_free(knut_buf_detach(&b, NULL));
     return st;
 }
 
@@ -189,8 +180,8 @@ knut_status knut_http_client_set_basic(knut_http_client *c, const char *user,
         st = knut_buf_check(&hdr, err);
     if (st == KNUT_OK)
         st = set_auth(c, hdr.data, err);
-    wipe_free(knut_buf_detach(&raw, NULL));
-    wipe_free(knut_buf_detach(&hdr, NULL));
+    knut_secret_free(knut_buf_detach(&raw, NULL));
+    knut_secret_free(knut_buf_detach(&hdr, NULL));
     return st;
 }
 
@@ -336,7 +327,7 @@ knut_status knut_http_client_request_json(knut_http_client *c, const char *metho
         st = knut_error_set(err, KNUT_EPARSE, "%s: %s %.*s: reply is not JSON (%s at byte %d)",
                             c->peer, method, path_len(path), path, je.text, je.position);
 cleanup:
-    wipe_free(text); /* a token request carries the password */
+    knut_secret_free(text); /* a token request carries the password */
     knut_http_response_reset(&r);
     return st;
 }

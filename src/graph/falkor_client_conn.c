@@ -25,16 +25,6 @@ static knut_status oom(const knut_graph_falkor *g, knut_error *err)
     return knut_error_set(err, KNUT_ENOMEM, "%s: out of memory", g->peer);
 }
 
-static void wipe_free(char *s)
-{
-    if (s == NULL)
-        return;
-    /* volatile: the wipe of a secret must not be optimised away */
-    for (volatile char *p = s; *p; p++)
-        *p = '\0';
-    free(s);
-}
-
 /* Replaces every copy of secret in text (NUL-terminated) by "***". */
 static void scrub(char *text, const char *secret)
 {
@@ -422,124 +412,31 @@ void knut_graph_falkor_close(knut_graph_falkor *g)
     knut_graph__falkor_drop(g);
     free(g->rbuf);
     free(g->host);
-    wipe_free(g->username);
-    wipe_free(g->password);
+    knut_secret_free(g->username);
+    knut_secret_free(g->password);
     knut_graph_falkor_names_reset(g);
     free(g);
 }
 
 /* ---- URLs -------------------------------------------------------------- */
 
-/* Decodes %XX in [s, e) into a new string; NULL on bad escapes or OOM. */
-static char *pct_decode(const char *s, const char *e)
-{
-    char *out = calloc((size_t)(e - s) + 1, 1), *o = out; /* zeroed: wipe_free stops */
-    if (out == NULL)
-        return NULL;
-    for (; s < e; s++) {
-        if (*s != '%') {
-            *o++ = *s;
-            continue;
-        }
-        char hex[3] = {0, 0, 0};
-        char *end;
-        if (e - s < 3)
-            break;
-        memcpy(hex, s + 1, 2);
-        long v = strtol(hex, &end, 16);
-        if (end != hex + 2 || v == 0)
-            break;
-        *o++ = (char)v;
-        s += 2;
-    }
-    if (s < e) {
-        wipe_free(out);
-        return NULL;
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Errors never quote the URL: it may hold the password. */
 knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *url,
                                           const knut_graph_falkor_options *opts,
                                           knut_error *err)
 {
-    char *user = NULL, *pass = NULL, *host = NULL;
-    const char *why = NULL;
-    long port = 6379;
+    knut_redis_url u;
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
     KNUT_ASSERT_ARG(err, url != NULL);
-    if (strncasecmp(url, "redis://", 8) != 0)
-        return knut_error_set(err, KNUT_EINVAL, "FalkorDB URL: expected redis://");
-    const char *a = url + 8, *end = a + strcspn(a, "/?#");
-    const char *at = NULL;
-    for (const char *p = a; p < end; p++)
-        if (*p == '@')
-            at = p;
-    if (*end != '\0' && strcmp(end, "/") != 0) {
-        why = "a path, database or query is not supported";
-        goto cleanup;
-    }
-    if (at != NULL) {
-        const char *colon = memchr(a, ':', (size_t)(at - a));
-        user = colon == a ? NULL : pct_decode(a, colon ? colon : at);
-        pass = colon ? pct_decode(colon + 1, at) : NULL;
-        if ((colon != a && user == NULL) || (colon && pass == NULL)) {
-            why = "bad percent-encoding in the user info";
-            goto cleanup;
-        }
-        if (user && *user == '\0') {
-            wipe_free(user);
-            user = NULL;
-        }
-        a = at + 1;
-    }
-    const char *h = a, *he, *pp;
-    if (*a == '[') {
-        h = a + 1;
-        he = memchr(h, ']', (size_t)(end - h));
-        if (he == NULL) {
-            why = "unclosed '[' in the host";
-            goto cleanup;
-        }
-        pp = he + 1;
-    } else {
-        he = memchr(a, ':', (size_t)(end - a));
-        he = he ? he : end;
-        pp = he;
-    }
-    if (pp < end) {
-        char *pe = NULL;
-        if (*pp != ':' || pp + 1 == end)
-            why = "malformed port";
-        else if ((port = strtol(pp + 1, &pe, 10)) <= 0 || port > 65535 || pe != end)
-            why = "port out of 1..65535";
-        if (why)
-            goto cleanup;
-    }
-    if (he == h) {
-        why = "no host";
-        goto cleanup;
-    }
-    host = strndup(h, (size_t)(he - h));
-    if (host == NULL) {
-        why = "out of memory";
-        goto cleanup;
-    }
+    knut_error perr = KNUT_ERROR_INIT;
+    if (knut_redis_url_parse(&u, url, &perr) != KNUT_OK)
+        return knut_error_set(err, KNUT_EINVAL, "FalkorDB URL: %s", perr.message);
     knut_graph_falkor_options o = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
     if (opts != NULL)
         o = *opts;
-    knut_status st = connect_impl(out, host, (int)port, user ? user : o.username,
-                                  pass ? pass : o.password, opts ? &o : NULL, err);
-    free(host);
-    wipe_free(user);
-    wipe_free(pass);
+    knut_status st = connect_impl(out, u.host, u.port, u.user ? u.user : o.username,
+                                  u.password ? u.password : o.password, opts ? &o : NULL, err);
+    knut_redis_url_reset(&u);
     return st;
-cleanup:
-    free(host);
-    wipe_free(user);
-    wipe_free(pass);
-    return knut_error_set(err, KNUT_EINVAL, "FalkorDB URL: %s", why);
 }

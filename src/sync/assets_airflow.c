@@ -25,16 +25,6 @@
 /* Refresh the token this long before it expires (clock skew, slow sends). */
 #define AIRFLOW_TOKEN_MARGIN_S 60
 
-static void wipe_free(char *s)
-{
-    if (!s)
-        return;
-    volatile char *p = s;
-    while (*p)
-        *p++ = 0;
-    free(s);
-}
-
 knut_status knut_sync__airflow_open(airflow_client *c, const char *url, const char *user,
                                     const char *password, const char *instance,
                                     const knut_http_options *http, knut_error *err)
@@ -57,9 +47,9 @@ void knut_sync__airflow_close(airflow_client *c)
 {
     knut_http_client_free(c->http);
     free(c->user);
-    wipe_free(c->password);
+    knut_secret_free(c->password);
     free(c->instance);
-    wipe_free(c->token);
+    knut_secret_free(c->token);
     for (size_t i = 0; i < c->n_ids; i++)
         free(c->ids[i].uri);
     free(c->ids);
@@ -68,7 +58,7 @@ void knut_sync__airflow_close(airflow_client *c)
 
 static void forget_token(airflow_client *c)
 {
-    wipe_free(c->token);
+    knut_secret_free(c->token);
     c->token = NULL;
     c->token_exp_s = 0;
     knut_http_client_set_bearer(c->http, NULL, NULL);

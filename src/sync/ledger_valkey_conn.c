@@ -19,116 +19,28 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-static void wipe_free(char *s)
-{
-    if (!s)
-        return;
-    for (volatile char *p = s; *p; p++) /* volatile: the wipe must stay */
-        *p = '\0';
-    free(s);
-}
-
-/* %XX in [s, e) decoded into a new string; NULL on a bad escape or OOM. */
-static char *pct_decode(const char *s, const char *e)
-{
-    char *out = calloc((size_t)(e - s) + 1, 1), *o = out;
-    if (!out)
-        return NULL;
-    for (; s < e; s++) {
-        if (*s != '%') {
-            *o++ = *s;
-            continue;
-        }
-        char hex[3] = {0}, *end;
-        if (e - s < 3)
-            break;
-        memcpy(hex, s + 1, 2);
-        long v = strtol(hex, &end, 16);
-        if (end != hex + 2 || v == 0)
-            break;
-        *o++ = (char)v;
-        s += 2;
-    }
-    if (s < e) {
-        wipe_free(out);
-        return NULL;
-    }
-    return out;
-}
-
 void knut_sync__vk_addr_reset(vk_addr *a)
 {
     free(a->host);
-    wipe_free(a->user);
-    wipe_free(a->pass);
+    knut_secret_free(a->user);
+    knut_secret_free(a->pass);
     memset(a, 0, sizeof *a);
 }
 
 knut_status knut_sync__vk_addr_parse(vk_addr *a, const char *url, knut_error *err)
 {
-    const char *why = NULL;
-    long port = 6379;
+    knut_redis_url u;
+    knut_error perr = KNUT_ERROR_INIT;
     memset(a, 0, sizeof *a);
-    if (strncasecmp(url, "redis://", 8) != 0)
-        return knut_error_set(err, KNUT_EINVAL, "ledger URL: expected redis://host[:port]");
-    const char *s = url + 8, *end = s + strcspn(s, "/?#"), *at = NULL;
-    for (const char *p = s; p < end; p++)
-        if (*p == '@')
-            at = p;
-    if (*end && strcmp(end, "/") != 0) {
-        why = "a path, database or query is not supported";
-        goto cleanup;
-    }
-    if (at) {
-        const char *colon = memchr(s, ':', (size_t)(at - s));
-        a->user = colon == s ? NULL : pct_decode(s, colon ? colon : at);
-        a->pass = colon ? pct_decode(colon + 1, at) : NULL;
-        if ((colon != s && !a->user) || (colon && !a->pass)) {
-            why = "bad percent-encoding in the user info";
-            goto cleanup;
-        }
-        if (a->user && !*a->user) {
-            wipe_free(a->user);
-            a->user = NULL;
-        }
-        s = at + 1;
-    }
-    const char *h = s, *he, *pp;
-    if (*s == '[') {
-        h = s + 1;
-        if (!(he = memchr(h, ']', (size_t)(end - h)))) {
-            why = "unclosed '[' in the host";
-            goto cleanup;
-        }
-        pp = he + 1;
-    } else {
-        he = memchr(s, ':', (size_t)(end - s));
-        pp = he = he ? he : end;
-    }
-    if (pp < end) {
-        char *pe = NULL;
-        if (*pp != ':' || pp + 1 == end)
-            why = "malformed port";
-        else if ((port = strtol(pp + 1, &pe, 10)) <= 0 || port > 65535 || pe != end)
-            why = "port out of 1..65535";
-        if (why)
-            goto cleanup;
-    }
-    if (he == h) {
-        why = "no host";
-        goto cleanup;
-    }
-    if (!(a->host = strndup(h, (size_t)(he - h)))) {
-        why = "out of memory";
-        goto cleanup;
-    }
-    a->port = (int)port;
+    if (knut_redis_url_parse(&u, url, &perr) != KNUT_OK)
+        return knut_error_set(err, KNUT_EINVAL, "ledger URL: %s", perr.message);
+    a->host = u.host; /* the parts move over: nothing to copy or wipe twice */
+    a->port = u.port;
+    a->user = u.user;
+    a->pass = u.password;
     snprintf(a->peer, sizeof a->peer, strchr(a->host, ':') ? "valkey [%.256s]:%d" : "valkey %.256s:%d",
              a->host, a->port);
     return KNUT_OK;
-cleanup:
-    knut_sync__vk_addr_reset(a);
-    return knut_error_set(err, KNUT_EINVAL, "ledger URL: %s", why);
 }
 
 void knut_sync__vk_close(vk_conn *c)

@@ -16,9 +16,7 @@
 
 #define CHANGE_KINDS "('INSERT', 'UPDATE_AFTER', 'UPDATE_BEFORE', 'DELETE')"
 
-/* First column of the first row of sql (one optional text parameter) as
- * int64. */
-static knut_status q_int(knut_duck_conn *c, const char *sql, const char *param, int64_t *out,
+knut_status knut_sync__q_int(knut_duck_conn *c, const char *sql, const char *param, int64_t *out,
                          knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
@@ -163,7 +161,7 @@ static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, co
                 knut_sync__ident(&q, keys[s][k].column);
                 knut_buf_puts(&q, " IS NULL");
                 if ((st = knut_buf_check(&q, err)) == KNUT_OK)
-                    st = q_int(c, q.data, NULL, &nulls, err);
+                    st = knut_sync__q_int(c, q.data, NULL, &nulls, err);
                 if (st == KNUT_OK && nulls > 0)
                     st = knut_error_set(err, KNUT_EINVAL, "key column '%s' is null in %lld rows",
                                         keys[s][k].column, (long long)nulls);
@@ -177,7 +175,7 @@ static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, co
         knut_buf_puts(&q, " WHERE " KNUT_SYNC_CHANGE_COLUMN " IS NULL OR "
                           KNUT_SYNC_CHANGE_COLUMN "::VARCHAR NOT IN " CHANGE_KINDS);
         if ((st = knut_buf_check(&q, err)) == KNUT_OK)
-            st = q_int(c, q.data, NULL, &bad, err);
+            st = knut_sync__q_int(c, q.data, NULL, &bad, err);
         if (st == KNUT_OK && bad > 0)
             st = knut_error_set(err, KNUT_EINVAL,
                                 "%lld rows have a _change_type other than INSERT, "
@@ -239,7 +237,7 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
         knut_buf_clear(&q);
         knut_buf_printf(&q, "SELECT count(*) FROM %s", tbl);
         if ((st = knut_buf_check(&q, err)) == KNUT_OK)
-            st = q_int(c, q.data, NULL, rows, err);
+            st = knut_sync__q_int(c, q.data, NULL, rows, err);
     }
 cleanup:
     if (st != KNUT_OK && c) {

@@ -31,40 +31,6 @@
  * whole file; this runs on the failure path only). */
 #define SYNC_CSV_DIAG_MAX_BYTES ((int64_t)64 << 20)
 
-/* First column of the first row of sql as int64 (one optional text
- * parameter); 0 when there is no row or it is null. */
-static knut_status q_int(knut_duck_conn *c, const char *sql, const char *param, int64_t *out,
-                         knut_error *err)
-{
-    knut_duck_stmt *stmt = NULL;
-    struct ArrowArrayStream s = {0};
-    struct ArrowSchema schema = {0};
-    struct ArrowArray a = {0};
-    knut_arrow_view v = {0};
-    *out = 0;
-    knut_status st = knut_duck_stmt_prepare(&stmt, c, sql, err);
-    if (st == KNUT_OK && param)
-        st = knut_duck_stmt_bind_text(stmt, 1, param, strlen(param), err);
-    if (st == KNUT_OK)
-        st = knut_duck_stmt_query(stmt, &s, err);
-    if (st != KNUT_OK)
-        goto cleanup;
-    if (s.get_schema(&s, &schema) != 0 || s.get_next(&s, &a) != 0) {
-        st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
-        goto cleanup;
-    }
-    if (a.release && (st = knut_arrow_view_init(&v, &schema, &a, err)) == KNUT_OK &&
-        v.length > 0 && v.n_children > 0 && !knut_arrow_view_is_null(&v.children[0], 0))
-        *out = knut_arrow_view_get_int64(&v.children[0], 0);
-cleanup:
-    knut_arrow_view_reset(&v);
-    knut_arrow_array_release(&a);
-    knut_arrow_schema_release(&schema);
-    knut_arrow_stream_release(&s);
-    knut_duck_stmt_free(stmt);
-    return st;
-}
-
 knut_status knut_sync__stage_precheck(const sync_file *f, knut_error *err)
 {
     if (f->size == 0)
@@ -110,16 +76,16 @@ knut_status knut_sync__stage_explain(knut_duck_conn *c, const sync_file *f, knut
         return st;
     /* DuckDB's sniffer gave up on the header: one column named like
      * "id,name,age", or no header at all (column0, column1, ...) */
-    if (q_int(c,
+    if (knut_sync__q_int(c,
               "SELECT ((count(*) = 1 AND bool_and(column_name LIKE '%,%')) OR "
               "bool_or(column_name = 'column0'))::BIGINT FROM "
               "(DESCRIBE SELECT * FROM read_csv($1::VARCHAR))",
               f->path, &gave_up, NULL) != KNUT_OK ||
         !gave_up)
         return st;
-    if (q_int(c, LINES_SQL "SELECT n FROM bad", f->path, &line, NULL) != KNUT_OK || line == 0 ||
-        q_int(c, LINES_SQL "SELECT fc FROM bad", f->path, &fields, NULL) != KNUT_OK ||
-        q_int(c, LINES_SQL "SELECT hc FROM bad", f->path, &header, NULL) != KNUT_OK)
+    if (knut_sync__q_int(c, LINES_SQL "SELECT n FROM bad", f->path, &line, NULL) != KNUT_OK || line == 0 ||
+        knut_sync__q_int(c, LINES_SQL "SELECT fc FROM bad", f->path, &fields, NULL) != KNUT_OK ||
+        knut_sync__q_int(c, LINES_SQL "SELECT hc FROM bad", f->path, &header, NULL) != KNUT_OK)
         return st;
     return knut_error_set(err, KNUT_EINVAL, "line %lld has %lld fields, the header has %lld",
                           (long long)line, (long long)fields, (long long)header);
@@ -138,7 +104,7 @@ static knut_status key_nul(knut_duck_conn *c, const char *tbl, const knut_sync_p
     knut_buf_puts(q, " AS VARCHAR), chr(0)) > 0");
     knut_status st = knut_buf_check(q, err);
     if (st == KNUT_OK)
-        st = q_int(c, q->data, NULL, &row, err);
+        st = knut_sync__q_int(c, q->data, NULL, &row, err);
     if (st == KNUT_OK && row > 0)
         st = knut_error_set(err, KNUT_EINVAL, "key column '%s' has a NUL byte in row %lld",
                             k->column, (long long)row);
@@ -197,7 +163,7 @@ static knut_status col_types(knut_duck_conn *c, const int *idx, size_t n, const 
     knut_buf_puts(q, ")");
     knut_status st = knut_buf_check(q, err);
     if (st == KNUT_OK)
-        st = q_int(c, q->data, NULL, &kinds, err);
+        st = knut_sync__q_int(c, q->data, NULL, &kinds, err);
     if (st == KNUT_OK && kinds > 1)
         st = knut_error_set(err, KNUT_EINVAL,
                             "column '%s' has different types in this round's files", col);
@@ -218,7 +184,7 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
     table_list(&q, idx, n);
     knut_buf_puts(&q, " GROUP BY column_name HAVING count(DISTINCT data_type) > 1)");
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
-        st = q_int(c, q.data, NULL, &conflicts, err);
+        st = knut_sync__q_int(c, q.data, NULL, &conflicts, err);
     for (size_t i = 0; st == KNUT_OK && conflicts && i < n; i++) {
         char tbl[32];
         snprintf(tbl, sizeof tbl, "_knut_m%d", idx[i]);
@@ -235,7 +201,7 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
                               "WHERE column_name = $1 AND table_name IN ");
             table_list(&q, idx, n);
             if ((st = knut_buf_check(&q, err)) == KNUT_OK)
-                st = q_int(c, q.data, col, &types, err);
+                st = knut_sync__q_int(c, q.data, col, &types, err);
             if (st != KNUT_OK || types < 2)
                 continue;
             st = col_types(c, idx, n, cols, col, &q, &kinds, err);
@@ -246,7 +212,7 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
             knut_sync__ident(&q, col);
             knut_buf_printf(&q, ") FROM _knut_m%d", idx[i]);
             if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
-                st = q_int(c, q.data, NULL, &values, err);
+                st = knut_sync__q_int(c, q.data, NULL, &values, err);
             if (st != KNUT_OK || values > 0)
                 continue;
             knut_buf_puts(out, excluded ? ", " : "EXCLUDE (");

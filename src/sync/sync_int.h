@@ -93,6 +93,10 @@ void knut_sync__names_reset(sync_names *n);
 int knut_sync__names_has(const sync_names *n, const char *name);
 
 /* ---- stage.c + map.c: reading files and building the mutation ---- */
+/* First column of the first row of sql (one optional text parameter) as
+ * int64; 0 when there is no row or it is null. */
+knut_status knut_sync__q_int(knut_duck_conn *c, const char *sql, const char *param, int64_t *out,
+                             knut_error *err);
 /* The staging engine's memory cap; past it DuckDB spills to its spill
  * directory, so one huge drop file does not take the machine's memory. */
 #define SYNC_STAGE_MEMORY_LIMIT "128MB"
