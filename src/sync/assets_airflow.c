@@ -343,8 +343,9 @@ int knut_sync__asset_uri_check(const char *uri, char *why, size_t n)
     for (const unsigned char *p = (const unsigned char *)uri; *p; p++)
         if (*p <= 0x20 || *p >= 0x7f)
             BAD("an asset URI is printable ASCII without spaces (percent-encode the rest)");
-    while ((uri[i] >= 'a' && uri[i] <= 'z') || (i > 0 && ((uri[i] >= '0' && uri[i] <= '9') ||
-                                                          strchr("+.-", uri[i]))))
+    /* uri[i] != 0 first: strchr finds the terminator in any set */
+    while (uri[i] && ((uri[i] >= 'a' && uri[i] <= 'z') ||
+                      (i > 0 && ((uri[i] >= '0' && uri[i] <= '9') || strchr("+.-", uri[i])))))
         i++;
     if (i == 0 || uri[i] != ':')
         BAD("an asset URI starts with a lower-case scheme, e.g. knut://graph/table");
