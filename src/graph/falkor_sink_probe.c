@@ -164,8 +164,8 @@ knut_status knut_graph__fsink_probe(knut_graph_falkor *g, const char *graph,
         goto cleanup;
     }
     if (st != KNUT_OK) {
-        knut_error_prefix(err, "graph '%s': looking up the ids of %lld rows: ", graph,
-                          (long long)n);
+        knut_error_prefix(err, "graph '%s': set '%s': looking up the ids of %lld rows: ", graph,
+                          set->name, (long long)n);
         goto cleanup;
     }
     if (r.n_rows >= cap || r.n_rows == 0)
