@@ -152,9 +152,12 @@ typedef struct knut_sync_options {
     int64_t airflow_drain_ms; /* time unsent events get at close; 0: 5000 */
     const char *memory_limit; /* embedded store's DuckDB memory_limit ("1GB");
                                * NULL: 384MB (a large apply spills past it) */
+    int64_t falkordb_timeout_ms; /* each FalkorDB socket read/write; 0: 300000;
+                                  * < 0: none. A hung server then fails the
+                                  * round (backoff) instead of holding it. */
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {KNUT_SYNC_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, \
-                                NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL}
+                                NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0}
 
 /* Opens the sink and the ledger for cfg (borrowed: it must outlive the
  * sync). */

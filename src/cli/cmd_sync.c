@@ -14,7 +14,8 @@
 #include "knut/sync.h"
 
 const char knut_cmd_sync_usage[] =
-    "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]]\n"
+    "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
+    "                 [--falkordb-timeout SEC]]\n"
     "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE]\n"
     "                 [--ledger-url URL [--instance ID] [--lease SEC]]\n"
     "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
@@ -38,6 +39,9 @@ const char knut_cmd_sync_usage[] =
     "  --store FILE       embedded graph store (DuckDB file); default: 'store:' of the config\n"
     "  --falkordb URL     sink to FalkorDB at redis://[[user]:password@]host[:port]\n"
     "  --graph NAME       FalkorDB graph name (default: knut)\n"
+    "  --falkordb-timeout SEC  longest wait for one FalkorDB read or write (default 300):\n"
+    "                     a hung server fails the round (and backoff retries) instead\n"
+    "                     of holding it\n"
     "  --ledger FILE      FalkorDB ledger file (default: 'ledger:' of the config,\n"
     "                     else CONFIG.ledger.json)\n"
     "  --ledger-url URL   shared ledger in Valkey/Redis at\n"
@@ -98,6 +102,7 @@ typedef struct sync_args {
     const char *memory_limit;
     double lease;
     double airflow_drain;
+    double falkordb_timeout;
 } sync_args;
 
 static int parse_secs(const char *v, const char *name, double *out)
@@ -153,7 +158,8 @@ static int parse_args(int argc, char **argv, sync_args *a)
             return -1;
         }
         int secs = strcmp(name, "--interval") == 0 || strcmp(name, "--max-backoff") == 0 ||
-                   strcmp(name, "--lease") == 0 || strcmp(name, "--airflow-drain") == 0;
+                   strcmp(name, "--lease") == 0 || strcmp(name, "--airflow-drain") == 0 ||
+                   strcmp(name, "--falkordb-timeout") == 0;
         if (!slot && !secs) {
             fprintf(stderr, "knut sync: unknown argument '%s' (see --help)\n", o);
             return -1;
@@ -168,6 +174,8 @@ static int parse_args(int argc, char **argv, sync_args *a)
         else if (parse_secs(v, name, strcmp(name, "--interval") == 0 ? &a->interval
                                      : strcmp(name, "--lease") == 0  ? &a->lease
                                      : strcmp(name, "--airflow-drain") == 0 ? &a->airflow_drain
+                                     : strcmp(name, "--falkordb-timeout") == 0
+                                         ? &a->falkordb_timeout
                                                                      : &a->max_backoff) != 0)
             return -1;
     }
@@ -303,6 +311,7 @@ int knut_cmd_sync(int argc, char **argv)
     so.airflow_password = a.airflow_url ? password : NULL;
     so.airflow_drain_ms = (int64_t)(a.airflow_drain * 1000);
     so.memory_limit = a.memory_limit;
+    so.falkordb_timeout_ms = (int64_t)(a.falkordb_timeout * 1000);
     if ((st = knut_sync_open(&s, cfg, &so, &err)) != KNUT_OK) {
         fprintf(stderr, "knut sync: %s\n", err.message);
         rc = st == KNUT_EUNSUPPORTED || st == KNUT_EINVAL ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;

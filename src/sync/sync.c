@@ -82,7 +82,13 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
             st = knut_sync__ledger_open_file(&s->ledger, ledger, err);
         if (st != KNUT_OK || opts->status_only)
             goto cleanup;
-        st = knut_graph_falkor_connect_url(&s->falkor, opts->falkordb_url, NULL, err);
+        knut_graph_falkor_options fo = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
+        fo.command_timeout_ms = opts->falkordb_timeout_ms < 0   ? 0
+                                : opts->falkordb_timeout_ms == 0 ? SYNC_FALKORDB_TIMEOUT_MS
+                                : opts->falkordb_timeout_ms > INT32_MAX
+                                    ? INT32_MAX
+                                    : (int)opts->falkordb_timeout_ms;
+        st = knut_graph_falkor_connect_url(&s->falkor, opts->falkordb_url, &fo, err);
         if (st == KNUT_OK)
             st = knut_graph_falkor_sink_new(&s->sink, s->falkor, opts->graph ? opts->graph : "knut",
                                             NULL, err);

@@ -13,6 +13,9 @@
 #include "knut/sync.h"
 
 #define SYNC_LOG "sync"
+/* Default FalkorDB socket timeout of a sync: long enough for any one batch
+ * reply, short enough that a hung (not dead) server fails the round. */
+#define SYNC_FALKORDB_TIMEOUT_MS 300000
 
 /* ---- config.c ---- */
 /* The property name of column under a `rename:` map (NULL: none). */

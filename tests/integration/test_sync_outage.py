@@ -9,6 +9,8 @@
   whole, a retry converges to the model.
 - SIGTERM while the sink waits on a frozen server: the wait is cancelled,
   nothing of the round is recorded, exit 0, the next run converges.
+- A hung server with --falkordb-timeout: the round fails naming it, the
+  loop backs off, and after the thaw the files commit.
 
 The model and helpers are in syncmodel.py (seeded; KNUT_CRASH_SEED=N).
 """
@@ -169,3 +171,49 @@ def test_sigterm_while_waiting_for_falkordb(knut, run_knut, tmp_path, falkordb):
     assert after == before  # nothing of the cancelled round recorded
     settle(run_knut, root, args)
     assert graph_falkor(falkordb, "frozen") == model.expected(), f"seed {SEED}"
+
+
+def test_hung_falkordb_times_out_and_resumes(knut, run_knut, tmp_path, falkordb):
+    """A server that hangs rather than dies (frozen with SIGSTOP mid-round):
+    with --falkordb-timeout the round fails naming the server and the loop
+    backs off instead of waiting for ever; once the server thaws the next
+    round commits the files, and the graph equals the model."""
+    root = make_root(tmp_path)
+    url = f"redis://{falkordb.host}:{falkordb.port}"
+    ledger = root / "ledger.json"
+    args = ("--falkordb", url, "--graph", "hung", "--ledger", ledger)
+    model = Model(random.Random(SEED))
+    model.land(root)
+    err = root / "sync.log"
+    with open(err, "w") as ef:
+        p = subprocess.Popen(sync_cmd(knut, root, args, "--interval", "0.2", "--max-backoff", "0.8",
+                                      "--falkordb-timeout", "1"),
+                             stderr=ef, stdout=subprocess.DEVNULL,
+                             env=dict(os.environ, KNUT_LOG_FORMAT="json"))
+        frozen = False
+        try:
+            wait_for(lambda: any(x.get("msg") == "round done" for x in json_lines(err)),
+                     what="the first round")
+            os.kill(falkordb.pid, signal.SIGSTOP)
+            frozen = True
+            model.land(root)
+            wait_for(lambda: any(x.get("msg") == "table failed" for x in json_lines(err)),
+                     what="a round failing on the hung server")
+            failed = [x for x in json_lines(err) if x.get("msg") == "table failed"]
+            assert f"{falkordb.host}:{falkordb.port}" in failed[0]["error"], failed[0]
+            assert "no reply within 1000 ms" in failed[0]["error"], failed[0]
+            os.kill(falkordb.pid, signal.SIGCONT)
+            frozen = False
+            n_done = len(json.loads(ledger.read_text())["entries"])
+            wait_for(lambda: len(json.loads(ledger.read_text())["entries"]) > n_done,
+                     what="the files of the failed round committed after the thaw")
+            p.send_signal(signal.SIGTERM)
+            assert p.wait(timeout=30) == 0, err.read_text()
+        finally:
+            if frozen:
+                os.kill(falkordb.pid, signal.SIGCONT)
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    settle(run_knut, root, args)
+    assert graph_falkor(falkordb, "hung") == model.expected(), f"seed {SEED}"
