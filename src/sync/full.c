@@ -17,27 +17,6 @@
 /* Files of one snapshot: each is staged into its own table first. */
 #define SYNC_FULL_MAX_FILES 1024
 
-typedef struct full_commit {
-    sync_ledger *ledger;
-    const sync_entry *entries;
-    size_t n;
-} full_commit;
-
-static knut_status commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err)
-{
-    full_commit *c = ctx;
-    return knut_sync__ledger_write(c->ledger, conn, c->entries, c->n, err);
-}
-
-/* Writes entries at once (outside any mutation), then remembers them. */
-static knut_status record(knut_sync *s, const sync_entry *e, size_t n, knut_error *err)
-{
-    knut_status st = knut_sync__ledger_write(&s->ledger, NULL, e, n, err);
-    if (st == KNUT_OK)
-        st = knut_sync__ledger_remember(&s->ledger, e, n, err);
-    return st;
-}
-
 static sync_entry entry_of(const knut_sync_table *t, const sync_file *f, const char *status,
                            const char *reason, int64_t round, int64_t rows)
 {
@@ -86,7 +65,7 @@ static knut_status survey(knut_sync *s, const knut_sync_table *t, sync_file_list
             sync_entry ne = *e; /* touched, same bytes: remember the new mtime */
             ne.size = f->size;
             ne.mtime_ns = f->mtime_ns;
-            knut_status st = record(s, &ne, 1, err);
+            knut_status st = knut_sync__ledger_record(&s->ledger, &ne, 1, err);
             if (st != KNUT_OK)
                 return st;
             if (!*blocked && strcmp(e->status, "failed") == 0)
@@ -168,7 +147,7 @@ static knut_status stage_all(knut_sync *s, const knut_sync_table *t, sync_file_l
                                              KNUT_LF_STR("file", f->path),
                                              KNUT_LF_STR("reason", ferr.message)},
                           4, "file failed");
-            st = record(s, &e, 1, err);
+            st = knut_sync__ledger_record(&s->ledger, &e, 1, err);
             (*bad)++;
             continue;
         }
@@ -233,8 +212,8 @@ knut_status knut_sync__full_table(knut_sync *s, const knut_sync_table *t, sync_f
     if (st == KNUT_OK) {
         if (n_gone)
             memcpy(done + files->n, gone, n_gone * sizeof *gone);
-        full_commit cc = {&s->ledger, done, files->n + n_gone};
-        knut_graph_sink_commit commit = {commit_fn, &cc};
+        sync_ledger_commit cc = {&s->ledger, done, files->n + n_gone};
+        knut_graph_sink_commit commit = {knut_sync__ledger_commit_fn, &cc};
         st = knut_graph_sink_apply(s->sink, m, &commit, &r->sink, err);
     }
     if (st == KNUT_OK) {

@@ -394,3 +394,18 @@ knut_status knut_sync__ledger_remember(sync_ledger *l, const sync_entry *e, size
         st = mem_put(l, &e[i], err);
     return st;
 }
+
+knut_status knut_sync__ledger_record(sync_ledger *l, const sync_entry *e, size_t n,
+                                     knut_error *err)
+{
+    knut_status st = knut_sync__ledger_write(l, NULL, e, n, err);
+    if (st == KNUT_OK)
+        st = knut_sync__ledger_remember(l, e, n, err);
+    return st;
+}
+
+knut_status knut_sync__ledger_commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err)
+{
+    sync_ledger_commit *c = ctx;
+    return knut_sync__ledger_write(c->ledger, conn, c->entries, c->n, err);
+}

@@ -22,18 +22,6 @@
  * the staging engine holds a bounded number of files. */
 #define SYNC_MAX_FILES_PER_ROUND 64
 
-typedef struct commit_ctx {
-    sync_ledger *ledger;
-    const sync_entry *entries;
-    size_t n;
-} commit_ctx;
-
-static knut_status commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err)
-{
-    commit_ctx *c = ctx;
-    return knut_sync__ledger_write(c->ledger, conn, c->entries, c->n, err);
-}
-
 static knut_status entry_fill(sync_entry *e, const char *table, const sync_file *f,
                               const char *status, const char *reason, int64_t round,
                               int64_t rows)
@@ -49,15 +37,6 @@ static knut_status entry_fill(sync_entry *e, const char *table, const sync_file 
     e->round = round;
     e->rows = rows;
     return KNUT_OK;
-}
-
-/* Records one entry at once (outside any mutation). */
-static knut_status record(knut_sync *s, const sync_entry *e, knut_error *err)
-{
-    knut_status st = knut_sync__ledger_write(&s->ledger, NULL, e, 1, err);
-    if (st == KNUT_OK)
-        st = knut_sync__ledger_remember(&s->ledger, e, 1, err);
-    return st;
 }
 
 typedef struct table_stats {
@@ -111,7 +90,7 @@ static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *
             sync_entry ne = *e;
             ne.size = f->size;
             ne.mtime_ns = f->mtime_ns;
-            knut_status st = record(s, &ne, err);
+            knut_status st = knut_sync__ledger_record(&s->ledger, &ne, 1, err);
             if (st != KNUT_OK)
                 return st;
             continue;
@@ -169,7 +148,7 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
                                              KNUT_LF_STR("file", f->path),
                                              KNUT_LF_STR("reason", ferr.message)},
                           4, "file failed");
-            st = record(s, &e, err);
+            st = knut_sync__ledger_record(&s->ledger, &e, 1, err);
             ts->failed++;
             continue;
         }
@@ -186,8 +165,8 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     if (st == KNUT_OK && s->valkey) /* shared ledger: no apply without the lease */
         st = knut_sync__valkey_lease_check(s->valkey, err);
     if (st == KNUT_OK) {
-        commit_ctx cc = {&s->ledger, done, n_good};
-        knut_graph_sink_commit commit = {commit_fn, &cc};
+        sync_ledger_commit cc = {&s->ledger, done, n_good};
+        knut_graph_sink_commit commit = {knut_sync__ledger_commit_fn, &cc};
         st = knut_graph_sink_apply(s->sink, m, &commit, &sst, err);
     }
     knut_graph_mutation_free(m);
@@ -221,7 +200,7 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         done[0].status = "failed";
         done[0].reason = reason;
         done[0].rows = 0;
-        st = record(s, &done[0], err);
+        st = knut_sync__ledger_record(&s->ledger, &done[0], 1, err);
         ts->failed++;
     }
 cleanup:

@@ -84,6 +84,17 @@ knut_status knut_sync__ledger_write(sync_ledger *l, knut_duck_conn *conn, const 
                                     size_t n, knut_error *err);
 knut_status knut_sync__ledger_remember(sync_ledger *l, const sync_entry *e, size_t n,
                                        knut_error *err);
+/* Writes entries at once (outside any mutation), then remembers them. */
+knut_status knut_sync__ledger_record(sync_ledger *l, const sync_entry *e, size_t n,
+                                     knut_error *err);
+/* The sink's commit callback (knut_graph_sink_commit) writing entries on
+ * the sink's connection, inside the mutation's transaction. */
+typedef struct sync_ledger_commit {
+    sync_ledger *ledger;
+    const sync_entry *entries;
+    size_t n;
+} sync_ledger_commit;
+knut_status knut_sync__ledger_commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err);
 
 /* A list of column names (owned). */
 typedef struct sync_names {
