@@ -120,4 +120,17 @@ if ! [ -x "$af_venv/bin/airflow" ] || [ "$(cat "$af_stamp" 2>/dev/null)" != "$af
   "$af_venv/bin/pip" install -q --disable-pip-version-check -r "$af_req"
   echo "$af_sum" > "$af_stamp"
 fi
+
+# Apache Airflow 2.x (the Airflow 2 asset-event test's peer) likewise in a
+# venv of its own: its pins coexist with neither of the above.
+af2_venv="$here/.venv-airflow2"
+af2_req="$here/tests/airflow2-requirements.txt"
+af2_stamp="$af2_venv/.requirements.sha"
+af2_sum=$(sha256sum "$af2_req" | cut -d' ' -f1)
+if ! [ -x "$af2_venv/bin/airflow" ] || [ "$(cat "$af2_stamp" 2>/dev/null)" != "$af2_sum" ]; then
+  log "Apache Airflow 2: installing into .venv-airflow2"
+  [ -x "$af2_venv/bin/python" ] || python3 -m venv "$af2_venv"
+  "$af2_venv/bin/pip" install -q --disable-pip-version-check -r "$af2_req"
+  echo "$af2_sum" > "$af2_stamp"
+fi
 log "ready (build + test dependencies)"

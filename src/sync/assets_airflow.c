@@ -238,7 +238,11 @@ static json_t *extra_of(const airflow_client *c, const asset_event *e)
 static airflow_result refused(airflow_client *c, const char *what, long status, const char *uri,
                               knut_error *err)
 {
-    const char *why = status == 401   ? " (not authenticated)"
+    /* Airflow 2.x (FAB basic auth) answers a wrong password with 403, not 401 */
+    const char *why = status == 401 ? " (not authenticated)"
+                      : status == 403 && c->api == 2
+                          ? " (user or password refused, or the user's role cannot create "
+                            "dataset events: needs Op or Admin)"
                       : status == 403 ? " (the user's role cannot create asset events: needs op or admin)"
                       : status == 404 ? " (the asset is unknown: declare it in a DAG)"
                       : status == 400 || status == 422 ? " (the event was refused as malformed)"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from peers import (REPO, Airflow, FalkorDB, Peer, PeerError, Prometheus, Valkey, pid_alive,
-                   valkey_binary)
+from peers import (REPO, Airflow, Airflow2, FalkorDB, Peer, PeerError, Prometheus, Valkey,
+                   pid_alive, valkey_binary)
 
 # Every peer started in this session, so none outlives pytest even if it is
 # interrupted before the fixtures' teardown runs.
@@ -68,6 +68,8 @@ falkordb = peer_fixture(FalkorDB)
 # Airflow 3 takes a while to start: one per session (tests tell their
 # events apart by id / extra.round).
 airflow = peer_fixture(Airflow, scope="session")
+# Airflow 2.x (webserver + scheduler), likewise once per session.
+airflow2 = peer_fixture(Airflow2, scope="session")
 prometheus = peer_fixture(Prometheus)
 
 

@@ -438,6 +438,112 @@ class Airflow(Peer):
             return json.load(resp)
 
 
+
+# ---- Apache Airflow 2 ----------------------------------------------------------
+
+AIRFLOW2_VENV = REPO / ".venv-airflow2"
+
+
+class Airflow2(Airflow):
+    """Airflow 2.x on SQLite (the path knut takes when /api/v2/version is a
+    404): ``airflow db migrate`` and ``airflow users create`` (an Admin
+    ``knut`` with the same fixed password as Airflow 3) first, then the
+    webserver (the peer's main process, on ``self.port``) with the
+    basic-auth API backend, and a scheduler, which also parses the DAG files
+    of ``dags``. SequentialExecutor: Airflow 2 refuses any other on SQLite.
+    ``self.ports[1]`` is the scheduler's log server (8793 by default).
+    Ready once the DAGs are registered; ``get(path)`` calls the REST API
+    with HTTP Basic."""
+
+    name = "airflow2"
+    extra_ports = 1
+    dags: Path | None = REPO / "tests" / "integration" / "airflow2_dags"
+
+    @staticmethod
+    def binary() -> str:
+        exe = AIRFLOW2_VENV / "bin" / "airflow"
+        if not exe.is_file():
+            raise PeerError(f"Airflow 2 not installed at {exe}: run scripts/setup.sh --test")
+        return str(exe)
+
+    def env(self) -> dict[str, str]:
+        env = {
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.home / "dags"),
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__EXECUTOR": "SequentialExecutor",
+            "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__API__AUTH_BACKENDS": "airflow.api.auth.backend.basic_auth",
+            "AIRFLOW__WEBSERVER__SECRET_KEY": "knut-tests-only",
+            "AIRFLOW__WEBSERVER__WORKERS": "1",
+            "AIRFLOW__WEBSERVER__WEB_SERVER_HOST": self.host,
+            # gunicorn 27 (pinned) would open a control socket shared by every
+            # webserver of the user (~/.gunicorn/gunicorn.ctl)
+            "GUNICORN_CMD_ARGS": "--no-control-socket",
+            "AIRFLOW__SCHEDULER__DAG_DIR_LIST_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+            "NO_PROXY": "*",
+        }
+        if self.ports:
+            env["AIRFLOW__WEBSERVER__WEB_SERVER_PORT"] = str(self.port)
+            env["AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT"] = str(self.ports[1])
+        return env
+
+    def prepare(self) -> None:
+        """Home, DAGs, the migrated SQLite database and the admin user."""
+        (self.home / "dags").mkdir(parents=True, exist_ok=True)
+        if self.dags:
+            for f in Path(self.dags).glob("*.py"):
+                shutil.copy(f, self.home / "dags" / f.name)
+        steps = (["db", "migrate"],
+                 ["users", "create", "--username", AIRFLOW_USER, "--password", AIRFLOW_PASSWORD,
+                  "--role", "Admin", "--firstname", "knut", "--lastname", "tests",
+                  "--email", "knut@example.invalid"])
+        with open(self.log_path, "ab") as log:
+            for args in steps:
+                rc = subprocess.run([self.binary(), *args], env=dict(os.environ, **self.env()),
+                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    timeout=300, check=False).returncode
+                if rc != 0:
+                    raise PeerError(f"airflow {args[0]} {args[1]} failed ({rc})\n{self.log_tail()}")
+
+    def command(self) -> list[str]:
+        return [self.binary(), "webserver", "--hostname", self.host, "--port", str(self.port),
+                "--workers", "1"]
+
+    def is_ready(self) -> bool:
+        if not http_ok(f"{self.url}/health"):
+            return False
+        # the scheduler has parsed the DAG files (and so made their datasets)
+        return not self.dags or self.get("/api/v1/dags?limit=1")["total_entries"] > 0
+
+    def _start_once(self) -> str | None:
+        log = open(self.workdir / "scheduler.log", "ab")
+        self.helpers.append(subprocess.Popen(
+            [self.binary(), "scheduler"], cwd=self.workdir, env=dict(os.environ, **self.env()),
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True))
+        log.close()
+        err = Peer._start_once(self)
+        if err is not None:
+            self._stop_helpers()
+        return err
+
+    def get(self, path: str):
+        """GET on the REST API as the admin user (HTTP Basic); returns the parsed JSON."""
+        import base64
+        import json
+
+        cred = base64.b64encode(f"{AIRFLOW_USER}:{AIRFLOW_PASSWORD}".encode()).decode()
+        req = urllib.request.Request(f"{self.url}{path}", headers={"Authorization": f"Basic {cred}"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.load(resp)
+
+
 # ---- Prometheus ----------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ extra and triggers the consumer DAG; an `asset:` URI from the config is
 used; a wrong password or Airflow being down never fails the sync, and the
 failure is logged (target "assets") without the password. A small
 fault-injection fake (FaultyAirflow) covers what a healthy Airflow never
-does: an expired token (401), oversized replies, and the Airflow 2 API.
+does: an expired token (401), oversized replies, and the Airflow 2 API's
+request shape (a real Airflow 2 is in test_sync_airflow2.py).
 """
 
 from __future__ import annotations
