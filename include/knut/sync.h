@@ -179,7 +179,8 @@ typedef struct knut_sync_round_stats {
 /*
  * One round over every table. Bad files are recorded failed and do not
  * fail the round's return value; a table whose apply fails is logged and
- * counted in tables_failed, and the next table still runs. Returns an
+ * counted in tables_failed, and ends the round (later tables, which may
+ * hold edges to its vertices, wait for the next round). Returns an
  * error only when the round could not run at all. Logs one JSON record per
  * table and one per round (target "sync").
  */

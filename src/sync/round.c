@@ -274,11 +274,13 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         out->edges += ts.sink.edges_written;
         out->deletes += ts.sink.vertices_deleted;
         out->edges_deleted += ts.sink.edges_deleted;
-        /* A stop request cut this table's apply short (a wait on the sink
-         * was cancelled): the one-shot handler will not interrupt the next
-         * wait, so a hung sink would hold the process; the remaining
-         * tables wait for the next run. */
-        if (st != KNUT_OK && knut_signal_stop_requested())
+        /* A failed apply (the sink is down or hung, a lease was lost, a
+         * stop cancelled the wait) ends the round: the tables after it
+         * wait for the next round. Tables run in config order and a later
+         * one may hold edges to this one's vertices; applied now, against
+         * a sink that came back meanwhile, those edges would find no
+         * endpoint, be skipped, and their files still be recorded done. */
+        if (st != KNUT_OK)
             break;
     }
     out->duration_us = (knut_clock_mono_ns() - t0) / 1000;
