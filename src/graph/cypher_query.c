@@ -93,17 +93,29 @@ static knut_status put_label(knut_buf *out, const char *label, const char *what,
     return knut_graph_cypher_ident(out, label, strlen(label), what, err);
 }
 
+/* "(var:`L` {k: r.list[0], ...}" : a node pattern, its closing paren left
+ * to the caller (a MATCH may go on with a relationship). */
+static knut_status put_node(knut_buf *out, const char *var, const char *label, const char *what,
+                            const knut_graph_column *keys, size_t n_keys, const char *list,
+                            knut_error *err)
+{
+    knut_buf_printf(out, "(%s", var);
+    knut_status st = put_label(out, label, what, err);
+    if (st != KNUT_OK)
+        return st;
+    knut_buf_putc(out, ' ');
+    return put_key_pattern(out, keys, n_keys, list, err);
+}
+
 /* One MATCH over the whole pattern: the endpoints are found through their
  * indexes, and only the edge itself is deleted (never a vertex). A row
  * whose pattern matches nothing deletes nothing. */
 static knut_status edge_delete_text(knut_buf *out, const knut_graph_set *set, knut_error *err)
 {
     knut_status st;
-    knut_buf_puts(out, "MATCH (a");
-    if ((st = put_label(out, set->src_label, "source label", err)) != KNUT_OK)
-        return st;
-    knut_buf_putc(out, ' ');
-    if ((st = put_key_pattern(out, set->src_keys, set->n_src_keys, "s", err)) != KNUT_OK)
+    knut_buf_puts(out, "MATCH ");
+    if ((st = put_node(out, "a", set->src_label, "source label", set->src_keys,
+                       set->n_src_keys, "s", err)) != KNUT_OK)
         return st;
     knut_buf_puts(out, ")-[e");
     if ((st = put_label(out, set->type, "relationship type", err)) != KNUT_OK)
@@ -113,11 +125,9 @@ static knut_status edge_delete_text(knut_buf *out, const knut_graph_set *set, kn
         if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
             return st;
     }
-    knut_buf_puts(out, "]->(b");
-    if ((st = put_label(out, set->dst_label, "destination label", err)) != KNUT_OK)
-        return st;
-    knut_buf_putc(out, ' ');
-    if ((st = put_key_pattern(out, set->dst_keys, set->n_dst_keys, "d", err)) != KNUT_OK)
+    knut_buf_puts(out, "]->");
+    if ((st = put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
+                       set->n_dst_keys, "d", err)) != KNUT_OK)
         return st;
     knut_buf_puts(out, ") DELETE e");
     return knut_buf_check(out, err);
@@ -129,11 +139,9 @@ static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_err
     knut_buf_puts(out, "UNWIND $rows AS r ");
     switch (set->kind) {
     case KNUT_GRAPH_SET_VERTEX:
-        knut_buf_puts(out, "MERGE (n");
-        if ((st = put_label(out, set->labels[0], "label", err)) != KNUT_OK)
-            return st;
-        knut_buf_putc(out, ' ');
-        if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
+        knut_buf_puts(out, "MERGE ");
+        if ((st = put_node(out, "n", set->labels[0], "label", set->keys, set->n_keys, "k",
+                           err)) != KNUT_OK)
             return st;
         knut_buf_putc(out, ')');
         /* MERGE on the first label only, then add the others: a MERGE on
@@ -147,17 +155,13 @@ static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_err
         }
         return put_prop_sets(out, set, "n", err);
     case KNUT_GRAPH_SET_EDGE:
-        knut_buf_puts(out, "MATCH (a");
-        if ((st = put_label(out, set->src_label, "source label", err)) != KNUT_OK)
+        knut_buf_puts(out, "MATCH ");
+        if ((st = put_node(out, "a", set->src_label, "source label", set->src_keys,
+                           set->n_src_keys, "s", err)) != KNUT_OK)
             return st;
-        knut_buf_putc(out, ' ');
-        if ((st = put_key_pattern(out, set->src_keys, set->n_src_keys, "s", err)) != KNUT_OK)
-            return st;
-        knut_buf_puts(out, ") MATCH (b");
-        if ((st = put_label(out, set->dst_label, "destination label", err)) != KNUT_OK)
-            return st;
-        knut_buf_putc(out, ' ');
-        if ((st = put_key_pattern(out, set->dst_keys, set->n_dst_keys, "d", err)) != KNUT_OK)
+        knut_buf_puts(out, ") MATCH ");
+        if ((st = put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
+                           set->n_dst_keys, "d", err)) != KNUT_OK)
             return st;
         knut_buf_puts(out, ") MERGE (a)-[e");
         if ((st = put_label(out, set->type, "relationship type", err)) != KNUT_OK)
@@ -170,11 +174,9 @@ static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_err
         knut_buf_puts(out, "]->(b)");
         return put_prop_sets(out, set, "e", err);
     case KNUT_GRAPH_SET_DELETE:
-        knut_buf_puts(out, "MATCH (n");
-        if ((st = put_label(out, set->labels[0], "label", err)) != KNUT_OK)
-            return st;
-        knut_buf_putc(out, ' ');
-        if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
+        knut_buf_puts(out, "MATCH ");
+        if ((st = put_node(out, "n", set->labels[0], "label", set->keys, set->n_keys, "k",
+                           err)) != KNUT_OK)
             return st;
         knut_buf_puts(out, ") DETACH DELETE n");
         return knut_buf_check(out, err);
