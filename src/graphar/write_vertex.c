@@ -271,7 +271,9 @@ static knut_status check_unique(vjob *j, knut_error *err)
         knut_buf_printf(&sql, ", CAST(" VKEY " AS VARCHAR)", k);
     knut_buf_puts(&sql, "), count(*), min(rowid) + 1, max(rowid) + 1 FROM ");
     knut_graphar_w__sql_ident(&sql, j->table);
-    knut_buf_puts(&sql, " GROUP BY ALL HAVING count(*) > 1 LIMIT 1");
+    /* the earliest duplicate: the same report on every run, whatever
+     * order the threads aggregate in */
+    knut_buf_puts(&sql, " GROUP BY ALL HAVING count(*) > 1 ORDER BY 3 LIMIT 1");
     knut_status st = knut_buf_check(&sql, err);
     gar_rows r;
     memset(&r, 0, sizeof r);

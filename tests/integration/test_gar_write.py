@@ -483,7 +483,7 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
          table: person.csv
          key: gender
          properties: [id]
-     """, "key (gender) = (female) appears 25 times (rows 2 and 50)"),
+     """, "key (gender) = (male) appears 25 times (rows 1 and 49)"),
     # A key that does not even convert to the vertex key's type is unknown.
     ("""\
      graph: g
