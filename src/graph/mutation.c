@@ -431,6 +431,25 @@ static knut_status bind_endpoint(bind_ctx *b, const knut_graph_endpoint *ep, cha
     return st;
 }
 
+/* What an edge set and an edge delete set share: the type, both endpoints
+ * and the optional edge keys. */
+static knut_status bind_edge_shape(bind_ctx *b, knut_graph_set *s, const char *type,
+                                   const knut_graph_endpoint *src,
+                                   const knut_graph_endpoint *dst, const char *const *keys,
+                                   size_t n_keys)
+{
+    knut_status st;
+    if ((st = check_ident(b, type, "relationship type")) != KNUT_OK ||
+        (st = dup_str(b, &s->type, type)) != KNUT_OK)
+        return st;
+    st = bind_endpoint(b, src, &s->src_label, &s->src_keys, &s->n_src_keys, "source");
+    if (st == KNUT_OK)
+        st = bind_endpoint(b, dst, &s->dst_label, &s->dst_keys, &s->n_dst_keys, "destination");
+    if (st == KNUT_OK)
+        st = bind_columns(b, &s->keys, &s->n_keys, keys, NULL, n_keys, "edge key", 1);
+    return st;
+}
+
 knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_edge_set *es,
                                              knut_error *err)
 {
@@ -445,15 +464,7 @@ knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_
                                &es->stream, err);
     if (st != KNUT_OK)
         goto done;
-    if ((st = check_ident(&b, es->type, "relationship type")) != KNUT_OK ||
-        (st = dup_str(&b, &s->type, es->type)) != KNUT_OK)
-        goto done;
-    st = bind_endpoint(&b, &es->src, &s->src_label, &s->src_keys, &s->n_src_keys, "source");
-    if (st == KNUT_OK)
-        st = bind_endpoint(&b, &es->dst, &s->dst_label, &s->dst_keys, &s->n_dst_keys,
-                           "destination");
-    if (st == KNUT_OK)
-        st = bind_columns(&b, &s->keys, &s->n_keys, es->keys, NULL, es->n_keys, "edge key", 1);
+    st = bind_edge_shape(&b, s, es->type, &es->src, &es->dst, es->keys, es->n_keys);
     if (st == KNUT_OK) {
         const char *const *used[] = {es->src.columns ? es->src.columns : es->src.keys,
                                      es->dst.columns ? es->dst.columns : es->dst.keys,
@@ -524,15 +535,7 @@ knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutation *m,
                                es->type, &es->stream, err);
     if (st != KNUT_OK)
         goto done;
-    if ((st = check_ident(&b, es->type, "relationship type")) != KNUT_OK ||
-        (st = dup_str(&b, &s->type, es->type)) != KNUT_OK)
-        goto done;
-    st = bind_endpoint(&b, &es->src, &s->src_label, &s->src_keys, &s->n_src_keys, "source");
-    if (st == KNUT_OK)
-        st = bind_endpoint(&b, &es->dst, &s->dst_label, &s->dst_keys, &s->n_dst_keys,
-                           "destination");
-    if (st == KNUT_OK)
-        st = bind_columns(&b, &s->keys, &s->n_keys, es->keys, NULL, es->n_keys, "edge key", 1);
+    st = bind_edge_shape(&b, s, es->type, &es->src, &es->dst, es->keys, es->n_keys);
     if (st == KNUT_OK)
         st = check_distinct(&b, s->keys, s->n_keys, s->keys, s->n_keys, "edge key");
 done:
