@@ -96,41 +96,22 @@ if ! [ -f "$fk_dir/falkordb.so" ]; then
   mkdir -p "$fk_dir"; cp "$tmp2/package/bin/falkordb.so" "$fk_dir/"; rm -rf "$tmp2"
 fi
 
-# Python test peers in a project-local virtual environment.
-venv="$here/.venv"
-req="$here/tests/requirements.txt"
-stamp="$venv/.requirements.sha"
-sum=$(sha256sum "$req" | cut -d' ' -f1)
-if ! [ -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
-  log "Python test peers: installing into .venv"
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$req"
-  echo "$sum" > "$stamp"
-fi
+# A venv installed from a fully pinned requirements file, redone only when
+# the file changes (its sha256 is stamped into the venv).
+pinned_venv() { # DIR REQUIREMENTS PROGRAM LABEL
+  local dir="$here/$1" req="$here/$2" sum
+  sum=$(sha256sum "$req" | cut -d' ' -f1)
+  if ! [ -x "$dir/bin/$3" ] || [ "$(cat "$dir/.requirements.sha" 2>/dev/null)" != "$sum" ]; then
+    log "$4: installing into $1"
+    [ -x "$dir/bin/python" ] || python3 -m venv "$dir"
+    "$dir/bin/pip" install -q --disable-pip-version-check -r "$req"
+    echo "$sum" > "$dir/.requirements.sha"
+  fi
+}
 
-# Apache Airflow 3 (the asset-event tests' peer) in its own venv: its pins
-# do not coexist with .venv's. Every package is pinned in the file.
-af_venv="$here/.venv-airflow"
-af_req="$here/tests/airflow-requirements.txt"
-af_stamp="$af_venv/.requirements.sha"
-af_sum=$(sha256sum "$af_req" | cut -d' ' -f1)
-if ! [ -x "$af_venv/bin/airflow" ] || [ "$(cat "$af_stamp" 2>/dev/null)" != "$af_sum" ]; then
-  log "Apache Airflow: installing into .venv-airflow"
-  [ -x "$af_venv/bin/python" ] || python3 -m venv "$af_venv"
-  "$af_venv/bin/pip" install -q --disable-pip-version-check -r "$af_req"
-  echo "$af_sum" > "$af_stamp"
-fi
-
-# Apache Airflow 2.x (the Airflow 2 asset-event test's peer) likewise in a
-# venv of its own: its pins coexist with neither of the above.
-af2_venv="$here/.venv-airflow2"
-af2_req="$here/tests/airflow2-requirements.txt"
-af2_stamp="$af2_venv/.requirements.sha"
-af2_sum=$(sha256sum "$af2_req" | cut -d' ' -f1)
-if ! [ -x "$af2_venv/bin/airflow" ] || [ "$(cat "$af2_stamp" 2>/dev/null)" != "$af2_sum" ]; then
-  log "Apache Airflow 2: installing into .venv-airflow2"
-  [ -x "$af2_venv/bin/python" ] || python3 -m venv "$af2_venv"
-  "$af2_venv/bin/pip" install -q --disable-pip-version-check -r "$af2_req"
-  echo "$af2_sum" > "$af2_stamp"
-fi
+# Python test peers; then Apache Airflow 3 and 2 (the asset-event tests'
+# peers), each in a venv of its own: their pins coexist with nothing else.
+pinned_venv .venv tests/requirements.txt python "Python test peers"
+pinned_venv .venv-airflow tests/airflow-requirements.txt airflow "Apache Airflow 3"
+pinned_venv .venv-airflow2 tests/airflow2-requirements.txt airflow "Apache Airflow 2"
 log "ready (build + test dependencies)"
