@@ -30,6 +30,32 @@ extern "C" {
 #define KNUT_PRINTF(f, a)
 #endif
 
+/*
+ * KNUT_EXTERN marks every declaration of the public API. libknut is built
+ * with -fvisibility=hidden, so only what a public header declares with it is
+ * exported from libknut.so; internal helpers (named knut_<part>__*) are not.
+ */
+#if defined(__GNUC__)
+#define KNUT_EXTERN extern __attribute__((visibility("default")))
+#else
+#define KNUT_EXTERN extern
+#endif
+
+/*
+ * Versioned option structs: each has `int version` first, set by its
+ * initialiser macro to its KNUT_<...>_VERSION constant. An entry point that
+ * takes one checks it with KNUT_CHECK_VERSION(opts, WANT, err), which
+ * returns KNUT_EINVAL from the calling function on a mismatch (NULL opts
+ * means the defaults and passes).
+ */
+#define KNUT_CHECK_VERSION(opts, want, err)                                              \
+    do {                                                                                 \
+        if ((opts) != NULL && (opts)->version != (want))                                 \
+            return knut_error_set((err), KNUT_EINVAL,                                    \
+                                  "%s: options version %d, this libknut expects %d",     \
+                                  __func__, (opts)->version, (int)(want));               \
+    } while (0)
+
 /* ---- status codes ------------------------------------------------------ */
 
 /* One table drives the enum and knut_strerror(), so they never drift. */
