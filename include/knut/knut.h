@@ -5,6 +5,7 @@
 #define KNUT_KNUT_H
 
 #include "knut/core.h"
+#include "knut/net.h"
 #include "knut/arrow.h"
 #include "knut/duck.h"
 #include "knut/graphar.h"

@@ -8,6 +8,7 @@
  * the socket: a half-read reply cannot be resynchronised.
  */
 #include "falkor_int.h"
+#include "knut/net.h"
 
 #include <hiredis/hiredis.h>
 
@@ -412,8 +413,8 @@ void knut_graph_falkor_close(knut_graph_falkor *g)
     knut_graph__falkor_drop(g);
     free(g->rbuf);
     free(g->host);
-    knut_secret_free(g->username);
-    knut_secret_free(g->password);
+    knut_net_secret_free(g->username);
+    knut_net_secret_free(g->password);
     knut_graph_falkor_names_reset(g);
     free(g);
 }
@@ -425,18 +426,18 @@ knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *u
                                           const knut_graph_falkor_options *opts,
                                           knut_error *err)
 {
-    knut_redis_url u;
+    knut_net_redis_url u;
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
     KNUT_ASSERT_ARG(err, url != NULL);
     knut_error perr = KNUT_ERROR_INIT;
-    if (knut_redis_url_parse(&u, url, &perr) != KNUT_OK)
+    if (knut_net_redis_url_parse(&u, url, &perr) != KNUT_OK)
         return knut_error_set(err, KNUT_EINVAL, "FalkorDB URL: %s", perr.message);
     knut_graph_falkor_options o = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
     if (opts != NULL)
         o = *opts;
     knut_status st = connect_impl(out, u.host, u.port, u.user ? u.user : o.username,
                                   u.password ? u.password : o.password, opts ? &o : NULL, err);
-    knut_redis_url_reset(&u);
+    knut_net_redis_url_reset(&u);
     return st;
 }

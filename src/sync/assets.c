@@ -177,7 +177,7 @@ static char *default_uri(const knut_sync_config *cfg, const knut_sync_options *o
         if (dot && dot != name)
             *dot = 0;
     }
-    char *n = knut_http_escape(name), *t = knut_http_escape(table), *uri = NULL;
+    char *n = knut_net_http_escape(name), *t = knut_net_http_escape(table), *uri = NULL;
     knut_buf b = KNUT_BUF_INIT;
     if (n && t) {
         knut_buf_printf(&b, "knut://%s/%s", n, t);
@@ -235,7 +235,7 @@ knut_status knut_sync__assets_open(struct sync_assets **out, const knut_sync_con
             goto cleanup;
         }
     }
-    knut_http_options ho = KNUT_HTTP_OPTIONS_INIT;
+    knut_net_http_options ho = KNUT_NET_HTTP_OPTIONS_INIT;
     ho.connect_timeout_ms = 3000;
     ho.timeout_ms = 10000;
     ho.max_response = (size_t)1 << 20;
@@ -259,7 +259,7 @@ knut_status knut_sync__assets_open(struct sync_assets **out, const knut_sync_con
     }
     a->started = 1;
     KNUT_LOG(KNUT_LOG_INFO, ASSETS_LOG, "Airflow at %s, user %s",
-             knut_http_client_peer(a->client.http), o->airflow_user);
+             knut_net_http_client_peer(a->client.http), o->airflow_user);
 cleanup:
     free(inst);
     if (st != KNUT_OK) {

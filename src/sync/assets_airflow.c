@@ -1,6 +1,6 @@
 /*
  * The Airflow side of asset events (docs/operations.md): one attempt at
- * recording one event, through the HTTP client of the core part.
+ * recording one event, through the HTTP client of the net part.
  *
  * Airflow 3 (GET /api/v2/version answers 200): a JWT from POST
  * /auth/token, refreshed before its exp claim or after a 401; the asset id
@@ -27,10 +27,10 @@
 
 knut_status knut_sync__airflow_open(airflow_client *c, const char *url, const char *user,
                                     const char *password, const char *instance,
-                                    const knut_http_options *http, knut_error *err)
+                                    const knut_net_http_options *http, knut_error *err)
 {
     memset(c, 0, sizeof *c);
-    knut_status st = knut_http_client_new(&c->http, url, http, err);
+    knut_status st = knut_net_http_client_new(&c->http, url, http, err);
     if (st != KNUT_OK)
         return knut_error_prefix(err, "--airflow-url: ");
     c->user = strdup(user ? user : "");
@@ -45,11 +45,11 @@ knut_status knut_sync__airflow_open(airflow_client *c, const char *url, const ch
 
 void knut_sync__airflow_close(airflow_client *c)
 {
-    knut_http_client_free(c->http);
+    knut_net_http_client_free(c->http);
     free(c->user);
-    knut_secret_free(c->password);
+    knut_net_secret_free(c->password);
     free(c->instance);
-    knut_secret_free(c->token);
+    knut_net_secret_free(c->token);
     for (size_t i = 0; i < c->n_ids; i++)
         free(c->ids[i].uri);
     free(c->ids);
@@ -58,10 +58,10 @@ void knut_sync__airflow_close(airflow_client *c)
 
 static void forget_token(airflow_client *c)
 {
-    knut_secret_free(c->token);
+    knut_net_secret_free(c->token);
     c->token = NULL;
     c->token_exp_s = 0;
-    knut_http_client_set_bearer(c->http, NULL, NULL);
+    knut_net_http_client_set_bearer(c->http, NULL, NULL);
 }
 
 /* The exp claim of a JWT (its middle part is base64url JSON); 0 if unreadable. */
@@ -92,12 +92,54 @@ static int64_t jwt_exp(const char *jwt)
     return v;
 }
 
+/* A path for messages: up to its query (query values may be anything). */
+static int path_len(const char *path)
+{
+    size_t n = strcspn(path, "?");
+    return (int)(n > 200 ? 200 : n);
+}
+
+/*
+ * A JSON request through the net part's text helper: jansson encodes the
+ * body and parses a 2xx reply (*out, may be NULL: not wanted). A 2xx reply
+ * that is not JSON is KNUT_EPARSE. The encoded body is wiped: a token
+ * request carries the password.
+ */
+static knut_status request_json(airflow_client *c, const char *method, const char *path,
+                                const json_t *body, long *status, json_t **out, knut_error *err)
+{
+    char *text = NULL;
+    knut_buf reply = KNUT_BUF_INIT;
+    knut_status st = KNUT_OK;
+    *status = 0;
+    if (out)
+        *out = NULL;
+    if (body && !(text = json_dumps(body, JSON_COMPACT))) {
+        st = knut_error_set(err, KNUT_ENOMEM, "%s: %s %.*s: cannot encode the JSON body",
+                            knut_net_http_client_peer(c->http), method, path_len(path), path);
+        goto cleanup;
+    }
+    st = knut_net_http_client_request_json(c->http, method, path, text, status,
+                                           out ? &reply : NULL, err);
+    if (st != KNUT_OK || !out || reply.len == 0)
+        goto cleanup;
+    json_error_t je;
+    if (!(*out = json_loadb(reply.data, reply.len, 0, &je)))
+        st = knut_error_set(err, KNUT_EPARSE, "%s: %s %.*s: reply is not JSON (%s at byte %d)",
+                            knut_net_http_client_peer(c->http), method, path_len(path), path,
+                            je.text, je.position);
+cleanup:
+    knut_net_secret_free(text);
+    knut_buf_reset(&reply);
+    return st;
+}
+
 /* Airflow 3 or 2: GET /api/v2/version (not behind auth). */
 static airflow_result detect(airflow_client *c, knut_error *err)
 {
     long status = 0;
     knut_status st =
-        knut_http_client_request_json(c->http, "GET", "/api/v2/version", NULL, &status, NULL, err);
+        request_json(c, "GET", "/api/v2/version", NULL, &status, NULL, err);
     if (st != KNUT_OK)
         return AIRFLOW_RETRY;
     if (status == 200)
@@ -106,11 +148,11 @@ static airflow_result detect(airflow_client *c, knut_error *err)
         c->api = 2; /* Airflow 3 has no /api/v1, Airflow 2 no /api/v2 */
     else {
         knut_error_set(err, KNUT_EPEER, "%s: GET /api/v2/version: HTTP %ld",
-                       knut_http_client_peer(c->http), status);
+                       knut_net_http_client_peer(c->http), status);
         return AIRFLOW_RETRY;
     }
     if (c->api == 2)
-        knut_http_client_set_basic(c->http, c->user, c->password, NULL);
+        knut_net_http_client_set_basic(c->http, c->user, c->password, NULL);
     return AIRFLOW_SENT;
 }
 
@@ -125,20 +167,20 @@ static airflow_result login(airflow_client *c, knut_error *err)
     long status = 0;
     airflow_result r = AIRFLOW_RETRY;
     knut_status st =
-        knut_http_client_request_json(c->http, "POST", "/auth/token", body, &status, &reply, err);
+        request_json(c, "POST", "/auth/token", body, &status, &reply, err);
     if (st != KNUT_OK)
         goto cleanup;
     const char *tok = json_string_value(json_object_get(reply, "access_token"));
     if (status < 200 || status > 299 || !tok || !*tok) {
         /* the reply's detail may echo what was sent: only the status goes out */
         knut_error_set(err, KNUT_EPEER, "%s: POST /auth/token: HTTP %ld%s",
-                       knut_http_client_peer(c->http), status,
+                       knut_net_http_client_peer(c->http), status,
                        status == 401 || status == 400 ? " (user or password refused)"
                        : status >= 200 && status < 300 ? " without an access_token" : "");
         goto cleanup;
     }
     if (!(c->token = strdup(tok)) ||
-        knut_http_client_set_bearer(c->http, c->token, err) != KNUT_OK) {
+        knut_net_http_client_set_bearer(c->http, c->token, err) != KNUT_OK) {
         forget_token(c);
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
@@ -180,7 +222,7 @@ static airflow_result lookup(airflow_client *c, const char *uri, int64_t *id, lo
                              knut_error *err)
 {
     *id = -1;
-    char *esc = knut_http_escape(uri);
+    char *esc = knut_net_http_escape(uri);
     airflow_result r = AIRFLOW_RETRY;
     if (!esc) {
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
@@ -191,12 +233,12 @@ static airflow_result lookup(airflow_client *c, const char *uri, int64_t *id, lo
         snprintf(path, sizeof path, "/api/v2/assets?uri_pattern=%s&limit=%d&offset=%d", esc,
                  AIRFLOW_PAGE, page * AIRFLOW_PAGE);
         json_t *reply = NULL;
-        if (knut_http_client_request_json(c->http, "GET", path, NULL, status, &reply, err) !=
+        if (request_json(c, "GET", path, NULL, status, &reply, err) !=
             KNUT_OK)
             goto cleanup;
         if (*status != 200) {
             knut_error_set(err, KNUT_EPEER, "%s: GET /api/v2/assets: HTTP %ld",
-                           knut_http_client_peer(c->http), *status);
+                           knut_net_http_client_peer(c->http), *status);
             goto cleanup;
         }
         json_t *assets = json_object_get(reply, "assets"), *a;
@@ -248,7 +290,7 @@ static airflow_result refused(airflow_client *c, const char *what, long status, 
                       : status == 400 || status == 422 ? " (the event was refused as malformed)"
                                                        : "";
     knut_error_set(err, KNUT_EPEER, "%s: %s for asset '%s': HTTP %ld%s",
-                   knut_http_client_peer(c->http), what, uri, status, why);
+                   knut_net_http_client_peer(c->http), what, uri, status, why);
     return status == 400 || status == 422 ? AIRFLOW_DROP : AIRFLOW_RETRY;
 }
 
@@ -259,7 +301,7 @@ static airflow_result send_v2(airflow_client *c, const asset_event *e, knut_erro
     airflow_result r = AIRFLOW_RETRY;
     if (!body)
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    else if (knut_http_client_request_json(c->http, "POST", "/api/v1/datasets/events", body,
+    else if (request_json(c, "POST", "/api/v1/datasets/events", body,
                                            &status, NULL, err) == KNUT_OK)
         r = status == 200 ? AIRFLOW_SENT
                           : refused(c, "POST /api/v1/datasets/events", status, e->uri, err);
@@ -288,7 +330,7 @@ static airflow_result send_v3(airflow_client *c, const asset_event *e, int relog
             knut_error_set(err, KNUT_ENOTFOUND,
                            "%s: no asset with URI '%s' (declare it in a DAG, e.g. "
                            "schedule=[Asset(\"%s\")])",
-                           knut_http_client_peer(c->http), e->uri, e->uri);
+                           knut_net_http_client_peer(c->http), e->uri, e->uri);
             return AIRFLOW_RETRY;
         }
         airflow_asset_id *grown = realloc(c->ids, (c->n_ids + 1) * sizeof *grown);
@@ -304,7 +346,7 @@ static airflow_result send_v3(airflow_client *c, const asset_event *e, int relog
     r = AIRFLOW_RETRY;
     if (!body)
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    else if (knut_http_client_request_json(c->http, "POST", "/api/v2/assets/events", body,
+    else if (request_json(c, "POST", "/api/v2/assets/events", body,
                                            &status, NULL, err) == KNUT_OK)
         r = status == 200 ? AIRFLOW_SENT
                           : refused(c, "POST /api/v2/assets/events", status, e->uri, err);

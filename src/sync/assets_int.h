@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "knut/net.h"
 #include "sync_int.h"
 
 #define ASSETS_LOG "assets"
@@ -36,7 +37,7 @@ typedef struct airflow_asset_id {
 } airflow_asset_id;
 
 typedef struct airflow_client {
-    knut_http_client *http;
+    knut_net_http_client *http;
     char *user, *password; /* password wiped on free */
     char *instance;        /* knut_instance in extra */
     int api;               /* 0 unknown, 3: /api/v2 + JWT, 2: /api/v1 + Basic */
@@ -49,7 +50,7 @@ typedef struct airflow_client {
 /* Does not talk to the server yet (the first send does). */
 knut_status knut_sync__airflow_open(airflow_client *c, const char *url, const char *user,
                                     const char *password, const char *instance,
-                                    const knut_http_options *http, knut_error *err);
+                                    const knut_net_http_options *http, knut_error *err);
 void knut_sync__airflow_close(airflow_client *c);
 /* One attempt at recording e; err says why when not SENT. */
 airflow_result knut_sync__airflow_send(airflow_client *c, const asset_event *e, knut_error *err);

@@ -7,6 +7,7 @@
  * a Valkey restart is an error for the round, never the death of the job.
  */
 #include "ledger_valkey_int.h"
+#include "knut/net.h"
 
 #include <hiredis/hiredis.h>
 #include <jansson.h>
@@ -22,17 +23,17 @@
 void knut_sync__vk_addr_reset(vk_addr *a)
 {
     free(a->host);
-    knut_secret_free(a->user);
-    knut_secret_free(a->pass);
+    knut_net_secret_free(a->user);
+    knut_net_secret_free(a->pass);
     memset(a, 0, sizeof *a);
 }
 
 knut_status knut_sync__vk_addr_parse(vk_addr *a, const char *url, knut_error *err)
 {
-    knut_redis_url u;
+    knut_net_redis_url u;
     knut_error perr = KNUT_ERROR_INIT;
     memset(a, 0, sizeof *a);
-    if (knut_redis_url_parse(&u, url, &perr) != KNUT_OK)
+    if (knut_net_redis_url_parse(&u, url, &perr) != KNUT_OK)
         return knut_error_set(err, KNUT_EINVAL, "ledger URL: %s", perr.message);
     a->host = u.host; /* the parts move over: nothing to copy or wipe twice */
     a->port = u.port;

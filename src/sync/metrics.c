@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "knut/net.h"
 #include "sync_int.h"
 
 /* Round durations in seconds: sub-second idle rounds up to long backfills. */
@@ -36,7 +37,7 @@ struct sync_metrics {
     int64_t bucket[N_BUCKETS]; /* non-cumulative; summed when rendered */
     int64_t dur_count;
     double dur_sum;
-    knut_http_server *srv;
+    knut_net_http_server *srv;
 };
 
 knut_status knut_sync__metrics_create(struct sync_metrics **out, const knut_sync_config *cfg,
@@ -65,7 +66,7 @@ void knut_sync__metrics_free(struct sync_metrics *m)
 {
     if (!m)
         return;
-    knut_http_server_stop(m->srv); /* no reader left after this */
+    knut_net_http_server_stop(m->srv); /* no reader left after this */
     for (size_t i = 0; m->tables && i < m->n_tables; i++)
         free(m->tables[i].name);
     pthread_mutex_destroy(&m->mu);
@@ -215,7 +216,7 @@ knut_status knut_sync__metrics_render(struct sync_metrics *m, knut_buf *b, knut_
 }
 
 /* GET /metrics; every other path 404 (the server answers 405 to other methods). */
-static void on_http(void *ctx, const char *method, const char *path, knut_http_reply *reply)
+static void on_http(void *ctx, const char *method, const char *path, knut_net_http_reply *reply)
 {
     if (strcmp(path, "/metrics") != 0) {
         reply->status = 404;
@@ -234,22 +235,22 @@ static void on_http(void *ctx, const char *method, const char *path, knut_http_r
 knut_status knut_sync__metrics_serve(struct sync_metrics *m, const char *addr, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, m && addr && !m->srv);
-    knut_status st = knut_http_server_start(&m->srv, addr, on_http, m, err);
+    knut_status st = knut_net_http_server_start(&m->srv, addr, on_http, m, err);
     if (st != KNUT_OK) {
         knut_error_prefix(err, "--metrics-addr ");
         return st;
     }
     /* tests and operators read the real port (asked 0) from this record */
     knut_log_emit(KNUT_LOG_INFO, SYNC_LOG,
-                  (knut_log_field[]){KNUT_LF_STR("addr", knut_http_server_addr(m->srv)),
-                                     KNUT_LF_INT("port", knut_http_server_port(m->srv))},
+                  (knut_log_field[]){KNUT_LF_STR("addr", knut_net_http_server_addr(m->srv)),
+                                     KNUT_LF_INT("port", knut_net_http_server_port(m->srv))},
                   2, "metrics server listening");
     return KNUT_OK;
 }
 
 int knut_sync__metrics_port(struct sync_metrics *m)
 {
-    return m ? knut_http_server_port(m->srv) : 0;
+    return m ? knut_net_http_server_port(m->srv) : 0;
 }
 
 knut_status knut_sync__metrics_write_file(struct sync_metrics *m, const char *file,

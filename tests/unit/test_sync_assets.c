@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "knut/core.h"
+#include "knut/net.h"
 #include "knut/sync.h"
 #include "sync/sync_int.h"
 
@@ -93,7 +94,7 @@ static void test_config_asset_key(void **state)
 static void test_http_escape(void **state)
 {
     (void)state;
-    char *e = knut_http_escape("knut://graph/peo ple_%~");
+    char *e = knut_net_http_escape("knut://graph/peo ple_%~");
     assert_string_equal(e, "knut%3A%2F%2Fgraph%2Fpeo%20ple_%25~");
     free(e);
 }
@@ -101,30 +102,30 @@ static void test_http_escape(void **state)
 static void test_http_client_errors_hide_credentials(void **state)
 {
     (void)state;
-    knut_http_client *c = NULL;
+    knut_net_http_client *c = NULL;
     knut_error err = KNUT_ERROR_INIT;
-    assert_int_equal(knut_http_client_new(&c, "ftp://h/x", NULL, &err), KNUT_EINVAL);
+    assert_int_equal(knut_net_http_client_new(&c, "ftp://h/x", NULL, &err), KNUT_EINVAL);
     assert_null(c);
-    assert_int_equal(knut_http_client_new(&c, "not a url", NULL, &err), KNUT_EINVAL);
+    assert_int_equal(knut_net_http_client_new(&c, "not a url", NULL, &err), KNUT_EINVAL);
     /* port 1 on loopback: nothing listens, the connect fails at once */
-    knut_http_options o = KNUT_HTTP_OPTIONS_INIT;
+    knut_net_http_options o = KNUT_NET_HTTP_OPTIONS_INIT;
     o.connect_timeout_ms = 2000;
     o.timeout_ms = 3000;
-    assert_int_equal(knut_http_client_new(&c, "http://usr:s3cr3t@127.0.0.1:1/base/", &o, &err),
+    assert_int_equal(knut_net_http_client_new(&c, "http://usr:s3cr3t@127.0.0.1:1/base/", &o, &err),
                      KNUT_OK);
-    assert_string_equal(knut_http_client_peer(c), "http://127.0.0.1:1");
-    assert_int_equal(knut_http_client_set_bearer(c, "tok\r\nX: y", &err), KNUT_EINVAL);
-    assert_int_equal(knut_http_client_set_bearer(c, "t0ken-secret", &err), KNUT_OK);
-    knut_http_response r = KNUT_HTTP_RESPONSE_INIT;
-    assert_int_equal(knut_http_client_request(c, "GET", "/api/v2/version?q=s3cr3t", NULL, NULL, 0,
+    assert_string_equal(knut_net_http_client_peer(c), "http://127.0.0.1:1");
+    assert_int_equal(knut_net_http_client_set_bearer(c, "tok\r\nX: y", &err), KNUT_EINVAL);
+    assert_int_equal(knut_net_http_client_set_bearer(c, "t0ken-secret", &err), KNUT_OK);
+    knut_net_http_response r = KNUT_NET_HTTP_RESPONSE_INIT;
+    assert_int_equal(knut_net_http_client_request(c, "GET", "/api/v2/version?q=s3cr3t", NULL, NULL, 0,
                                               &r, &err),
                      KNUT_EPEER);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(err.message, "http://127.0.0.1:1: GET /api/v2/version"));
     assert_null(strstr(err.message, "s3cr3t"));
     assert_null(strstr(err.message, "t0ken-secret"));
-    knut_http_response_reset(&r);
-    knut_http_client_free(c);
+    knut_net_http_response_reset(&r);
+    knut_net_http_client_free(c);
 }
 
 int main(void)

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "knut/net.h"
 #include "sync/sync_int.h"
 
 /* Two tables; the second name needs escaping in a label value. */
@@ -153,17 +154,17 @@ static void test_write_file(void **state)
 
 static long get(const char *base, const char *method, const char *path, knut_buf *body)
 {
-    knut_http_client *c = NULL;
-    knut_http_response r = KNUT_HTTP_RESPONSE_INIT;
+    knut_net_http_client *c = NULL;
+    knut_net_http_response r = KNUT_NET_HTTP_RESPONSE_INIT;
     knut_error err = KNUT_ERROR_INIT;
-    assert_int_equal(knut_http_client_new(&c, base, NULL, &err), KNUT_OK);
-    if (knut_http_client_request(c, method, path, NULL, NULL, 0, &r, &err) != KNUT_OK)
+    assert_int_equal(knut_net_http_client_new(&c, base, NULL, &err), KNUT_OK);
+    if (knut_net_http_client_request(c, method, path, NULL, NULL, 0, &r, &err) != KNUT_OK)
         fail_msg("%s %s: %s", method, path, err.message);
     long status = r.status;
     if (body)
         knut_buf_append(body, r.body.data ? r.body.data : "", r.body.len);
-    knut_http_response_reset(&r);
-    knut_http_client_free(c);
+    knut_net_http_response_reset(&r);
+    knut_net_http_client_free(c);
     return status;
 }
 

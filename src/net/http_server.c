@@ -16,15 +16,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "knut/core.h"
+#include "knut/net.h"
 
 #define HTTP_MAX_REPLY ((size_t)16 << 20)
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_IDLE_TIMEOUT_S 10
 
-struct knut_http_server {
+struct knut_net_http_server {
     struct MHD_Daemon *daemon;
-    knut_http_handler fn;
+    knut_net_http_handler fn;
     void *ctx;
     int port;
     char addr[INET6_ADDRSTRLEN + 16];
@@ -118,7 +118,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                   const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
 {
-    knut_http_server *s = cls;
+    knut_net_http_server *s = cls;
     static const char text[] = "text/plain; charset=utf-8";
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return queue(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, "method not allowed\n", 19,
@@ -128,7 +128,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (te || (cl && strtoll(cl, NULL, 10) != 0) || (upload_data_size && *upload_data_size))
         return queue(conn, MHD_HTTP_CONTENT_TOO_LARGE, text, "no request body accepted\n", 25,
                      NULL);
-    knut_http_reply reply = {0, NULL, KNUT_BUF_INIT};
+    knut_net_http_reply reply = {0, NULL, KNUT_BUF_INIT};
     knut_buf_init(&reply.body, HTTP_MAX_REPLY);
     s->fn(s->ctx, method, url, &reply);
     enum MHD_Result ret;
@@ -142,15 +142,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return ret;
 }
 
-knut_status knut_http_server_start(knut_http_server **out, const char *addr,
-                                   knut_http_handler fn, void *ctx, knut_error *err)
+knut_status knut_net_http_server_start(knut_net_http_server **out, const char *addr,
+                                   knut_net_http_handler fn, void *ctx, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, out && addr && fn);
     *out = NULL;
     int fd = -1, family = AF_INET;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    knut_http_server *s = calloc(1, sizeof *s);
+    knut_net_http_server *s = calloc(1, sizeof *s);
     if (!s)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     s->fn = fn;
@@ -179,7 +179,7 @@ knut_status knut_http_server_start(knut_http_server **out, const char *addr,
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)KNUT_HTTP_SERVER_MAX_REQUEST * 2,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)KNUT_NET_HTTP_SERVER_MAX_REQUEST * 2,
         MHD_OPTION_END);
     if (!s->daemon) {
         st = knut_error_set(err, KNUT_EIO, "%s: cannot start the HTTP server", addr);
@@ -197,17 +197,17 @@ cleanup:
     return KNUT_OK;
 }
 
-int knut_http_server_port(const knut_http_server *s)
+int knut_net_http_server_port(const knut_net_http_server *s)
 {
     return s ? s->port : 0;
 }
 
-const char *knut_http_server_addr(const knut_http_server *s)
+const char *knut_net_http_server_addr(const knut_net_http_server *s)
 {
     return s ? s->addr : "";
 }
 
-void knut_http_server_stop(knut_http_server *s)
+void knut_net_http_server_stop(knut_net_http_server *s)
 {
     if (!s)
         return;

@@ -1,25 +1,24 @@
 /*
  * The HTTP client wrapper over libcurl: one easy handle per client (it
  * keeps the connection alive between requests), timeouts, a hard cap on
- * the response body, no redirects, http/https only, JSON via jansson.
+ * the response body, no redirects, http/https only.
  *
  * Secrets (URL userinfo, bearer tokens, passwords) live only in the curl
  * handle and in buffers that are wiped; every message names the peer as
  * scheme://host:port from the parsed URL, never the URL as given.
  */
 #include <curl/curl.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "knut/core.h"
+#include "knut/net.h"
 
-struct knut_http_client {
+struct knut_net_http_client {
     CURL *curl;
     char *base;    /* base URL without a trailing slash (may hold userinfo) */
     char peer[256];
-    knut_http_options o;
+    knut_net_http_options o;
     struct curl_slist *auth;  /* the Authorization header, or NULL */
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -34,7 +33,7 @@ static void global_init(void)
 }
 
 
-static void auth_clear(knut_http_client *c)
+static void auth_clear(knut_net_http_client *c)
 {
     for (struct curl_slist *l = c->auth; l; l = l->next) {
         volatile char *p = l->data;
@@ -46,7 +45,7 @@ static void auth_clear(knut_http_client *c)
 }
 
 /* scheme://host[:port] of url, or an error when it is not http(s). */
-static knut_status parse_peer(knut_http_client *c, const char *url, knut_error *err)
+static knut_status parse_peer(knut_net_http_client *c, const char *url, knut_error *err)
 {
     CURLU *u = curl_url();
     char *scheme = NULL, *host = NULL, *port = NULL;
@@ -73,25 +72,26 @@ cleanup:
     return st;
 }
 
-knut_status knut_http_client_new(knut_http_client **out, const char *base_url,
-                                 const knut_http_options *o, knut_error *err)
+knut_status knut_net_http_client_new(knut_net_http_client **out, const char *base_url,
+                                 const knut_net_http_options *o, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, out && base_url);
     *out = NULL;
+    KNUT_CHECK_VERSION(o, KNUT_NET_HTTP_OPTIONS_VERSION, err);
     pthread_once(&global_once, global_init);
     if (global_rc != CURLE_OK)
         return knut_error_set(err, KNUT_ERROR, "libcurl: %s", curl_easy_strerror(global_rc));
-    knut_http_client *c = calloc(1, sizeof *c);
+    knut_net_http_client *c = calloc(1, sizeof *c);
     if (!c)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    knut_http_options def = KNUT_HTTP_OPTIONS_INIT;
+    knut_net_http_options def = KNUT_NET_HTTP_OPTIONS_INIT;
     c->o = o ? *o : def;
     if (c->o.connect_timeout_ms <= 0)
         c->o.connect_timeout_ms = 5000;
     if (c->o.timeout_ms <= 0)
         c->o.timeout_ms = 30000;
     if (c->o.max_response == 0)
-        c->o.max_response = KNUT_HTTP_MAX_RESPONSE;
+        c->o.max_response = KNUT_NET_HTTP_MAX_RESPONSE;
     knut_status st = parse_peer(c, base_url, err);
     if (st != KNUT_OK)
         goto cleanup;
@@ -106,30 +106,30 @@ knut_status knut_http_client_new(knut_http_client **out, const char *base_url,
     }
 cleanup:
     if (st != KNUT_OK) {
-        knut_http_client_free(c);
+        knut_net_http_client_free(c);
         return st;
     }
     *out = c;
     return KNUT_OK;
 }
 
-void knut_http_client_free(knut_http_client *c)
+void knut_net_http_client_free(knut_net_http_client *c)
 {
     if (!c)
         return;
     auth_clear(c);
     if (c->curl)
         curl_easy_cleanup(c->curl);
-    knut_secret_free(c->base);
+    knut_net_secret_free(c->base);
     free(c);
 }
 
-const char *knut_http_client_peer(const knut_http_client *c)
+const char *knut_net_http_client_peer(const knut_net_http_client *c)
 {
     return c ? c->peer : "";
 }
 
-static knut_status set_auth(knut_http_client *c, const char *value, knut_error *err)
+static knut_status set_auth(knut_net_http_client *c, const char *value, knut_error *err)
 {
     auth_clear(c);
     if (!value)
@@ -139,7 +139,7 @@ static knut_status set_auth(knut_http_client *c, const char *value, knut_error *
     return KNUT_OK;
 }
 
-knut_status knut_http_client_set_bearer(knut_http_client *c, const char *token, knut_error *err)
+knut_status knut_net_http_client_set_bearer(knut_net_http_client *c, const char *token, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, c);
     if (!token)
@@ -152,13 +152,13 @@ knut_status knut_http_client_set_bearer(knut_http_client *c, const char *token, 
     knut_status st = knut_buf_check(&b, err);
     if (st == KNUT_OK)
         st = set_auth(c, b.data, err);
-    knut_secret_free(knut_buf_detach(&b, NULL));
+    knut_net_secret_free(knut_buf_detach(&b, NULL));
     return st;
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-knut_status knut_http_client_set_basic(knut_http_client *c, const char *user,
+knut_status knut_net_http_client_set_basic(knut_net_http_client *c, const char *user,
                                        const char *password, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, c);
@@ -180,12 +180,12 @@ knut_status knut_http_client_set_basic(knut_http_client *c, const char *user,
         st = knut_buf_check(&hdr, err);
     if (st == KNUT_OK)
         st = set_auth(c, hdr.data, err);
-    knut_secret_free(knut_buf_detach(&raw, NULL));
-    knut_secret_free(knut_buf_detach(&hdr, NULL));
+    knut_net_secret_free(knut_buf_detach(&raw, NULL));
+    knut_net_secret_free(knut_buf_detach(&hdr, NULL));
     return st;
 }
 
-void knut_http_response_reset(knut_http_response *r)
+void knut_net_http_response_reset(knut_net_http_response *r)
 {
     if (!r)
         return;
@@ -210,7 +210,7 @@ static size_t on_data(char *ptr, size_t size, size_t n, void *ud)
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
 {
-    const knut_http_client *c = ud;
+    const knut_net_http_client *c = ud;
     return c->o.cancel && c->o.cancel(c->o.cancel_ctx) ? 1 : 0;
 }
 
@@ -221,15 +221,15 @@ static int path_len(const char *path)
     return (int)(n > 200 ? 200 : n);
 }
 
-knut_status knut_http_client_request(knut_http_client *c, const char *method, const char *path,
+knut_status knut_net_http_client_request(knut_net_http_client *c, const char *method, const char *path,
                                      const char *content_type, const void *body, size_t len,
-                                     knut_http_response *resp, knut_error *err)
+                                     knut_net_http_response *resp, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, c && method && path && resp);
     knut_buf url = KNUT_BUF_INIT;
     struct curl_slist *hdrs = NULL;
     knut_status st = KNUT_OK;
-    knut_http_response_reset(resp);
+    knut_net_http_response_reset(resp);
     knut_buf_init(&resp->body, c->o.max_response);
     sink_ctx sink = {&resp->body, 0};
     knut_buf_printf(&url, "%s%s%s", c->base, path[0] == '/' ? "" : "/", path);
@@ -301,38 +301,29 @@ cleanup:
     return st;
 }
 
-knut_status knut_http_client_request_json(knut_http_client *c, const char *method,
-                                          const char *path, const struct json_t *body,
-                                          long *status, struct json_t **out, knut_error *err)
+knut_status knut_net_http_client_request_json(knut_net_http_client *c, const char *method,
+                                              const char *path, const char *json, long *status,
+                                              knut_buf *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, c && method && path && status);
-    knut_http_response r = KNUT_HTTP_RESPONSE_INIT;
-    char *text = NULL;
-    knut_status st = KNUT_OK;
+    knut_net_http_response r = KNUT_NET_HTTP_RESPONSE_INIT;
     *status = 0;
     if (out)
-        *out = NULL;
-    if (body && !(text = json_dumps((const json_t *)body, JSON_COMPACT))) {
-        st = knut_error_set(err, KNUT_ENOMEM, "%s: %s %.*s: cannot encode the JSON body", c->peer,
-                            method, path_len(path), path);
-        goto cleanup;
-    }
-    st = knut_http_client_request(c, method, path, NULL, text, text ? strlen(text) : 0, &r, err);
+        knut_buf_clear(out);
+    knut_status st = knut_net_http_client_request(c, method, path, NULL, json,
+                                                  json ? strlen(json) : 0, &r, err);
     *status = r.status;
-    if (st != KNUT_OK || !out || r.status < 200 || r.status > 299 || r.body.len == 0)
-        goto cleanup;
-    json_error_t je;
-    *out = (struct json_t *)json_loadb(r.body.data, r.body.len, 0, &je);
-    if (!*out)
-        st = knut_error_set(err, KNUT_EPARSE, "%s: %s %.*s: reply is not JSON (%s at byte %d)",
-                            c->peer, method, path_len(path), path, je.text, je.position);
-cleanup:
-    knut_secret_free(text); /* a token request carries the password */
-    knut_http_response_reset(&r);
+    if (st == KNUT_OK && out && r.status >= 200 && r.status <= 299 && r.body.len > 0) {
+        knut_buf_append(out, r.body.data, r.body.len);
+        st = knut_buf_check(out, err);
+        if (st != KNUT_OK)
+            knut_error_prefix(err, "%s: %s %.*s: ", c->peer, method, path_len(path), path);
+    }
+    knut_net_http_response_reset(&r);
     return st;
 }
 
-char *knut_http_escape(const char *s)
+char *knut_net_http_escape(const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = strlen(s);

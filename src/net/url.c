@@ -8,9 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "knut/core.h"
+#include "knut/net.h"
 
-void knut_secret_free(char *s)
+void knut_net_secret_free(char *s)
 {
     if (!s)
         return;
@@ -42,21 +42,21 @@ static char *pct_decode(const char *s, const char *e)
         s += 2;
     }
     if (s < e) {
-        knut_secret_free(out);
+        knut_net_secret_free(out);
         return NULL;
     }
     return out;
 }
 
-void knut_redis_url_reset(knut_redis_url *u)
+void knut_net_redis_url_reset(knut_net_redis_url *u)
 {
     free(u->host);
-    knut_secret_free(u->user);
-    knut_secret_free(u->password);
+    knut_net_secret_free(u->user);
+    knut_net_secret_free(u->password);
     memset(u, 0, sizeof *u);
 }
 
-knut_status knut_redis_url_parse(knut_redis_url *u, const char *url, knut_error *err)
+knut_status knut_net_redis_url_parse(knut_net_redis_url *u, const char *url, knut_error *err)
 {
     const char *why = NULL;
     long port = 6379;
@@ -81,7 +81,7 @@ knut_status knut_redis_url_parse(knut_redis_url *u, const char *url, knut_error 
             goto cleanup;
         }
         if (u->user && !*u->user) {
-            knut_secret_free(u->user);
+            knut_net_secret_free(u->user);
             u->user = NULL;
         }
         s = at + 1;
@@ -118,6 +118,6 @@ knut_status knut_redis_url_parse(knut_redis_url *u, const char *url, knut_error 
     u->port = (int)port;
     return KNUT_OK;
 cleanup:
-    knut_redis_url_reset(u);
+    knut_net_redis_url_reset(u);
     return knut_error_set(err, KNUT_EINVAL, "%s", why);
 }
