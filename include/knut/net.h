@@ -101,26 +101,56 @@ KNUT_EXTERN char *knut_net_http_escape(const char *s);
 
 /*
  * A small read-only HTTP/1.1 server for live endpoints (knut sync's
- * /metrics). One internal thread serves the connections one request at a
- * time; the handler runs on that thread. Only GET and HEAD reach the
- * handler: other methods get 405, a request with a body 413, request
- * headers beyond KNUT_NET_HTTP_SERVER_MAX_REQUEST bytes are refused by the
- * library, and at most 32 connections are open at once, each closed after
- * 10 s idle. The address is IP:PORT ("[::1]:PORT" for IPv6), numeric
- * only, bound as given: callers choose loopback unless told otherwise.
+ * /metrics, Server-Sent Events). Each connection is served by its own
+ * thread (at most 32 connections are open at once, each closed after 10 s
+ * idle), and the handler runs on that thread: handlers must be
+ * thread-safe. Only GET and HEAD reach the handler: other methods get 405,
+ * a request with a body 413, request headers beyond
+ * KNUT_NET_HTTP_SERVER_MAX_REQUEST bytes are refused by the library. The
+ * address is IP:PORT ("[::1]:PORT" for IPv6), numeric only, bound as
+ * given: callers choose loopback unless told otherwise.
  */
 typedef struct knut_net_http_server knut_net_http_server;
 #define KNUT_NET_HTTP_SERVER_MAX_REQUEST ((size_t)16 << 10)
 
+/*
+ * A streamed reply (Server-Sent Events and the like): the server calls the
+ * stream function on the connection's thread each time the previous bytes
+ * are sent. It appends the next bytes to out, which starts empty each
+ * call and is capped at KNUT_NET_HTTP_STREAM_MAX_BUFFER (what one
+ * connection holds unsent), and returns
+ *   KNUT_OK      out holds the next bytes (empty: as KNUT_EAGAIN),
+ *   KNUT_EAGAIN  nothing yet: called again after up to 250 ms, or at once
+ *                after knut_net_http_server_wake() or a stop,
+ *   KNUT_EOF     the body ends after what out holds,
+ *   any error    the connection is dropped (so is a full out).
+ * It must not block: wait by returning KNUT_EAGAIN. Once
+ * knut_net_http_stream_stopping(s) is true the call is the last one (write
+ * a goodbye event if wanted); the stream then ends whatever is returned.
+ * A text/event-stream that sends nothing for 5 s gets a comment line
+ * (": keepalive"), which also finds clients that went away.
+ */
+typedef struct knut_net_http_stream knut_net_http_stream;
+typedef knut_status (*knut_net_http_stream_fn)(void *ctx, knut_net_http_stream *s,
+                                               knut_buf *out);
+#define KNUT_NET_HTTP_STREAM_MAX_BUFFER ((size_t)64 << 10)
+
 /* What a handler answers. body starts empty, capped at 16 MiB (a body over
- * the cap turns into a 500); content_type NULL: text/plain. */
+ * the cap turns into a 500); content_type NULL: text/plain. A handler that
+ * sets stream answers with a streamed body instead (body is ignored;
+ * content_type NULL: text/event-stream; HEAD gets the headers only).
+ * stream_free (may be NULL) gets stream_ctx exactly once, when the stream
+ * is over or was never started. */
 typedef struct knut_net_http_reply {
     int status;               /* HTTP status; 0: 200 */
     const char *content_type; /* static string */
     knut_buf body;
+    knut_net_http_stream_fn stream;
+    void *stream_ctx;
+    void (*stream_free)(void *stream_ctx);
 } knut_net_http_reply;
 
-/* path excludes the query string. Runs on the server thread. */
+/* path excludes the query string. Runs on the connection's thread. */
 typedef void (*knut_net_http_handler)(void *ctx, const char *method, const char *path,
                                       knut_net_http_reply *reply);
 
@@ -132,8 +162,30 @@ KNUT_EXTERN knut_status knut_net_http_server_start(knut_net_http_server **out, c
 KNUT_EXTERN int knut_net_http_server_port(const knut_net_http_server *s);
 /* The bound address as IP:PORT ("[v6]:PORT"). */
 KNUT_EXTERN const char *knut_net_http_server_addr(const knut_net_http_server *s);
-/* Stops the thread after the request in progress; NULL-safe. */
+/* Calls every waiting stream function at once (new data to send); any
+ * thread, NULL-safe. */
+KNUT_EXTERN void knut_net_http_server_wake(knut_net_http_server *s);
+/* Stops: open streams get their last call and end (waited for at most
+ * 2 s), then requests in progress finish and the threads are joined;
+ * NULL-safe. */
 KNUT_EXTERN void knut_net_http_server_stop(knut_net_http_server *s);
+
+/* Non-zero once the stream's server is stopping. */
+KNUT_EXTERN int knut_net_http_stream_stopping(const knut_net_http_stream *s);
+/* Bytes sent on the stream so far. */
+KNUT_EXTERN uint64_t knut_net_http_stream_sent(const knut_net_http_stream *s);
+
+/*
+ * Appends one Server-Sent Event to out: "id: ID" and "event: EVENT" lines
+ * (each omitted when NULL), one "data: " line per line of data (split on
+ * \n, \r\n and \r; NULL is empty data), then the blank line that ends
+ * the event. id and event cannot hold a line break (KNUT_EINVAL). An
+ * event that would take out over its cap is not written at all
+ * (KNUT_ETOOBIG, out unchanged and without a sticky error): send what out
+ * holds and write the event on the next call.
+ */
+KNUT_EXTERN knut_status knut_net_http_sse_event(knut_buf *out, const char *id, const char *event,
+                                                const char *data, knut_error *err);
 
 /* ---- redis:// URLs and secrets (src/net/url.c) ------------------------- */
 

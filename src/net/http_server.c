@@ -1,14 +1,15 @@
 /*
  * A read-only HTTP server over libmicrohttpd, for live endpoints such as
- * knut sync's /metrics. The listening socket is made here (so a bind
- * failure is an error naming the address and errno, not libmicrohttpd's
- * silent NULL) and handed to one internal poll thread. Requests are
- * answered on their first callback: the body of a request is never read,
- * and the library's per-connection memory limit caps the request headers.
+ * knut sync's /metrics and Server-Sent Events (http_stream.c). The
+ * listening socket is made here (so a bind failure is an error naming the
+ * address and errno, not libmicrohttpd's silent NULL) and handed to the
+ * library, which runs one thread per connection: a stream that waits for
+ * its next event holds only its own connection. Requests are answered on
+ * their first callback: the body of a request is never read, and the
+ * library's per-connection memory limit caps the request headers.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,19 +17,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "knut/net.h"
+#include "http_int.h"
 
 #define HTTP_MAX_REPLY ((size_t)16 << 20)
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_IDLE_TIMEOUT_S 10
-
-struct knut_net_http_server {
-    struct MHD_Daemon *daemon;
-    knut_net_http_handler fn;
-    void *ctx;
-    int port;
-    char addr[INET6_ADDRSTRLEN + 16];
-};
 
 /* Splits "IP:PORT" / "[IPv6]:PORT" into host and port (numeric only). */
 static knut_status split_addr(const char *addr, char *host, size_t hn, char *port, size_t pn,
@@ -113,6 +106,25 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status, const
     return ret;
 }
 
+/* A streamed reply; HEAD gets its headers without starting the stream. */
+static enum MHD_Result queue_stream(knut_net_http_server *s, struct MHD_Connection *conn,
+                                    int head, knut_net_http_reply *reply)
+{
+    unsigned status = reply->status ? (unsigned)reply->status : MHD_HTTP_OK;
+    if (head) {
+        if (reply->stream_free)
+            reply->stream_free(reply->stream_ctx);
+        return queue(conn, status, reply->content_type ? reply->content_type : "text/event-stream",
+                     NULL, 0, NULL);
+    }
+    struct MHD_Response *r = knut_net__http_stream_response(s, reply);
+    if (!r)
+        return MHD_NO;
+    enum MHD_Result ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -128,11 +140,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (te || (cl && strtoll(cl, NULL, 10) != 0) || (upload_data_size && *upload_data_size))
         return queue(conn, MHD_HTTP_CONTENT_TOO_LARGE, text, "no request body accepted\n", 25,
                      NULL);
-    knut_net_http_reply reply = {0, NULL, KNUT_BUF_INIT};
+    knut_net_http_reply reply = {0, NULL, KNUT_BUF_INIT, NULL, NULL, NULL};
     knut_buf_init(&reply.body, HTTP_MAX_REPLY);
     s->fn(s->ctx, method, url, &reply);
     enum MHD_Result ret;
-    if (reply.body.error != KNUT_OK)
+    if (reply.stream)
+        ret = queue_stream(s, conn, strcmp(method, "HEAD") == 0, &reply);
+    else if (reply.body.error != KNUT_OK)
         ret = queue(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, text, "reply too large\n", 16, NULL);
     else
         ret = queue(conn, reply.status ? (unsigned)reply.status : MHD_HTTP_OK,
@@ -155,7 +169,12 @@ knut_status knut_net_http_server_start(knut_net_http_server **out, const char *a
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     s->fn = fn;
     s->ctx = ctx;
-    knut_status st = listen_on(addr, &fd, &family, err);
+    knut_status st = knut_net__http_streams_init(s, err);
+    if (st != KNUT_OK) {
+        free(s);
+        return st;
+    }
+    st = listen_on(addr, &fd, &family, err);
     if (st != KNUT_OK)
         goto cleanup;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
@@ -174,7 +193,8 @@ knut_status knut_net_http_server_start(knut_net_http_server **out, const char *a
         s->port = ntohs(a4->sin_port);
         snprintf(s->addr, sizeof s->addr, "%s:%d", ip, s->port);
     }
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | (family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+                     (family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
@@ -190,6 +210,9 @@ cleanup:
     if (fd >= 0)
         close(fd);
     if (st != KNUT_OK) {
+        knut_net__http_streams_stop(s);
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
         free(s);
         return st;
     }
@@ -211,6 +234,9 @@ void knut_net_http_server_stop(knut_net_http_server *s)
 {
     if (!s)
         return;
+    knut_net__http_streams_stop(s);
     MHD_stop_daemon(s->daemon);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }
