@@ -1,8 +1,10 @@
 /*
  * knut net: the network transports every other part talks through. An
  * HTTP client over libcurl (REST peers such as Airflow), a small HTTP
- * server over libmicrohttpd (knut sync's /metrics), redis:// URL parsing
- * with the wiping free for secrets (every Valkey/FalkorDB client).
+ * server over libmicrohttpd (knut sync's /metrics, Server-Sent Events),
+ * redis:// URL parsing with the wiping free for secrets (every
+ * Valkey/FalkorDB client), and gRPC servers and channels over the gRPC C
+ * core (Flight SQL, Spark Connect).
  *
  * Nothing here exposes a third-party type: bodies are bytes or text, so a
  * program that includes knut.h needs none of those libraries' headers.
@@ -205,6 +207,238 @@ typedef struct knut_net_redis_url {
 KNUT_EXTERN knut_status knut_net_redis_url_parse(knut_net_redis_url *u, const char *url,
                                                  knut_error *err);
 KNUT_EXTERN void knut_net_redis_url_reset(knut_net_redis_url *u);
+
+/* ---- gRPC (src/net/grpc_*.c, the gRPC C core) -------------------------- */
+
+/*
+ * The gRPC transport that the Flight SQL server and the Spark Connect
+ * client share. Messages are raw bytes: protobuf encoding is the caller's.
+ * This header names no gRPC type (status codes are the protocol's numbers,
+ * deadlines milliseconds), so including it needs no gRPC headers.
+ */
+
+/* gRPC status codes, with the protocol's numbers. */
+#define KNUT_NET_GRPC_CODE_MAP(X)        \
+    X(OK, 0)                             \
+    X(CANCELLED, 1)                      \
+    X(UNKNOWN, 2)                        \
+    X(INVALID_ARGUMENT, 3)               \
+    X(DEADLINE_EXCEEDED, 4)              \
+    X(NOT_FOUND, 5)                      \
+    X(ALREADY_EXISTS, 6)                 \
+    X(PERMISSION_DENIED, 7)              \
+    X(RESOURCE_EXHAUSTED, 8)             \
+    X(FAILED_PRECONDITION, 9)            \
+    X(ABORTED, 10)                       \
+    X(OUT_OF_RANGE, 11)                  \
+    X(UNIMPLEMENTED, 12)                 \
+    X(INTERNAL, 13)                      \
+    X(UNAVAILABLE, 14)                   \
+    X(DATA_LOSS, 15)                     \
+    X(UNAUTHENTICATED, 16)
+
+typedef enum knut_net_grpc_code {
+#define KNUT_X_GRPC_ENUM(name, val) KNUT_NET_GRPC_##name = (val),
+    KNUT_NET_GRPC_CODE_MAP(KNUT_X_GRPC_ENUM)
+#undef KNUT_X_GRPC_ENUM
+} knut_net_grpc_code;
+
+/* "DEADLINE_EXCEEDED", ...; "UNKNOWN_CODE" for a number outside the table. */
+KNUT_EXTERN const char *knut_net_grpc_code_name(int code);
+/* What a server answers for a knut status (EINVAL -> INVALID_ARGUMENT,
+ * ETOOBIG -> RESOURCE_EXHAUSTED, ...), and what a client makes of a gRPC
+ * code (DEADLINE_EXCEEDED and UNAVAILABLE -> EAGAIN, ...). docs/net.md has
+ * the table. */
+KNUT_EXTERN knut_net_grpc_code knut_net_grpc_code_from_status(knut_status st);
+KNUT_EXTERN knut_status knut_net_grpc_status_from_code(int code);
+
+/*
+ * Metadata (request headers, trailers): an owned list of key/value pairs.
+ * Keys are lowercase [0-9a-z_.-] (added keys are lowered); a key ending in
+ * "-bin" holds any bytes (base64 on the wire, done by gRPC), any other
+ * value printable ASCII. At most KNUT_NET_GRPC_MAX_METADATA bytes and
+ * KNUT_NET_GRPC_MAX_HEADERS entries; values are wiped on reset (they may
+ * be an authorization).
+ */
+typedef struct knut_net_grpc_header {
+    char *key;
+    char *value;  /* NUL-terminated copy; len bytes (a -bin value may hold NULs) */
+    size_t len;
+} knut_net_grpc_header;
+typedef struct knut_net_grpc_metadata {
+    knut_net_grpc_header *items;
+    size_t count;
+    size_t cap;
+    size_t bytes; /* keys and values so far */
+} knut_net_grpc_metadata;
+#define KNUT_NET_GRPC_METADATA_INIT {NULL, 0, 0, 0}
+#define KNUT_NET_GRPC_MAX_METADATA ((size_t)16 << 10)
+#define KNUT_NET_GRPC_MAX_HEADERS 128
+
+KNUT_EXTERN knut_status knut_net_grpc_metadata_add(knut_net_grpc_metadata *md, const char *key,
+                                                   const void *value, size_t len,
+                                                   knut_error *err);
+/* The first entry whose key equals key ignoring case; NULL if none. */
+KNUT_EXTERN const knut_net_grpc_header *knut_net_grpc_metadata_find(
+    const knut_net_grpc_metadata *md, const char *key);
+KNUT_EXTERN void knut_net_grpc_metadata_reset(knut_net_grpc_metadata *md);
+/* Non-zero when key names a binary value (ends in "-bin"). */
+KNUT_EXTERN int knut_net_grpc_key_is_binary(const char *key);
+
+/* TLS material, each a PEM file (read up to 1 MiB). Server: cert_file and
+ * key_file are its chain and key; ca_file, when set, turns on mutual TLS
+ * (a client certificate signed by it is required and verified). Client:
+ * ca_file verifies the server (NULL: the system roots), cert_file and
+ * key_file are its own certificate for mutual TLS (both or neither), and
+ * server_name overrides the name checked in the server's certificate. */
+typedef struct knut_net_grpc_tls {
+    const char *cert_file;
+    const char *key_file;
+    const char *ca_file;
+    const char *server_name;
+} knut_net_grpc_tls;
+
+#define KNUT_NET_GRPC_DEFAULT_MAX_MESSAGE ((size_t)4 << 20)
+#define KNUT_NET_GRPC_MAX_THREADS 64
+
+/* -- server -- */
+
+typedef struct knut_net_grpc_server knut_net_grpc_server;
+typedef struct knut_net_grpc_call knut_net_grpc_call;
+
+#define KNUT_NET_GRPC_SERVER_OPTIONS_VERSION 1
+typedef struct knut_net_grpc_server_options {
+    int version;             /* KNUT_NET_GRPC_SERVER_OPTIONS_VERSION */
+    const char *addr;        /* "host:port"; NULL: "127.0.0.1:0" (loopback, a free port) */
+    const knut_net_grpc_tls *tls; /* NULL: insecure (plaintext HTTP/2) */
+    size_t max_receive;      /* per request message; 0: 4 MiB (RESOURCE_EXHAUSTED above) */
+    size_t max_send;         /* per response message; 0: 4 MiB */
+    int threads;             /* call threads; 0: 2 (each serves one call at a time) */
+} knut_net_grpc_server_options;
+#define KNUT_NET_GRPC_SERVER_OPTIONS_INIT {KNUT_NET_GRPC_SERVER_OPTIONS_VERSION, NULL, NULL, 0, 0, 0}
+
+/*
+ * A method handler: runs on a call thread, reads the request with
+ * knut_net_grpc_call_read, answers with knut_net_grpc_call_write (once for
+ * unary, any number of times for server streaming) and may finish the
+ * call itself (knut_net_grpc_call_finish, for a chosen code and
+ * trailers). Returning without finishing finishes it: KNUT_OK as OK, an
+ * error with knut_net_grpc_code_from_status and err's message.
+ */
+typedef knut_status (*knut_net_grpc_handler)(void *ctx, knut_net_grpc_call *call,
+                                             knut_error *err);
+
+/* Creates the server and binds it (the port is known from here on).
+ * Unknown methods get UNIMPLEMENTED. */
+KNUT_EXTERN knut_status knut_net_grpc_server_new(knut_net_grpc_server **out,
+                                                 const knut_net_grpc_server_options *o,
+                                                 knut_error *err);
+/* method is the full name, "/pkg.Service/Method"; before start only. */
+KNUT_EXTERN knut_status knut_net_grpc_server_add_method(knut_net_grpc_server *s,
+                                                        const char *method,
+                                                        knut_net_grpc_handler fn, void *ctx,
+                                                        knut_error *err);
+/* Starts the call threads. */
+KNUT_EXTERN knut_status knut_net_grpc_server_start(knut_net_grpc_server *s, knut_error *err);
+KNUT_EXTERN int knut_net_grpc_server_port(const knut_net_grpc_server *s);
+/* Graceful shutdown: no new calls; calls in progress see
+ * knut_net_grpc_call_stopping and get grace_ms to finish, then are
+ * cancelled; returns once the threads are joined. Idempotent. */
+KNUT_EXTERN void knut_net_grpc_server_shutdown(knut_net_grpc_server *s, int64_t grace_ms);
+/* Shuts down (5 s grace) if still running, then frees; NULL-safe. */
+KNUT_EXTERN void knut_net_grpc_server_free(knut_net_grpc_server *s);
+
+/* -- a call, as its handler sees it -- */
+
+KNUT_EXTERN const char *knut_net_grpc_call_method(const knut_net_grpc_call *c);
+/* The request metadata (":authority" and the like are not in it). */
+KNUT_EXTERN const knut_net_grpc_metadata *knut_net_grpc_call_metadata(
+    const knut_net_grpc_call *c);
+/* Milliseconds until the client's deadline (0 when past); INT64_MAX if none. */
+KNUT_EXTERN int64_t knut_net_grpc_call_remaining_ms(const knut_net_grpc_call *c);
+/* Non-zero once the call is cancelled (by the client, its deadline, or the
+ * end of a shutdown's grace): stop working on it. */
+KNUT_EXTERN int knut_net_grpc_call_cancelled(knut_net_grpc_call *c);
+/* Non-zero once the server shuts down: a long stream should finish. */
+KNUT_EXTERN int knut_net_grpc_call_stopping(const knut_net_grpc_call *c);
+/* The next request message into msg (cleared first; its cap and the
+ * server's max_receive bound it): KNUT_OK, KNUT_EOF when the client sent
+ * no more, KNUT_ETOOBIG over msg's cap, KNUT_ECANCELLED. */
+KNUT_EXTERN knut_status knut_net_grpc_call_read(knut_net_grpc_call *c, knut_buf *msg,
+                                                knut_error *err);
+/* Sends one response message (the initial metadata first, once);
+ * KNUT_ETOOBIG over max_send, KNUT_ECANCELLED when the call is gone. */
+KNUT_EXTERN knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data,
+                                                 size_t len, knut_error *err);
+/* Ends the call with code, message (may be NULL) and trailers (may be
+ * NULL); later writes are refused. */
+KNUT_EXTERN knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int code,
+                                                  const char *message,
+                                                  const knut_net_grpc_metadata *trailers,
+                                                  knut_error *err);
+
+/* -- channel (client) -- */
+
+typedef struct knut_net_grpc_channel knut_net_grpc_channel;
+typedef struct knut_net_grpc_client_call knut_net_grpc_client_call;
+
+#define KNUT_NET_GRPC_CHANNEL_OPTIONS_VERSION 1
+typedef struct knut_net_grpc_channel_options {
+    int version;                  /* KNUT_NET_GRPC_CHANNEL_OPTIONS_VERSION */
+    const knut_net_grpc_tls *tls; /* NULL: insecure */
+    size_t max_receive;           /* per response message; 0: 4 MiB */
+    size_t max_send;              /* per request message; 0: 4 MiB */
+} knut_net_grpc_channel_options;
+#define KNUT_NET_GRPC_CHANNEL_OPTIONS_INIT {KNUT_NET_GRPC_CHANNEL_OPTIONS_VERSION, NULL, 0, 0}
+
+/* The final status of a client call. */
+typedef struct knut_net_grpc_status {
+    int code;                       /* knut_net_grpc_code */
+    char message[512];              /* the status message, cut to fit */
+    knut_net_grpc_metadata trailers;
+} knut_net_grpc_status;
+#define KNUT_NET_GRPC_STATUS_INIT {0, {0}, KNUT_NET_GRPC_METADATA_INIT}
+KNUT_EXTERN void knut_net_grpc_status_reset(knut_net_grpc_status *st);
+
+/* A channel to target ("host:port"); connects lazily, thread-safe. */
+KNUT_EXTERN knut_status knut_net_grpc_channel_new(knut_net_grpc_channel **out,
+                                                  const char *target,
+                                                  const knut_net_grpc_channel_options *o,
+                                                  knut_error *err);
+KNUT_EXTERN void knut_net_grpc_channel_free(knut_net_grpc_channel *ch);
+
+/*
+ * Starts a call of method with metadata md (may be NULL) and a deadline
+ * timeout_ms from now (0: 30 s), sends the one request message and closes
+ * the sending side (unary and server-streaming calls). Then read the
+ * responses and finish; one thread at a time per call.
+ */
+KNUT_EXTERN knut_status knut_net_grpc_channel_call(knut_net_grpc_channel *ch, const char *method,
+                                                   const knut_net_grpc_metadata *md,
+                                                   int64_t timeout_ms, const void *req,
+                                                   size_t len, knut_net_grpc_client_call **out,
+                                                   knut_error *err);
+/* The next response message into msg (cleared first; its cap bounds it):
+ * KNUT_OK, KNUT_EOF when there is no more (then finish tells why),
+ * KNUT_ETOOBIG over msg's cap. */
+KNUT_EXTERN knut_status knut_net_grpc_client_call_read(knut_net_grpc_client_call *c,
+                                                       knut_buf *msg, knut_error *err);
+/* Waits for the status (messages not read are read and dropped) into st
+ * (may be NULL); returns knut_net_grpc_status_from_code of it, with err
+ * naming the method, the code and the message. */
+KNUT_EXTERN knut_status knut_net_grpc_client_call_finish(knut_net_grpc_client_call *c,
+                                                         knut_net_grpc_status *st,
+                                                         knut_error *err);
+/* Frees the call, cancelling it if not finished; NULL-safe. */
+KNUT_EXTERN void knut_net_grpc_client_call_free(knut_net_grpc_client_call *c);
+
+/* A unary call: the one response message into resp; status as finish. A
+ * reply without a message (a non-OK status) leaves resp empty. */
+KNUT_EXTERN knut_status knut_net_grpc_channel_unary(knut_net_grpc_channel *ch, const char *method,
+                                                    const knut_net_grpc_metadata *md,
+                                                    int64_t timeout_ms, const void *req,
+                                                    size_t len, knut_buf *resp,
+                                                    knut_net_grpc_status *st, knut_error *err);
 
 #ifdef __cplusplus
 }
