@@ -44,21 +44,33 @@ static knut_status read_pem(const char *what, const char *path, char **out, knut
     return KNUT_OK;
 }
 
-/* cert + key of tls, both or neither (need: both required). */
-static knut_status read_pair(const knut_net_grpc_tls *tls, int need, char **cert, char **key,
-                             knut_error *err)
+/* The PEM texts of tls: cert + key (both or neither; need: both
+ * required) and the CA. */
+typedef struct pems {
+    char *cert, *key, *ca;
+} pems;
+
+static void pems_free(pems *p)
 {
-    *cert = *key = NULL;
+    free(p->cert);
+    free(p->ca);
+    knut_net_secret_free(p->key);
+}
+
+static knut_status pems_read(const knut_net_grpc_tls *tls, int need, const char *ca_what,
+                             pems *p, knut_error *err)
+{
+    memset(p, 0, sizeof *p);
     if (!tls->cert_file != !tls->key_file || (need && !tls->cert_file))
         return knut_error_set(err, KNUT_EINVAL, "TLS: give both a certificate and a private key "
                                                 "file%s", need ? "" : " (or neither)");
-    knut_status st = read_pem("TLS certificate", tls->cert_file, cert, err);
+    knut_status st = read_pem("TLS certificate", tls->cert_file, &p->cert, err);
     if (st == KNUT_OK)
-        st = read_pem("TLS private key", tls->key_file, key, err);
-    if (st != KNUT_OK) {
-        free(*cert);
-        *cert = NULL;
-    }
+        st = read_pem("TLS private key", tls->key_file, &p->key, err);
+    if (st == KNUT_OK)
+        st = read_pem(ca_what, tls->ca_file, &p->ca, err);
+    if (st != KNUT_OK)
+        pems_free(p);
     return st;
 }
 
@@ -70,24 +82,19 @@ knut_status knut_net__grpc_server_creds(const knut_net_grpc_tls *tls,
         *out = grpc_insecure_server_credentials_create();
         return *out ? KNUT_OK : knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
-    char *cert = NULL, *key = NULL, *ca = NULL;
-    knut_status st = read_pair(tls, 1, &cert, &key, err);
-    if (st == KNUT_OK)
-        st = read_pem("TLS client CA", tls->ca_file, &ca, err);
-    if (st == KNUT_OK) {
-        grpc_ssl_pem_key_cert_pair pair = {key, cert};
-        *out = grpc_ssl_server_credentials_create_ex(
-            ca, &pair, 1,
-            ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-               : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
-            NULL);
-        if (!*out)
-            st = knut_error_set(err, KNUT_EINVAL, "TLS: gRPC refused the certificate or key");
-    }
-    free(cert);
-    free(ca);
-    knut_net_secret_free(key);
-    return st;
+    pems p;
+    knut_status st = pems_read(tls, 1, "TLS client CA", &p, err);
+    if (st != KNUT_OK)
+        return st;
+    grpc_ssl_pem_key_cert_pair pair = {p.key, p.cert};
+    *out = grpc_ssl_server_credentials_create_ex(
+        p.ca, &pair, 1,
+        p.ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+             : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+        NULL);
+    pems_free(&p);
+    return *out ? KNUT_OK : knut_error_set(err, KNUT_EINVAL, "TLS: gRPC refused the certificate "
+                                                             "or key");
 }
 
 knut_status knut_net__grpc_channel_creds(const knut_net_grpc_tls *tls,
@@ -98,18 +105,13 @@ knut_status knut_net__grpc_channel_creds(const knut_net_grpc_tls *tls,
         *out = grpc_insecure_credentials_create();
         return *out ? KNUT_OK : knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
-    char *cert = NULL, *key = NULL, *ca = NULL;
-    knut_status st = read_pair(tls, 0, &cert, &key, err);
-    if (st == KNUT_OK)
-        st = read_pem("TLS CA", tls->ca_file, &ca, err);
-    if (st == KNUT_OK) {
-        grpc_ssl_pem_key_cert_pair pair = {key, cert};
-        *out = grpc_ssl_credentials_create(ca, cert ? &pair : NULL, NULL, NULL);
-        if (!*out)
-            st = knut_error_set(err, KNUT_EINVAL, "TLS: gRPC refused the certificate or key");
-    }
-    free(cert);
-    free(ca);
-    knut_net_secret_free(key);
-    return st;
+    pems p;
+    knut_status st = pems_read(tls, 0, "TLS CA", &p, err);
+    if (st != KNUT_OK)
+        return st;
+    grpc_ssl_pem_key_cert_pair pair = {p.key, p.cert};
+    *out = grpc_ssl_credentials_create(p.ca, p.cert ? &pair : NULL, NULL, NULL);
+    pems_free(&p);
+    return *out ? KNUT_OK : knut_error_set(err, KNUT_EINVAL, "TLS: gRPC refused the certificate "
+                                                             "or key");
 }
