@@ -6,6 +6,8 @@
 #ifndef KNUT_CLI_H
 #define KNUT_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "knut/core.h"
@@ -15,6 +17,110 @@
 #define KNUT_EXIT_USAGE 2
 
 typedef int (*knut_cli_fn)(int argc, char **argv);
+
+/* ---- options and arguments (args.c) -------------------------------------
+ *
+ * Each command describes its options in one table, which both parses argv
+ * and writes the Options part of its help, so the two cannot drift apart.
+ * Destinations are offsets into the command's own argument struct (made
+ * with the KNUT_CLI_OPT_* macros, which check the member's type), so the
+ * tables are static and `knut help NAME` needs no instance. Accepted:
+ * --name VALUE, --name=VALUE, -n VALUE (a short alias), flags, "--" ending
+ * the options, "-" as an argument (stdin), -h/--help anywhere before "--".
+ * Abbreviations are not accepted (a new option would break scripts); an
+ * unknown option gets a "did you mean" instead.
+ */
+
+typedef enum knut_cli_kind {
+    KNUT_CLI_FLAG,   /* int: set to 1; takes no value */
+    KNUT_CLI_STR,    /* const char *: the value; the last one given wins */
+    KNUT_CLI_STRS,   /* knut_cli_strs: every value, in the order given */
+    KNUT_CLI_INT,    /* int64_t: a whole number from min to max */
+    KNUT_CLI_SECS,   /* double: seconds, more than 0 and at most max */
+    KNUT_CLI_CHOICE, /* int: the index of the value in choices */
+    KNUT_CLI_REFUSE  /* never accepted, help says why; not listed */
+} knut_cli_kind;
+
+/* Most values a repeatable option collects (argv strings, not copies). */
+#define KNUT_CLI_STRS_MAX 256
+
+typedef struct knut_cli_strs {
+    char *v[KNUT_CLI_STRS_MAX]; /* writable: they are argv's strings */
+    size_t n;
+} knut_cli_strs;
+
+typedef struct knut_cli_opt {
+    const char *name;   /* long name without "--"; NULL ends a table */
+    char alias;         /* short name ('f' for -f), or 0 */
+    knut_cli_kind kind;
+    size_t at;          /* offset of the destination in the argument struct */
+    const char *metavar;  /* the value in the help ("FILE"); NULL for flags */
+    const char *help;   /* wrapped to the terminal width; '\n' starts a line */
+    int64_t min, max;   /* INT: the range; SECS: max seconds; STRS: most values */
+    const char *const *choices; /* CHOICE: NULL-terminated */
+} knut_cli_opt;
+
+/* A positional argument, stored as const char * (NULL when absent). */
+typedef struct knut_cli_arg {
+    const char *name; /* "SQL", "PATH"; NULL ends the list */
+    size_t at;
+    int optional;     /* required ones come first */
+} knut_cli_arg;
+
+/* offsetof(T, m), after checking at compile time that m has type `type`. */
+#define KNUT_CLI_AT(T, m, type) (offsetof(T, m) + 0 * sizeof((type *)0 == &((T *)0)->m))
+
+#define KNUT_CLI_OPT_FLAG(name, alias, T, m, help) \
+    {name, alias, KNUT_CLI_FLAG, KNUT_CLI_AT(T, m, int), NULL, help, 0, 0, NULL}
+#define KNUT_CLI_OPT_STR(name, alias, T, m, metavar, help) \
+    {name, alias, KNUT_CLI_STR, KNUT_CLI_AT(T, m, const char *), metavar, help, 0, 0, NULL}
+/* most: how many values at most (<= KNUT_CLI_STRS_MAX). */
+#define KNUT_CLI_OPT_STRS(name, alias, T, m, metavar, most, help) \
+    {name, alias, KNUT_CLI_STRS, KNUT_CLI_AT(T, m, knut_cli_strs), metavar, help, 0, most, NULL}
+#define KNUT_CLI_OPT_INT(name, alias, T, m, metavar, lo, hi, help) \
+    {name, alias, KNUT_CLI_INT, KNUT_CLI_AT(T, m, int64_t), metavar, help, lo, hi, NULL}
+#define KNUT_CLI_OPT_SECS(name, T, m, hi, help) \
+    {name, 0, KNUT_CLI_SECS, KNUT_CLI_AT(T, m, double), "SEC", help, 0, hi, NULL}
+#define KNUT_CLI_OPT_CHOICE(name, alias, T, m, metavar, choices, help) \
+    {name, alias, KNUT_CLI_CHOICE, KNUT_CLI_AT(T, m, int), metavar, help, 0, 0, choices}
+#define KNUT_CLI_OPT_REFUSE(name, why) {name, 0, KNUT_CLI_REFUSE, 0, NULL, why, 0, 0, NULL}
+#define KNUT_CLI_OPT_END {NULL, 0, KNUT_CLI_FLAG, 0, NULL, NULL, 0, 0, NULL}
+#define KNUT_CLI_ARG(name, T, m) {name, KNUT_CLI_AT(T, m, const char *), 0}
+#define KNUT_CLI_ARG_OPT(name, T, m) {name, KNUT_CLI_AT(T, m, const char *), 1}
+#define KNUT_CLI_ARG_END {NULL, 0, 0}
+
+/* A command's arguments and help. The help is synopsis, about, "Options:"
+ * (from opts, then -h/--help), epilog; each text ends in a newline. */
+typedef struct knut_cli_spec {
+    const char *name;      /* "query", "gar cat": errors read "knut NAME: ..." */
+    const char *synopsis;  /* the "usage: ..." lines, also shown after an error */
+    const char *about;     /* what the command does (may be NULL) */
+    const knut_cli_opt *opts;  /* ends with KNUT_CLI_OPT_END; NULL: none */
+    const knut_cli_arg *args;  /* ends with KNUT_CLI_ARG_END; NULL: none */
+    const char *epilog;    /* examples, exit status (may be NULL) */
+    const char *more_hint; /* added to the error for one argument too many */
+    int col;               /* column of the option help texts; 0: 21 */
+} knut_cli_spec;
+
+/* knut_cli_args_parse: go on and run the command (else it is the exit code). */
+#define KNUT_CLI_RUN (-1)
+
+/*
+ * Parses argv[1..] (argv[0] is the command's name) into args, whose
+ * defaults the caller set. Returns KNUT_CLI_RUN, or the exit code after
+ * printing: KNUT_EXIT_OK after the help (to out), KNUT_EXIT_USAGE after a
+ * usage error naming the option (to err).
+ */
+int knut_cli_args_parse_to(const knut_cli_spec *spec, int argc, char **argv, void *args,
+                           FILE *out, FILE *err);
+/* The same, to stdout and stderr. */
+int knut_cli_args_parse(const knut_cli_spec *spec, int argc, char **argv, void *args);
+/* Writes the command's full help to f. */
+void knut_cli_args_usage(FILE *f, const knut_cli_spec *spec);
+/* A usage error found after parsing (options that need each other, ...):
+ * "knut NAME: message", the synopsis, a pointer to --help; returns
+ * KNUT_EXIT_USAGE. */
+int knut_cli_args_error(const knut_cli_spec *spec, const char *fmt, ...) KNUT_PRINTF(2, 3);
 
 typedef struct knut_cli_cmd {
     const char *name;
