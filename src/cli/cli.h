@@ -125,9 +125,9 @@ int knut_cli_args_error(const knut_cli_spec *spec, const char *fmt, ...) KNUT_PR
 typedef struct knut_cli_cmd {
     const char *name;
     knut_cli_fn run;
-    const char *summary; /* one line for `knut help` */
-    const char *usage;   /* full text for `knut help NAME` and NAME --help */
-    int own_help;        /* has sub-commands with their own --help */
+    const char *summary;        /* one line for `knut help` */
+    const knut_cli_spec *spec;  /* its help; NULL for a group, whose
+                                 * `NAME --help` lists its sub-commands */
 } knut_cli_cmd;
 
 /* A sub-command of a command group (`knut gar info`, `knut graph query`). */
@@ -135,12 +135,12 @@ typedef struct knut_cli_sub {
     const char *name;
     knut_cli_fn run;
     const char *summary;
-    const char *usage;
 } knut_cli_sub;
 
 /*
  * Runs argv[1] from subs (terminated by a NULL name) with argv shifted by
- * one, after handling `help`, -h/--help and unknown names. group is the
+ * one, after handling `help [NAME]`, -h/--help and unknown names (each
+ * sub-command parses its own --help). group is the
  * command's name ("gar"), about one line describing it.
  */
 int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
@@ -162,37 +162,25 @@ knut_status knut_cli_query_text(const char *arg, knut_buf *input, size_t max, co
 
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
-/* Prints a command's usage text to f. */
-void knut_cli_usage(FILE *f, const knut_cli_cmd *cmd);
-/* True if argv has -h or --help before a "--". */
-int knut_cli_wants_help(int argc, char **argv);
 /* Sets up logging from KNUT_LOG / KNUT_LOG_FORMAT (json|human) for the CLI. */
 void knut_cli_log_setup(void);
 
 /* Subcommands. */
 int knut_cmd_sync(int argc, char **argv);
-extern const char knut_cmd_sync_usage[];
+extern const knut_cli_spec knut_cmd_sync_spec;
 int knut_cmd_query(int argc, char **argv);
-extern const char knut_cmd_query_usage[];
+extern const knut_cli_spec knut_cmd_query_spec;
 int knut_cmd_gar(int argc, char **argv);
-extern const char knut_cmd_gar_usage[];
 /* knut gar sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_gar_info(int argc, char **argv);
-extern const char knut_cmd_gar_info_usage[];
 int knut_cmd_gar_cat(int argc, char **argv);
-extern const char knut_cmd_gar_cat_usage[];
 int knut_cmd_gar_validate(int argc, char **argv);
-extern const char knut_cmd_gar_validate_usage[];
 int knut_cmd_gar_import(int argc, char **argv);
-extern const char knut_cmd_gar_import_usage[];
 int knut_cmd_graph(int argc, char **argv);
-extern const char knut_cmd_graph_usage[];
 /* knut graph sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_graph_query(int argc, char **argv);
-extern const char knut_cmd_graph_query_usage[];
 int knut_cmd_graph_export(int argc, char **argv);
-extern const char knut_cmd_graph_export_usage[];
 int knut_cmd_load(int argc, char **argv);
-extern const char knut_cmd_load_usage[];
+extern const knut_cli_spec knut_cmd_load_spec;
 
 #endif

@@ -9,7 +9,6 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,119 +17,83 @@
 #include "knut/knut.h"
 #include "render.h"
 
-const char knut_cmd_gar_cat_usage[] =
-    "usage: knut gar cat [OPTIONS] PATH TYPE\n"
-    "\n"
-    "Prints every vertex or edge of one type of a GraphAr (gar/v1) graph.\n"
-    "PATH is a *.graph.yml, or a directory holding exactly one. TYPE is:\n"
-    "  a vertex type    person             columns: _graphArVertexIndex, the\n"
-    "                                      properties of every group, then one\n"
-    "                                      boolean column per label\n"
-    "  an edge type     person_knows_person  or  person,knows,person\n"
-    "                                      columns: _graphArSrcIndex,\n"
-    "                                      _graphArDstIndex, the edge properties\n"
-    "Parquet, CSV and JSON Lines chunks are read (ORC is not supported). Values\n"
-    "have the GraphAr types: timestamps in ms, strings, lists, booleans.\n"
-    "\n"
-    "Options:\n"
-    "  -f, --format FMT   table   aligned text table (the default)\n"
-    "                     csv     RFC 4180, header row, NULL as an empty field\n"
-    "                     json    one JSON object per line; NULL as null,\n"
-    "                             dates and timestamps as ISO 8601 strings\n"
-    "                     arrow   Arrow IPC stream (binary; not to a terminal)\n"
-    "  -n, --limit N      print at most N rows (default: all; a table shows\n"
-    "                     1000 unless --limit is given)\n"
-    "  --adj-list TYPE    the adjacency list edges are read from:\n"
-    "                     ordered_by_source, ordered_by_dest,\n"
-    "                     unordered_by_source, unordered_by_dest (default: the\n"
-    "                     first one listed that has data)\n"
-    "  --data-dir DIR     read the chunks under DIR instead of the graph prefix\n"
-    "  --max-width N      table only: cut cells longer than N characters\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "Examples:\n"
-    "  knut gar cat ../shared/data/graphar-testing/modern_graph person\n"
-    "  knut gar cat -f json -n 5 ../shared/data/graphar-testing/neo4j Person\n"
-    "  knut gar cat --adj-list ordered_by_dest -f csv \\\n"
-    "      ../shared/data/graphar-testing/ldbc_sample/csv person_knows_person > knows.csv\n"
-    "  knut gar cat -f arrow ../shared/data/graphar-testing/modern_graph \\\n"
-    "      person,created,software > created.arrows\n"
-    "\n"
-    "Exit status: 0 ok, 1 the graph, the type or a chunk could not be read\n"
-    "(the message names the file), 2 usage error.\n";
-
 typedef struct cat_args {
     const char *path;
     const char *type;
     const char *data_dir;
     const char *adj_list;
+    int format;
     int64_t limit;
+    int64_t max_width;
     knut_cli_render_opts render;
 } cat_args;
 
-static int usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "knut gar cat: %s%s%s\nusage: knut gar cat [OPTIONS] PATH TYPE\n", msg,
-            arg ? " " : "", arg ? arg : "");
-    return KNUT_EXIT_USAGE;
-}
+static const knut_cli_opt cat_opts[] = {
+    KNUT_CLI_OPT_CHOICE("format", 'f', cat_args, format, "FMT", knut_cli_format_names,
+                        "table   aligned text table (the default)\n"
+                        "csv     RFC 4180, header row, NULL as an empty field\n"
+                        "json    one JSON object per line; NULL as null,\n"
+                        "        dates and timestamps as ISO 8601 strings\n"
+                        "arrow   Arrow IPC stream (binary; not to a terminal)"),
+    KNUT_CLI_OPT_INT("limit", 'n', cat_args, limit, "N", 1, INT64_MAX,
+                     "print at most N rows (default: all; a table shows 1000 unless --limit "
+                     "is given)"),
+    KNUT_CLI_OPT_STR("adj-list", 0, cat_args, adj_list, "TYPE",
+                     "the adjacency list edges are read from:\n"
+                     "ordered_by_source, ordered_by_dest,\n"
+                     "unordered_by_source, unordered_by_dest (default: the first one listed "
+                     "that has data)"),
+    KNUT_CLI_OPT_STR("data-dir", 0, cat_args, data_dir, "DIR",
+                     "read the chunks under DIR instead of the graph prefix"),
+    KNUT_CLI_OPT_INT("max-width", 0, cat_args, max_width, "N", 1, 100000,
+                     "table only: cut cells longer than N characters"),
+    KNUT_CLI_OPT_END,
+};
 
-static int parse_count(const char *s, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < 0 || errno)
-        return -1;
-    *out = v;
-    return 0;
-}
+static const knut_cli_arg cat_pos[] = {
+    KNUT_CLI_ARG("PATH", cat_args, path),
+    KNUT_CLI_ARG("TYPE", cat_args, type),
+    KNUT_CLI_ARG_END,
+};
+
+static const knut_cli_spec cat_spec = {
+    .name = "gar cat",
+    .synopsis = "usage: knut gar cat [OPTIONS] PATH TYPE\n",
+    .about =
+        "Prints every vertex or edge of one type of a GraphAr (gar/v1) graph.\n"
+        "PATH is a *.graph.yml, or a directory holding exactly one. TYPE is:\n"
+        "  a vertex type    person             columns: _graphArVertexIndex, the\n"
+        "                                      properties of every group, then one\n"
+        "                                      boolean column per label\n"
+        "  an edge type     person_knows_person  or  person,knows,person\n"
+        "                                      columns: _graphArSrcIndex,\n"
+        "                                      _graphArDstIndex, the edge properties\n"
+        "Parquet, CSV and JSON Lines chunks are read (ORC is not supported). Values\n"
+        "have the GraphAr types: timestamps in ms, strings, lists, booleans.\n",
+    .opts = cat_opts,
+    .args = cat_pos,
+    .epilog =
+        "Examples:\n"
+        "  knut gar cat ../shared/data/graphar-testing/modern_graph person\n"
+        "  knut gar cat -f json -n 5 ../shared/data/graphar-testing/neo4j Person\n"
+        "  knut gar cat --adj-list ordered_by_dest -f csv \\\n"
+        "      ../shared/data/graphar-testing/ldbc_sample/csv person_knows_person > knows.csv\n"
+        "  knut gar cat -f arrow ../shared/data/graphar-testing/modern_graph \\\n"
+        "      person,created,software > created.arrows\n"
+        "\n"
+        "Exit status: 0 ok, 1 the graph, the type or a chunk could not be read\n"
+        "(the message names the file), 2 usage error.\n",
+};
 
 static int parse_args(int argc, char **argv, cat_args *a)
 {
-    int opts_done = 0;
-    int64_t n;
-    a->render.format = KNUT_CLI_FORMAT_TABLE;
-    a->render.max_rows = KNUT_CLI_TABLE_DEFAULT_MAX_ROWS;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        if (!opts_done && strcmp(arg, "--") == 0) {
-            opts_done = 1;
-        } else if (opts_done || arg[0] != '-') {
-            if (!a->path)
-                a->path = arg;
-            else if (!a->type)
-                a->type = arg;
-            else
-                return usage_error("unexpected argument", arg);
-        } else if (knut_cli_gar_is_opt(arg, "--format", "-f")) {
-            if (!(v = knut_cli_gar_opt_value(argc, argv, &i, "--format", "-f")) ||
-                knut_cli_format_parse(v, &a->render.format) != 0)
-                return usage_error("--format is table, csv, json or arrow", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--limit", "-n")) {
-            if (!(v = knut_cli_gar_opt_value(argc, argv, &i, "--limit", "-n")) ||
-                parse_count(v, &n) != 0 || n == 0)
-                return usage_error("--limit needs a row count > 0", NULL);
-            a->limit = n;
-            a->render.max_rows = n;
-        } else if (knut_cli_gar_is_opt(arg, "--adj-list", NULL)) {
-            if (!(a->adj_list = knut_cli_gar_opt_value(argc, argv, &i, "--adj-list", NULL)))
-                return usage_error("--adj-list needs a type", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--data-dir", NULL)) {
-            if (!(a->data_dir = knut_cli_gar_opt_value(argc, argv, &i, "--data-dir", NULL)))
-                return usage_error("--data-dir needs a directory", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--max-width", NULL)) {
-            if (!(v = knut_cli_gar_opt_value(argc, argv, &i, "--max-width", NULL)) ||
-                parse_count(v, &n) != 0 || n < 1 || n > 100000)
-                return usage_error("--max-width needs a width of 1 or more", NULL);
-            a->render.max_width = (int)n;
-        } else {
-            return usage_error("unknown option", arg);
-        }
-    }
-    if (!a->path || !a->type)
-        return usage_error(!a->path ? "no PATH given" : "no TYPE given", NULL);
-    return KNUT_EXIT_OK;
+    int rc = knut_cli_args_parse(&cat_spec, argc, argv, a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    a->render.format = (knut_cli_format)a->format;
+    a->render.max_rows = a->limit ? a->limit : KNUT_CLI_TABLE_DEFAULT_MAX_ROWS;
+    a->render.max_width = (int)a->max_width;
+    return KNUT_CLI_RUN;
 }
 
 /* The edge TYPE names: "s,e,d" exactly, or the "s_e_d" key. */
@@ -211,11 +174,11 @@ int knut_cmd_gar_cat(int argc, char **argv)
     knut_graphar_reader *r = NULL;
     struct ArrowArrayStream rows = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc != KNUT_EXIT_OK)
+    if (rc != KNUT_CLI_RUN)
         return rc;
     if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO))
-        return usage_error("refusing to write Arrow IPC bytes to a terminal: redirect stdout",
-                           NULL);
+        return knut_cli_args_error(&cat_spec, "%s", "refusing to write Arrow IPC bytes to a "
+                                                    "terminal: redirect stdout");
     rc = KNUT_EXIT_FAIL;
     if (knut_cli_gar_load(a.path, &gi, &err) != KNUT_OK)
         goto cleanup;

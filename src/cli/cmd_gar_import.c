@@ -13,90 +13,56 @@
 #include "gar_graph.h"
 #include "knut/graphar.h"
 
-const char knut_cmd_gar_import_usage[] =
-    "usage: knut gar import --config FILE [OPTIONS]\n"
-    "\n"
-    "Writes an Apache GraphAr (gar/v1) graph from tables: Parquet or CSV files\n"
-    "(paths or globs) or SQL queries, mapped onto vertex and edge types by a\n"
-    "YAML (or JSON) config; see docs/graphar.md, \"Importing tables\". Vertex\n"
-    "indices follow input order (or key order), edges are mapped to them by\n"
-    "key, sorted per adjacency list, and cut into chunks with counts and\n"
-    "offsets; then the graph, vertex and edge YAML files are saved. DuckDB\n"
-    "does the work and spills to disk past its memory limit, so tables larger\n"
-    "than memory import fine.\n"
-    "\n"
-    "Options:\n"
-    "  -c, --config FILE     the import config (required)\n"
-    "  -o, --output DIR      write the graph under DIR (overrides the config's\n"
-    "                        `output`, which is relative to the config file)\n"
-    "  --overwrite           empty the vertex and edge directories of an earlier\n"
-    "                        graph in DIR first (they are refused otherwise)\n"
-    "  --memory-limit SIZE   DuckDB memory limit, e.g. 2GB (overrides settings)\n"
-    "  --temp-dir DIR        where DuckDB spills (default: a fresh directory under\n"
-    "                        $TMPDIR, removed afterwards)\n"
-    "  --threads N           DuckDB threads (default: all cores)\n"
-    "  -q, --quiet           no progress lines on stderr\n"
-    "  -h, --help            show this help\n"
-    "\n"
-    "Examples:\n"
-    "  knut gar import -c import.yml\n"
-    "  knut gar import -c import.yml -o /data/graphs/ldbc --overwrite --memory-limit 4GB\n"
-    "  knut gar import -c import.yml -q && knut gar validate out/ldbc.graph.yml\n"
-    "\n"
-    "Exit status: 0 ok, 1 the config or the data was refused (the message names\n"
-    "the file, line and column, or the table, row and column), 2 usage error.\n";
-
 typedef struct import_args {
     const char *config;
     int quiet;
+    int64_t threads;
     knut_graphar_import_options o;
 } import_args;
 
-static int usage(const char *msg, const char *arg)
-{
-    fprintf(stderr, "knut gar import: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
-    fputs("usage: knut gar import --config FILE [OPTIONS] (see --help)\n", stderr);
-    return KNUT_EXIT_USAGE;
-}
+static const knut_cli_opt import_opts[] = {
+    KNUT_CLI_OPT_STR("config", 'c', import_args, config, "FILE", "the import config (required)"),
+    KNUT_CLI_OPT_STR("output", 'o', import_args, o.output, "DIR",
+                     "write the graph under DIR (overrides the config's `output`, which is "
+                     "relative to the config file)"),
+    KNUT_CLI_OPT_FLAG("overwrite", 0, import_args, o.overwrite,
+                      "empty the vertex and edge directories of an earlier graph in DIR first "
+                      "(they are refused otherwise)"),
+    KNUT_CLI_OPT_STR("memory-limit", 0, import_args, o.memory_limit, "SIZE",
+                     "DuckDB memory limit, e.g. 2GB (overrides settings)"),
+    KNUT_CLI_OPT_STR("temp-dir", 0, import_args, o.temp_directory, "DIR",
+                     "where DuckDB spills (default: a fresh directory under $TMPDIR, removed "
+                     "afterwards)"),
+    KNUT_CLI_OPT_INT("threads", 0, import_args, threads, "N", 1, 1024,
+                     "DuckDB threads (default: all cores)"),
+    KNUT_CLI_OPT_FLAG("quiet", 'q', import_args, quiet, "no progress lines on stderr"),
+    KNUT_CLI_OPT_END,
+};
 
-static int parse_args(int argc, char **argv, import_args *a)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        if (knut_cli_gar_is_opt(arg, "--config", "-c")) {
-            if (!(a->config = knut_cli_gar_opt_value(argc, argv, &i, "--config", "-c")))
-                return usage("--config needs a file", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--output", "-o")) {
-            if (!(a->o.output = knut_cli_gar_opt_value(argc, argv, &i, "--output", "-o")))
-                return usage("--output needs a directory", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--memory-limit", NULL)) {
-            if (!(a->o.memory_limit =
-                      knut_cli_gar_opt_value(argc, argv, &i, "--memory-limit", NULL)))
-                return usage("--memory-limit needs a size such as 2GB", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--temp-dir", NULL)) {
-            if (!(a->o.temp_directory = knut_cli_gar_opt_value(argc, argv, &i, "--temp-dir", NULL)))
-                return usage("--temp-dir needs a directory", NULL);
-        } else if (knut_cli_gar_is_opt(arg, "--threads", NULL)) {
-            char *end = NULL;
-            v = knut_cli_gar_opt_value(argc, argv, &i, "--threads", NULL);
-            long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || !*v || *end || n < 1 || n > 1024)
-                return usage("--threads needs a number from 1 to 1024", NULL);
-            a->o.threads = (int)n;
-        } else if (strcmp(arg, "--overwrite") == 0) {
-            a->o.overwrite = 1;
-        } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
-            a->quiet = 1;
-        } else if (arg[0] == '-') {
-            return usage("unknown option", arg);
-        } else {
-            return usage("unexpected argument (the config goes after --config):", arg);
-        }
-    }
-    if (!a->config)
-        return usage("--config FILE is required", NULL);
-    return KNUT_EXIT_OK;
-}
+static const knut_cli_spec import_spec = {
+    .name = "gar import",
+    .synopsis = "usage: knut gar import --config FILE [OPTIONS]\n",
+    .about =
+        "Writes an Apache GraphAr (gar/v1) graph from tables: Parquet or CSV files\n"
+        "(paths or globs) or SQL queries, mapped onto vertex and edge types by a\n"
+        "YAML (or JSON) config; see docs/graphar.md, \"Importing tables\". Vertex\n"
+        "indices follow input order (or key order), edges are mapped to them by\n"
+        "key, sorted per adjacency list, and cut into chunks with counts and\n"
+        "offsets; then the graph, vertex and edge YAML files are saved. DuckDB\n"
+        "does the work and spills to disk past its memory limit, so tables larger\n"
+        "than memory import fine.\n",
+    .opts = import_opts,
+    .epilog =
+        "Examples:\n"
+        "  knut gar import -c import.yml\n"
+        "  knut gar import -c import.yml -o /data/graphs/ldbc --overwrite --memory-limit 4GB\n"
+        "  knut gar import -c import.yml -q && knut gar validate out/ldbc.graph.yml\n"
+        "\n"
+        "Exit status: 0 ok, 1 the config or the data was refused (the message names\n"
+        "the file, line and column, or the table, row and column), 2 usage error.\n",
+    .more_hint = "the config goes after --config",
+    .col = 24,
+};
 
 static void progress(void *ctx, const char *what, const knut_graphar_write_stats *st)
 {
@@ -114,9 +80,13 @@ int knut_cmd_gar_import(int argc, char **argv)
     memset(&a, 0, sizeof a);
     knut_graphar_import_options defaults = KNUT_GRAPHAR_IMPORT_OPTIONS_INIT;
     a.o = defaults;
-    int rc = parse_args(argc, argv, &a);
-    if (rc != KNUT_EXIT_OK)
+    int rc = knut_cli_args_parse(&import_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
         return rc;
+    if (!a.config)
+        return knut_cli_args_error(&import_spec, "%s", "--config FILE is required");
+    a.o.threads = (int)a.threads;
+    rc = KNUT_EXIT_OK;
     if (!a.quiet)
         a.o.progress = progress;
     knut_error err = KNUT_ERROR_INIT;

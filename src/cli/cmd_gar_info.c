@@ -15,75 +15,48 @@
 #include "gar_graph.h"
 #include "knut/graphar.h"
 
-const char knut_cmd_gar_info_usage[] =
-    "usage: knut gar info [OPTIONS] PATH\n"
-    "\n"
-    "Describes a GraphAr (gar/v1) graph: its name, version and prefix; each\n"
-    "vertex type (chunk size, vertex count, labels, property groups with their\n"
-    "file types and properties); each edge type (source, edge and destination\n"
-    "types, directed or not, chunk sizes, adjacency lists with their file\n"
-    "types and edge counts, property groups). Counts come from the\n"
-    "vertex_count and edge_count<i> files; a count that cannot be read is\n"
-    "shown as unknown, with the reason. PATH is a *.graph.yml, or a directory\n"
-    "holding exactly one.\n"
-    "\n"
-    "Options:\n"
-    "  -f, --format FMT   text   for people (the default)\n"
-    "                     json   one JSON document (counts are null when\n"
-    "                            unknown, with a *_error field saying why)\n"
-    "  --data-dir DIR     read the count files under DIR instead of the\n"
-    "                     graph's prefix\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "Examples:\n"
-    "  knut gar info ../shared/data/graphar-testing/modern_graph\n"
-    "  knut gar info ../shared/data/graphar-testing/ldbc_sample/parquet/ldbc_sample.graph.yml\n"
-    "  knut gar info -f json ../shared/data/graphar-testing/neo4j | jq '.vertices[].count'\n"
-    "\n"
-    "Exit status: 0 ok, 1 the graph could not be loaded, 2 usage error.\n";
-
 typedef struct info_args {
     const char *path;
     const char *data_dir;
-    int json;
+    int format; /* index in text_json */
 } info_args;
 
-static int parse_args(int argc, char **argv, info_args *a)
-{
-    int opts_done = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        if (!opts_done && strcmp(arg, "--") == 0) {
-            opts_done = 1;
-        } else if (opts_done || arg[0] != '-') {
-            if (a->path) {
-                fprintf(stderr, "knut gar info: one PATH only ('%s' and '%s')\n", a->path, arg);
-                return KNUT_EXIT_USAGE;
-            }
-            a->path = arg;
-        } else if (knut_cli_gar_is_opt(arg, "--format", "-f")) {
-            if (!(v = knut_cli_gar_opt_value(argc, argv, &i, "--format", "-f")) ||
-                (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)) {
-                fprintf(stderr, "knut gar info: --format is text or json\n");
-                return KNUT_EXIT_USAGE;
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (knut_cli_gar_is_opt(arg, "--data-dir", NULL)) {
-            if (!(a->data_dir = knut_cli_gar_opt_value(argc, argv, &i, "--data-dir", NULL))) {
-                fprintf(stderr, "knut gar info: --data-dir needs a directory\n");
-                return KNUT_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "knut gar info: unknown option '%s' (see --help)\n", arg);
-            return KNUT_EXIT_USAGE;
-        }
-    }
-    if (!a->path) {
-        fputs("knut gar info: no PATH given\nusage: knut gar info [OPTIONS] PATH\n", stderr);
-        return KNUT_EXIT_USAGE;
-    }
-    return KNUT_EXIT_OK;
-}
+static const char *const text_json[] = {"text", "json", NULL};
+
+static const knut_cli_opt info_opts[] = {
+    KNUT_CLI_OPT_CHOICE("format", 'f', info_args, format, "FMT", text_json,
+                        "text   for people (the default)\n"
+                        "json   one JSON document (counts are null when\n"
+                        "       unknown, with a *_error field saying why)"),
+    KNUT_CLI_OPT_STR("data-dir", 0, info_args, data_dir, "DIR",
+                     "read the count files under DIR instead of the graph's prefix"),
+    KNUT_CLI_OPT_END,
+};
+
+static const knut_cli_arg info_pos[] = {KNUT_CLI_ARG("PATH", info_args, path), KNUT_CLI_ARG_END};
+
+static const knut_cli_spec info_spec = {
+    .name = "gar info",
+    .synopsis = "usage: knut gar info [OPTIONS] PATH\n",
+    .about =
+        "Describes a GraphAr (gar/v1) graph: its name, version and prefix; each\n"
+        "vertex type (chunk size, vertex count, labels, property groups with their\n"
+        "file types and properties); each edge type (source, edge and destination\n"
+        "types, directed or not, chunk sizes, adjacency lists with their file\n"
+        "types and edge counts, property groups). Counts come from the\n"
+        "vertex_count and edge_count<i> files; a count that cannot be read is\n"
+        "shown as unknown, with the reason. PATH is a *.graph.yml, or a directory\n"
+        "holding exactly one.\n",
+    .opts = info_opts,
+    .args = info_pos,
+    .epilog =
+        "Examples:\n"
+        "  knut gar info ../shared/data/graphar-testing/modern_graph\n"
+        "  knut gar info ../shared/data/graphar-testing/ldbc_sample/parquet/ldbc_sample.graph.yml\n"
+        "  knut gar info -f json ../shared/data/graphar-testing/neo4j | jq '.vertices[].count'\n"
+        "\n"
+        "Exit status: 0 ok, 1 the graph could not be loaded, 2 usage error.\n",
+};
 
 /* A count, or -1 with the reason in why. */
 typedef struct count {
@@ -348,8 +321,8 @@ int knut_cmd_gar_info(int argc, char **argv)
     knut_error err = KNUT_ERROR_INIT;
     knut_graphar_graph_info *gi = NULL;
     knut_graphar_reader *r = NULL;
-    int rc = parse_args(argc, argv, &a);
-    if (rc != KNUT_EXIT_OK)
+    int rc = knut_cli_args_parse(&info_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
         return rc;
     rc = KNUT_EXIT_FAIL;
     if (knut_cli_gar_load(a.path, &gi, &err) != KNUT_OK)
@@ -357,7 +330,7 @@ int knut_cmd_gar_info(int argc, char **argv)
     const char *data_dir = a.data_dir ? a.data_dir : knut_graphar_graph_data_dir(gi);
     if (knut_graphar_reader_new(&r, NULL, data_dir, NULL, &err) != KNUT_OK)
         goto cleanup;
-    if (a.json) {
+    if (a.format == 1) { /* json */
         json_t *doc = build_json(gi, r, data_dir);
         int bad = !doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0;
         json_decref(doc);

@@ -13,119 +13,77 @@
 
 #include "knut/graphar.h"
 
-const char knut_cmd_gar_validate_usage[] =
-    "usage: knut gar validate [OPTIONS] PATH\n"
-    "       knut gar validate --list-rules\n"
-    "\n"
-    "Checks a GraphAr (gar/v1) graph: the info YAML files against the rules\n"
-    "the reference library enforces, then the data against them: count\n"
-    "files, the chunks each count implies, rows per chunk, column names and\n"
-    "types, vertex indices, adjacency ranges and order, offsets. Parquet and\n"
-    "CSV chunks are read (through DuckDB, in bounded memory); ORC and JSON\n"
-    "chunks are only checked for existence. PATH is a *.graph.yml (or a\n"
-    "directory holding exactly one).\n"
-    "\n"
-    "Options:\n"
-    "  --info-only        check the YAML files only\n"
-    "  --require-data     a vertex or edge type without any data is an error\n"
-    "                     (default: a warning, as for metadata-only graphs)\n"
-    "  --format FMT       text   one line per issue (the default):\n"
-    "                            SEVERITY file[:line:col]: field: message [rule]\n"
-    "                     json   one JSON document with every issue\n"
-    "  --max-issues N     stop after N issues (default 1000)\n"
-    "  --data-dir DIR     read the data from DIR instead of the graph prefix\n"
-    "  --list-rules       print every rule id, its severity and meaning\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "Examples:\n"
-    "  knut gar validate data/ldbc_sample.graph.yml\n"
-    "  knut gar validate --format json --info-only graphs/movies/\n"
-    "\n"
-    "Exit status: 0 no errors (warnings allowed), 1 errors found or the input\n"
-    "could not be read, 2 usage error.\n";
-
 typedef struct validate_args {
     const char *path;
-    int json;
+    int format; /* index in text_json */
     int list_rules;
+    int64_t max_issues;
     knut_graphar_validate_options opts;
 } validate_args;
 
-/* --name VALUE or --name=VALUE; NULL (after a message) if VALUE is missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) == 0 && a[n] == '=')
-        return a + n + 1;
-    if (*i + 1 < argc)
-        return argv[++*i];
-    fprintf(stderr, "knut gar validate: %s needs a value\n", name);
-    return NULL;
-}
+static const char *const text_json[] = {"text", "json", NULL};
 
-static int is_opt(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return strcmp(a, name) == 0 || (strncmp(a, name, n) == 0 && a[n] == '=');
-}
+static const knut_cli_opt validate_opts[] = {
+    KNUT_CLI_OPT_FLAG("info-only", 0, validate_args, opts.info_only,
+                      "check the YAML files only"),
+    KNUT_CLI_OPT_FLAG("require-data", 0, validate_args, opts.require_data,
+                      "a vertex or edge type without any data is an error (default: a "
+                      "warning, as for metadata-only graphs)"),
+    KNUT_CLI_OPT_CHOICE("format", 0, validate_args, format, "FMT", text_json,
+                        "text   one line per issue (the default):\n"
+                        "       SEVERITY file[:line:col]: field: message [rule]\n"
+                        "json   one JSON document with every issue"),
+    KNUT_CLI_OPT_INT("max-issues", 0, validate_args, max_issues, "N", 1, INT64_MAX,
+                     "stop after N issues (default 1000)"),
+    KNUT_CLI_OPT_STR("data-dir", 0, validate_args, opts.data_dir, "DIR",
+                     "read the data from DIR instead of the graph prefix"),
+    KNUT_CLI_OPT_FLAG("list-rules", 0, validate_args, list_rules,
+                      "print every rule id, its severity and meaning"),
+    KNUT_CLI_OPT_END,
+};
+
+static const knut_cli_arg validate_pos[] = {
+    KNUT_CLI_ARG_OPT("PATH", validate_args, path), /* not with --list-rules */
+    KNUT_CLI_ARG_END,
+};
+
+static const knut_cli_spec validate_spec = {
+    .name = "gar validate",
+    .synopsis = "usage: knut gar validate [OPTIONS] PATH\n"
+                "       knut gar validate --list-rules\n",
+    .about =
+        "Checks a GraphAr (gar/v1) graph: the info YAML files against the rules\n"
+        "the reference library enforces, then the data against them: count\n"
+        "files, the chunks each count implies, rows per chunk, column names and\n"
+        "types, vertex indices, adjacency ranges and order, offsets. Parquet and\n"
+        "CSV chunks are read (through DuckDB, in bounded memory); ORC and JSON\n"
+        "chunks are only checked for existence. PATH is a *.graph.yml (or a\n"
+        "directory holding exactly one).\n",
+    .opts = validate_opts,
+    .args = validate_pos,
+    .epilog =
+        "Examples:\n"
+        "  knut gar validate data/ldbc_sample.graph.yml\n"
+        "  knut gar validate --format json --info-only graphs/movies/\n"
+        "\n"
+        "Exit status: 0 no errors (warnings allowed), 1 errors found or the input\n"
+        "could not be read, 2 usage error.\n",
+};
 
 static int parse_args(int argc, char **argv, validate_args *a)
 {
     knut_graphar_validate_options def = KNUT_GRAPHAR_VALIDATE_OPTIONS_INIT;
     a->opts = def;
-    int opts_done = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        if (!opts_done && strcmp(arg, "--") == 0) {
-            opts_done = 1;
-        } else if (opts_done || arg[0] != '-') {
-            if (a->path) {
-                fprintf(stderr, "knut gar validate: one PATH only ('%s' and '%s')\n", a->path,
-                        arg);
-                return KNUT_EXIT_USAGE;
-            }
-            a->path = arg;
-        } else if (strcmp(arg, "--info-only") == 0) {
-            a->opts.info_only = 1;
-        } else if (strcmp(arg, "--require-data") == 0) {
-            a->opts.require_data = 1;
-        } else if (strcmp(arg, "--list-rules") == 0) {
-            a->list_rules = 1;
-        } else if (is_opt(arg, "--format")) {
-            if (!(v = opt_value(argc, argv, &i, "--format")))
-                return KNUT_EXIT_USAGE;
-            if (strcmp(v, "json") != 0 && strcmp(v, "text") != 0) {
-                fprintf(stderr, "knut gar validate: --format is text or json, not '%s'\n", v);
-                return KNUT_EXIT_USAGE;
-            }
-            a->json = strcmp(v, "json") == 0;
-        } else if (is_opt(arg, "--max-issues")) {
-            if (!(v = opt_value(argc, argv, &i, "--max-issues")))
-                return KNUT_EXIT_USAGE;
-            char *end = NULL;
-            errno = 0;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (errno || !end || *end || end == v || v[0] == '-' || n == 0) {
-                fprintf(stderr, "knut gar validate: --max-issues needs a number > 0, not '%s'\n",
-                        v);
-                return KNUT_EXIT_USAGE;
-            }
-            a->opts.max_issues = (size_t)n;
-        } else if (is_opt(arg, "--data-dir")) {
-            if (!(v = opt_value(argc, argv, &i, "--data-dir")))
-                return KNUT_EXIT_USAGE;
-            a->opts.data_dir = v;
-        } else {
-            fprintf(stderr, "knut gar validate: unknown option '%s' (see --help)\n", arg);
-            return KNUT_EXIT_USAGE;
-        }
-    }
-    if (!a->path && !a->list_rules) {
-        fputs(knut_cmd_gar_validate_usage, stderr);
+    int rc = knut_cli_args_parse(&validate_spec, argc, argv, a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    if (!a->path && !a->list_rules) { /* the whole help: which of the two forms */
+        fputs("knut gar validate: no PATH given\n", stderr);
+        knut_cli_args_usage(stderr, &validate_spec);
         return KNUT_EXIT_USAGE;
     }
-    return KNUT_EXIT_OK;
+    a->opts.max_issues = (size_t)a->max_issues;
+    return KNUT_CLI_RUN;
 }
 
 static void print_text(const knut_graphar_issues *is, const char *path, knut_buf *out)
@@ -188,7 +146,7 @@ int knut_cmd_gar_validate(int argc, char **argv)
 {
     validate_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc != KNUT_EXIT_OK)
+    if (rc != KNUT_CLI_RUN)
         return rc;
     /* The loader logs what it tolerates (legacy keys, odd aligned_by);
      * here each of those is an issue already, so keep stderr for errors
@@ -211,7 +169,7 @@ int knut_cmd_gar_validate(int argc, char **argv)
             knut_buf_reset(&out);
             return KNUT_EXIT_FAIL;
         }
-        if (a.json)
+        if (a.format == 1) /* json */
             print_json(issues, a.path, &out);
         else
             print_text(issues, a.path, &out);

@@ -5,15 +5,10 @@
 #include "cli.h"
 
 static const knut_cli_sub subs[] = {
-    {"query", knut_cmd_graph_query, "run Cypher on FalkorDB and print the result",
-     knut_cmd_graph_query_usage},
-    {"export", knut_cmd_graph_export, "write the embedded graph store out (GraphAr)",
-     knut_cmd_graph_export_usage},
-    {NULL, NULL, NULL, NULL},
+    {"query", knut_cmd_graph_query, "run Cypher on FalkorDB and print the result"},
+    {"export", knut_cmd_graph_export, "write the embedded graph store out (GraphAr)"},
+    {NULL, NULL, NULL},
 };
-
-const char knut_cmd_graph_usage[] =
-    "usage: knut graph COMMAND [ARGS]  (run 'knut graph' for the list)\n";
 
 int knut_cmd_graph(int argc, char **argv)
 {

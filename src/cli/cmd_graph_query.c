@@ -7,59 +7,12 @@
  */
 #include "cli.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "knut/knut.h"
 #include "render.h"
-
-const char knut_cmd_graph_query_usage[] =
-    "usage: knut graph query --falkordb URL --graph NAME [OPTIONS] CYPHER\n"
-    "       knut graph query --falkordb URL --graph NAME [OPTIONS] -   (Cypher from stdin)\n"
-    "\n"
-    "Runs one Cypher query on a FalkorDB graph (GRAPH.QUERY, or GRAPH.RO_QUERY\n"
-    "with --read-only) and prints the rows it returns. Nodes and edges print as\n"
-    "structs whose properties are one JSON object; dates, times and datetimes\n"
-    "keep their types (see docs/graph.md, \"FalkorDB client\").\n"
-    "\n"
-    "Options:\n"
-    "  --falkordb URL     redis://[[user]:password@]host[:port] (default port\n"
-    "                     6379); also read from $KNUT_FALKORDB. The password is\n"
-    "                     never printed\n"
-    "  --graph NAME       the graph (a Redis key); also $KNUT_GRAPH\n"
-    "  --read-only        send GRAPH.RO_QUERY: the server refuses writes, and a\n"
-    "                     missing graph is an error instead of being created\n"
-    "  -f, --format FMT   table (default), csv, json (one object per line) or\n"
-    "                     arrow (Arrow IPC stream; not to a terminal)\n"
-    "  --max-rows N       table only: show at most N rows (default 1000, 0 = all)\n"
-    "  --max-width N      table only: cut cells longer than N characters\n"
-    "  --timeout MS       server-side query timeout (TIMEOUT MS)\n"
-    "  -p, --param NAME=VALUE\n"
-    "                     a query parameter, used as $NAME (repeatable). VALUE\n"
-    "                     is typed: 42, -1.5, 1e3, true, false, null, 'text' or\n"
-    "                     \"text\" (escapes \\\\ \\' \\\" \\n \\t \\r), lists [1, 'a'] and\n"
-    "                     maps {k: 1}; bare words are refused (quote strings).\n"
-    "                     Values go in the CYPHER parameter block, never into\n"
-    "                     the query text\n"
-    "  --stats            print FalkorDB's statistics (nodes created, properties\n"
-    "                     set, ..., execution time) to stderr\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "Examples:\n"
-    "  knut graph query --falkordb redis://localhost:6379 --graph social \\\n"
-    "      \"MATCH (p:Person) RETURN p.name, p.born ORDER BY p.name LIMIT 10\"\n"
-    "  knut graph query --falkordb redis://:secret@db:6379 --graph social --read-only \\\n"
-    "      -f csv \"MATCH (a)-[k:KNOWS]->(b) RETURN a.id, b.id, k.since\" > knows.csv\n"
-    "  echo \"MATCH (n) RETURN count(n)\" | knut graph query --graph social -\n"
-    "  knut graph query --graph social -p \"name='Ada'\" -p 'ids=[1, 2]' \\\n"
-    "      'MATCH (p:Person) WHERE p.name = $name OR p.id IN $ids RETURN p.id'\n"
-    "  knut graph query --graph social --stats \"MATCH (n:Tmp) DETACH DELETE n\"\n"
-    "  knut graph query --graph social -f arrow \"MATCH (p:Person) RETURN p\" > p.arrows\n"
-    "\n"
-    "Exit status: 0 ok, 1 the query failed (FalkorDB's message is printed),\n"
-    "2 usage error.\n";
 
 #define GQUERY_STDIN_MAX ((size_t)16 << 20)
 
@@ -69,127 +22,114 @@ typedef struct gquery_args {
     const char *cypher;
     int read_only;
     int stats;
-    int timeout_ms;
+    int format;
+    int64_t timeout_ms;
+    int64_t max_width;
+    knut_cli_strs param;
     knut_buf params; /* "CYPHER a=1 b='x' " from --param, or empty */
     knut_cli_render_opts render;
 } gquery_args;
 
-static int usage_error(const char *fmt, ...) KNUT_PRINTF(1, 2);
+static const knut_cli_opt gquery_opts[] = {
+    KNUT_CLI_OPT_STR("falkordb", 0, gquery_args, url, "URL",
+                     "redis://[[user]:password@]host[:port] (default port 6379); also read "
+                     "from $KNUT_FALKORDB. The password is never printed"),
+    KNUT_CLI_OPT_STR("graph", 0, gquery_args, graph, "NAME", "the graph (a Redis key); also "
+                                                             "$KNUT_GRAPH"),
+    KNUT_CLI_OPT_FLAG("read-only", 0, gquery_args, read_only,
+                      "send GRAPH.RO_QUERY: the server refuses writes, and a missing graph is "
+                      "an error instead of being created"),
+    KNUT_CLI_OPT_CHOICE("format", 'f', gquery_args, format, "FMT", knut_cli_format_names,
+                        "table (default), csv, json (one object per line) or arrow (Arrow IPC "
+                        "stream; not to a terminal)"),
+    KNUT_CLI_OPT_INT("max-rows", 0, gquery_args, render.max_rows, "N", 0, INT64_MAX,
+                     "table only: show at most N rows (default 1000, 0 = all)"),
+    KNUT_CLI_OPT_INT("max-width", 0, gquery_args, max_width, "N", 1, 100000,
+                     "table only: cut cells longer than N characters"),
+    KNUT_CLI_OPT_INT("timeout", 0, gquery_args, timeout_ms, "MS", 1, INT32_MAX,
+                     "server-side query timeout (TIMEOUT MS)"),
+    KNUT_CLI_OPT_STRS("param", 'p', gquery_args, param, "NAME=VALUE", KNUT_CLI_STRS_MAX,
+                      "a query parameter, used as $NAME (repeatable). VALUE is typed: 42, "
+                      "-1.5, 1e3, true, false, null, 'text' or \"text\" (escapes \\\\ \\' \\\" "
+                      "\\n \\t \\r), lists [1, 'a'] and maps {k: 1}; bare words are refused "
+                      "(quote strings). Values go in the CYPHER parameter block, never into "
+                      "the query text"),
+    KNUT_CLI_OPT_FLAG("stats", 0, gquery_args, stats,
+                      "print FalkorDB's statistics (nodes created, properties set, ..., "
+                      "execution time) to stderr"),
+    KNUT_CLI_OPT_END,
+};
 
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("knut graph query: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nusage: knut graph query --falkordb URL --graph NAME [OPTIONS] CYPHER\n"
-          "Run 'knut graph query --help' for the options and examples.\n",
-          stderr);
-    return KNUT_EXIT_USAGE;
-}
+static const knut_cli_arg gquery_pos[] = {
+    KNUT_CLI_ARG("CYPHER", gquery_args, cypher),
+    KNUT_CLI_ARG_END,
+};
 
-/* "--name VALUE" or "--name=VALUE": the value, or NULL if missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, const char *alias)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) == 0 && a[n] == '=')
-        return a + n + 1;
-    if (strcmp(a, name) == 0 || (alias && strcmp(a, alias) == 0))
-        return *i + 1 < argc ? argv[++*i] : NULL;
-    return NULL;
-}
-
-static int is_opt(const char *a, const char *name, const char *alias)
-{
-    size_t n = strlen(name);
-    return strcmp(a, name) == 0 || (strncmp(a, name, n) == 0 && a[n] == '=') ||
-           (alias && strcmp(a, alias) == 0);
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    long long v = s ? strtoll(s, &end, 10) : 0;
-    if (!s || !*s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
+static const knut_cli_spec gquery_spec = {
+    .name = "graph query",
+    .synopsis =
+        "usage: knut graph query --falkordb URL --graph NAME [OPTIONS] CYPHER\n"
+        "       knut graph query --falkordb URL --graph NAME [OPTIONS] -   (Cypher from stdin)\n",
+    .about =
+        "Runs one Cypher query on a FalkorDB graph (GRAPH.QUERY, or GRAPH.RO_QUERY\n"
+        "with --read-only) and prints the rows it returns. Nodes and edges print as\n"
+        "structs whose properties are one JSON object; dates, times and datetimes\n"
+        "keep their types (see docs/graph.md, \"FalkorDB client\").\n",
+    .opts = gquery_opts,
+    .args = gquery_pos,
+    .epilog =
+        "Examples:\n"
+        "  knut graph query --falkordb redis://localhost:6379 --graph social \\\n"
+        "      \"MATCH (p:Person) RETURN p.name, p.born ORDER BY p.name LIMIT 10\"\n"
+        "  knut graph query --falkordb redis://:secret@db:6379 --graph social --read-only \\\n"
+        "      -f csv \"MATCH (a)-[k:KNOWS]->(b) RETURN a.id, b.id, k.since\" > knows.csv\n"
+        "  echo \"MATCH (n) RETURN count(n)\" | knut graph query --graph social -\n"
+        "  knut graph query --graph social -p \"name='Ada'\" -p 'ids=[1, 2]' \\\n"
+        "      'MATCH (p:Person) WHERE p.name = $name OR p.id IN $ids RETURN p.id'\n"
+        "  knut graph query --graph social --stats \"MATCH (n:Tmp) DETACH DELETE n\"\n"
+        "  knut graph query --graph social -f arrow \"MATCH (p:Person) RETURN p\" > p.arrows\n"
+        "\n"
+        "Exit status: 0 ok, 1 the query failed (FalkorDB's message is printed),\n"
+        "2 usage error.\n",
+    .more_hint = "quote the Cypher",
+};
 
 /* NAME=VALUE from --param, rendered (typed and escaped) into a->params. */
 static int add_param(gquery_args *a, const char *v)
 {
     knut_error err = KNUT_ERROR_INIT;
-    const char *eq = v ? strchr(v, '=') : NULL;
+    const char *eq = strchr(v, '=');
     if (!eq || eq == v)
-        return usage_error("%s", "--param needs NAME=VALUE (e.g. -p \"name='Ada'\")");
+        return knut_cli_args_error(&gquery_spec, "%s",
+                                   "--param needs NAME=VALUE (e.g. -p \"name='Ada'\")");
     if (a->params.len == 0)
         knut_buf_puts(&a->params, "CYPHER ");
     if (knut_graph_cypher_param(&a->params, v, (size_t)(eq - v), eq + 1, strlen(eq + 1),
                                 &err) != KNUT_OK)
-        return usage_error("%s", err.message);
-    return 0;
+        return knut_cli_args_error(&gquery_spec, "%s", err.message);
+    return KNUT_CLI_RUN;
 }
 
 static int parse_args(int argc, char **argv, gquery_args *a)
 {
-    int64_t n;
-    a->render.format = KNUT_CLI_FORMAT_TABLE;
     a->render.max_rows = KNUT_CLI_TABLE_DEFAULT_MAX_ROWS;
     a->url = getenv("KNUT_FALKORDB");
     a->graph = getenv("KNUT_GRAPH");
-    int opts_done = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        if (!opts_done && strcmp(arg, "--") == 0) {
-            opts_done = 1;
-        } else if (opts_done || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            if (a->cypher)
-                return usage_error("more than one query argument ('%.40s'); quote the Cypher",
-                                   arg);
-            a->cypher = arg;
-        } else if (is_opt(arg, "--falkordb", NULL)) {
-            if (!(a->url = opt_value(argc, argv, &i, "--falkordb", NULL)))
-                return usage_error("%s", "--falkordb needs a redis:// URL");
-        } else if (is_opt(arg, "--graph", NULL)) {
-            if (!(a->graph = opt_value(argc, argv, &i, "--graph", NULL)) || !*a->graph)
-                return usage_error("%s", "--graph needs a graph name");
-        } else if (strcmp(arg, "--read-only") == 0) {
-            a->read_only = 1;
-        } else if (strcmp(arg, "--stats") == 0) {
-            a->stats = 1;
-        } else if (is_opt(arg, "--format", "-f")) {
-            if (!(v = opt_value(argc, argv, &i, "--format", "-f")) ||
-                knut_cli_format_parse(v, &a->render.format) != 0)
-                return usage_error("%s needs table, csv, json or arrow", arg);
-        } else if (is_opt(arg, "--max-rows", NULL)) {
-            if (parse_int(opt_value(argc, argv, &i, "--max-rows", NULL), 0, INT64_MAX, &n))
-                return usage_error("%s needs a count (0 = all)", arg);
-            a->render.max_rows = n;
-        } else if (is_opt(arg, "--max-width", NULL)) {
-            if (parse_int(opt_value(argc, argv, &i, "--max-width", NULL), 1, 100000, &n))
-                return usage_error("%s needs a width of 1 or more characters", arg);
-            a->render.max_width = (int)n;
-        } else if (is_opt(arg, "--param", "-p")) {
-            if (add_param(a, opt_value(argc, argv, &i, "--param", "-p")) != 0)
-                return KNUT_EXIT_USAGE;
-        } else if (is_opt(arg, "--timeout", NULL)) {
-            if (parse_int(opt_value(argc, argv, &i, "--timeout", NULL), 1, INT32_MAX, &n))
-                return usage_error("%s needs milliseconds (1 or more)", arg);
-            a->timeout_ms = (int)n;
-        } else {
-            return usage_error("unknown option '%s'", arg);
-        }
-    }
+    int rc = knut_cli_args_parse(&gquery_spec, argc, argv, a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    a->render.format = (knut_cli_format)a->format;
+    a->render.max_width = (int)a->max_width;
+    for (size_t i = 0; i < a->param.n; i++)
+        if ((rc = add_param(a, a->param.v[i])) != KNUT_CLI_RUN)
+            return rc;
     if (!a->url)
-        return usage_error("%s", "no server: give --falkordb URL (or set KNUT_FALKORDB)");
+        return knut_cli_args_error(&gquery_spec, "%s",
+                                   "no server: give --falkordb URL (or set KNUT_FALKORDB)");
     if (!a->graph || !*a->graph)
-        return usage_error("%s", "no graph: give --graph NAME (or set KNUT_GRAPH)");
-    if (!a->cypher)
-        return usage_error("%s", "no Cypher query given");
-    return KNUT_EXIT_OK;
+        return knut_cli_args_error(&gquery_spec, "%s",
+                                   "no graph: give --graph NAME (or set KNUT_GRAPH)");
+    return KNUT_CLI_RUN;
 }
 
 static void print_stats(const knut_graph_falkor_result *r)
@@ -230,13 +170,13 @@ int knut_cmd_graph_query(int argc, char **argv)
     knut_graph_falkor_options o = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
     knut_buf text = KNUT_BUF_INIT;
     int rc = parse_args(argc, argv, &a);
-    if (rc != KNUT_EXIT_OK) {
+    if (rc != KNUT_CLI_RUN) {
         knut_buf_reset(&a.params);
         return rc;
     }
     if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO)) {
         knut_buf_reset(&a.params);
-        return usage_error("%s", "refusing to write Arrow IPC bytes to a terminal: redirect "
+        return knut_cli_args_error(&gquery_spec, "%s", "refusing to write Arrow IPC bytes to a terminal: redirect "
                                  "stdout to a file or a pipe");
     }
     rc = KNUT_EXIT_FAIL;
@@ -252,7 +192,7 @@ int knut_cmd_graph_query(int argc, char **argv)
             goto cleanup;
         cypher = text.data;
     }
-    o.query_timeout_ms = a.timeout_ms;
+    o.query_timeout_ms = (int)a.timeout_ms;
     if (knut_graph_falkor_connect_url(&g, a.url, &o, &err) != KNUT_OK)
         goto cleanup;
     if (knut_graph_falkor_query(g, a.graph, cypher, a.read_only ? KNUT_GRAPH_FALKOR_READ_ONLY : 0,

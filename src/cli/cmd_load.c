@@ -15,48 +15,63 @@
 #include "gar_graph.h"
 #include "knut/knut.h"
 
-const char knut_cmd_load_usage[] =
-    "usage: knut load --graphar PATH (--falkordb URL --graph NAME | --db FILE) [OPTIONS]\n"
-    "       knut load --mapping SYNC.yml (--falkordb URL --graph NAME | --db FILE)\n"
-    "\n"
-    "Loads every vertex and edge of a GraphAr (gar/v1) graph into FalkorDB or\n"
-    "into the embedded graph store (a DuckDB file, created if missing).\n"
-    "With --mapping, loads tables (Parquet/CSV files) instead, mapped by a\n"
-    "`knut sync` config (see docs/sync.md): every file of every table, in\n"
-    "rounds, until none is left; a bad file fails the load (exit 1).\n"
-    "\n"
-    "Each vertex type becomes a label; vertices are merged on the type's\n"
-    "primary property (or, without one, on `_gar_id`) and keep their GraphAr\n"
-    "vertex index as the property `_gar_id`. Each edge type becomes a\n"
-    "relationship type whose endpoints are found by (type, _gar_id); edges are\n"
-    "read from one adjacency list (ordered by source when there is one).\n"
-    "\n"
-    "FalkorDB: a graph key that does not exist yet is built with GRAPH.BULK\n"
-    "(much faster; node and edge counts are checked afterwards); an existing\n"
-    "graph, or --no-bulk, gets batched UNWIND MERGE queries, so loading the\n"
-    "same data twice leaves the same graph.\n"
-    "\n"
-    "Options:\n"
-    "  --graphar PATH     a *.graph.yml, or a directory holding exactly one\n"
-    "  --mapping FILE     a sync config (tables + mapping) instead of --graphar\n"
-    "  --falkordb URL     redis://[[user]:password@]host[:port]\n"
-    "  --graph NAME       the FalkorDB graph (key) to load into\n"
-    "  --db FILE          the embedded graph store file instead of FalkorDB\n"
-    "  --batch-rows N     rows per query / bulk blob (default 5000)\n"
-    "  --no-bulk          never use GRAPH.BULK\n"
-    "  -q, --quiet        no progress output\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "Progress goes to stderr: a bar (rows, rows/s, ETA) on a terminal, else\n"
-    "one JSON line per loaded type (--mapping: a bar over files, one JSON line\n"
-    "per sync round). Exit 1 on any failure (nothing is then\n"
-    "reported as done; rerun the load: it converges).\n"
-    "\n"
-    "Examples:\n"
-    "  knut load --graphar ldbc/ldbc_sample.graph.yml \\\n"
-    "            --falkordb redis://127.0.0.1:6379 --graph ldbc\n"
-    "  knut load --graphar modern_graph/ --db graph.duckdb\n"
-    "  knut load --mapping examples/lakehouse/sync.yml --db graph.duckdb\n";
+typedef struct load_args {
+    const char *graphar, *mapping, *url, *graph, *db;
+    int quiet;
+    knut_graph_load_options o;
+} load_args;
+
+static const knut_cli_opt load_opts[] = {
+    KNUT_CLI_OPT_STR("graphar", 0, load_args, graphar, "PATH",
+                     "a *.graph.yml, or a directory holding exactly one"),
+    KNUT_CLI_OPT_STR("mapping", 0, load_args, mapping, "FILE",
+                     "a sync config (tables + mapping) instead of --graphar"),
+    KNUT_CLI_OPT_STR("falkordb", 0, load_args, url, "URL", "redis://[[user]:password@]host[:port]"),
+    KNUT_CLI_OPT_STR("graph", 0, load_args, graph, "NAME", "the FalkorDB graph (key) to load into"),
+    KNUT_CLI_OPT_STR("db", 0, load_args, db, "FILE",
+                     "the embedded graph store file instead of FalkorDB"),
+    KNUT_CLI_OPT_INT("batch-rows", 0, load_args, o.batch_rows, "N", 1, INT64_MAX,
+                     "rows per query / bulk blob (default 5000)"),
+    KNUT_CLI_OPT_FLAG("no-bulk", 0, load_args, o.no_bulk, "never use GRAPH.BULK"),
+    KNUT_CLI_OPT_FLAG("quiet", 'q', load_args, quiet, "no progress output"),
+    KNUT_CLI_OPT_END,
+};
+
+const knut_cli_spec knut_cmd_load_spec = {
+    .name = "load",
+    .synopsis =
+        "usage: knut load --graphar PATH (--falkordb URL --graph NAME | --db FILE) [OPTIONS]\n"
+        "       knut load --mapping SYNC.yml (--falkordb URL --graph NAME | --db FILE)\n",
+    .about =
+        "Loads every vertex and edge of a GraphAr (gar/v1) graph into FalkorDB or\n"
+        "into the embedded graph store (a DuckDB file, created if missing).\n"
+        "With --mapping, loads tables (Parquet/CSV files) instead, mapped by a\n"
+        "`knut sync` config (see docs/sync.md): every file of every table, in\n"
+        "rounds, until none is left; a bad file fails the load (exit 1).\n"
+        "\n"
+        "Each vertex type becomes a label; vertices are merged on the type's\n"
+        "primary property (or, without one, on `_gar_id`) and keep their GraphAr\n"
+        "vertex index as the property `_gar_id`. Each edge type becomes a\n"
+        "relationship type whose endpoints are found by (type, _gar_id); edges are\n"
+        "read from one adjacency list (ordered by source when there is one).\n"
+        "\n"
+        "FalkorDB: a graph key that does not exist yet is built with GRAPH.BULK\n"
+        "(much faster; node and edge counts are checked afterwards); an existing\n"
+        "graph, or --no-bulk, gets batched UNWIND MERGE queries, so loading the\n"
+        "same data twice leaves the same graph.\n",
+    .opts = load_opts,
+    .epilog =
+        "Progress goes to stderr: a bar (rows, rows/s, ETA) on a terminal, else\n"
+        "one JSON line per loaded type (--mapping: a bar over files, one JSON line\n"
+        "per sync round). Exit 1 on any failure (nothing is then\n"
+        "reported as done; rerun the load: it converges).\n"
+        "\n"
+        "Examples:\n"
+        "  knut load --graphar ldbc/ldbc_sample.graph.yml \\\n"
+        "            --falkordb redis://127.0.0.1:6379 --graph ldbc\n"
+        "  knut load --graphar modern_graph/ --db graph.duckdb\n"
+        "  knut load --mapping examples/lakehouse/sync.yml --db graph.duckdb\n",
+};
 
 typedef struct progress_state {
     int tty;
@@ -117,77 +132,19 @@ static void on_progress(const knut_graph_load_progress *p, void *ctx)
         progress_json(p);
 }
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) == 0 && a[n] == '=')
-        return a + n + 1;
-    if (*i + 1 < argc)
-        return argv[++*i];
-    fprintf(stderr, "knut load: %s needs a value\n", name);
-    return NULL;
-}
-
-static int is_opt(const char *a, const char *name)
-{
-    size_t n = strlen(name);
-    return strcmp(a, name) == 0 || (strncmp(a, name, n) == 0 && a[n] == '=');
-}
-
 int knut_cmd_load(int argc, char **argv)
 {
-    const char *gar = NULL, *mapping = NULL, *url = NULL, *graph = NULL, *db = NULL, *v;
-    knut_graph_load_options o = KNUT_GRAPH_LOAD_OPTIONS_INIT;
-    progress_state ps = {isatty(STDERR_FILENO), 0, 0};
-    static const char *const valued[] = {"--graphar", "--falkordb", "--graph", "--db",
-                                         "--batch-rows", "--mapping"};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        size_t k = 0;
-        while (k < 6 && !is_opt(a, valued[k]))
-            k++;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(knut_cmd_load_usage, stdout);
-            return KNUT_EXIT_OK;
-        } else if (strcmp(a, "--no-bulk") == 0) {
-            o.no_bulk = 1;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            ps.quiet = 1;
-        } else if (k < 6) {
-            if (!(v = opt_value(argc, argv, &i, valued[k])))
-                return KNUT_EXIT_USAGE;
-            if (k == 5)
-                mapping = v;
-            else if (k == 0)
-                gar = v;
-            else if (k == 1)
-                url = v;
-            else if (k == 2)
-                graph = v;
-            else if (k == 3)
-                db = v;
-            else {
-                char *end = NULL;
-                errno = 0;
-                long long n = strtoll(v, &end, 10);
-                if (errno || !end || *end || end == v || n <= 0) {
-                    fprintf(stderr, "knut load: --batch-rows needs a number > 0, not '%s'\n", v);
-                    return KNUT_EXIT_USAGE;
-                }
-                o.batch_rows = n;
-            }
-        } else {
-            fprintf(stderr, "knut load: unknown argument '%s' (see --help)\n", a);
-            return KNUT_EXIT_USAGE;
-        }
-    }
-    if (!gar == !mapping || (!db && !url) || (db && url) || (url && !graph)) {
-        fputs("knut load: need --graphar PATH or --mapping FILE, and either --falkordb URL "
-              "--graph NAME or --db FILE (see --help)\n",
-              stderr);
-        return KNUT_EXIT_USAGE;
-    }
+    load_args a = {.o = KNUT_GRAPH_LOAD_OPTIONS_INIT};
+    int rc = knut_cli_args_parse(&knut_cmd_load_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    const char *gar = a.graphar, *mapping = a.mapping, *url = a.url, *graph = a.graph, *db = a.db;
+    if (!gar == !mapping || (!db && !url) || (db && url) || (url && !graph))
+        return knut_cli_args_error(&knut_cmd_load_spec, "%s",
+                                   "need --graphar PATH or --mapping FILE, and either "
+                                   "--falkordb URL --graph NAME or --db FILE");
+    progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0};
+    knut_graph_load_options o = a.o;
     if (mapping)
         return knut_cli_load_mapping(mapping, url, graph, db, ps.quiet);
     o.progress = on_progress;

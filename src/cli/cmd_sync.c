@@ -13,85 +13,6 @@
 
 #include "knut/sync.h"
 
-const char knut_cmd_sync_usage[] =
-    "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
-    "                 [--falkordb-timeout SEC]]\n"
-    "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE]\n"
-    "                 [--ledger-url URL [--instance ID] [--lease SEC]]\n"
-    "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
-    "                  [--airflow-drain SEC]]\n"
-    "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
-    "       knut sync status --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
-    "                        [--json]\n"
-    "\n"
-    "Keeps a property graph in step with tables of Parquet/CSV drops, as mapped\n"
-    "by the YAML config (docs/sync.md). Each round picks up each table's new or\n"
-    "changed files (files still being written wait), maps them to vertices and\n"
-    "edges and applies them together with the ledger of done files: inside the\n"
-    "embedded store's transaction (default), or to FalkorDB with a local ledger\n"
-    "file written after the server acknowledged. Bad files are recorded failed\n"
-    "with the reason; the other files go on. Logs: one JSON record per table and\n"
-    "per round on stderr (KNUT_LOG_FORMAT=json; level info unless KNUT_LOG).\n"
-    "SIGINT/SIGTERM finish the current round and exit 0; a second one stops at once.\n"
-    "\n"
-    "Options:\n"
-    "  --config FILE      the mapping config (sync.yml)\n"
-    "  --store FILE       embedded graph store (DuckDB file); default: 'store:' of the config\n"
-    "  --falkordb URL     sink to FalkorDB at redis://[[user]:password@]host[:port]\n"
-    "  --graph NAME       FalkorDB graph name (default: knut)\n"
-    "  --falkordb-timeout SEC  longest wait for one FalkorDB read or write (default 300):\n"
-    "                     a hung server fails the round (and backoff retries) instead\n"
-    "                     of holding it\n"
-    "  --ledger FILE      FalkorDB ledger file (default: 'ledger:' of the config,\n"
-    "                     else CONFIG.ledger.json)\n"
-    "  --ledger-url URL   shared ledger in Valkey/Redis at\n"
-    "                     redis://[[user]:password@]host[:port], so several instances\n"
-    "                     (each with --falkordb) share the tables: a table is worked on\n"
-    "                     only under its lease (keys knut:sync:<config name>:...); a\n"
-    "                     table another instance holds is skipped this round\n"
-    "                     (docs/operations.md). Not with the embedded store\n"
-    "                     (single-process)\n"
-    "  --instance ID      this instance's lease owner id, unique per instance\n"
-    "                     (default hostname:pid)\n"
-    "  --lease SEC        lease time to live, renewed every third of it while a table\n"
-    "                     is worked on (default 30, at least 0.1); a crashed instance's\n"
-    "                     tables pass to another after at most this long\n"
-    "  --once             run one round and exit: 0 if it had no errors, 1 if a file\n"
-    "                     or table failed\n"
-    "  --interval SEC     wait between rounds (default 10; inotify wakes it early)\n"
-    "  --max-backoff SEC  longest wait after rounds without progress (default 10x interval)\n"
-    "  --memory-limit SIZE  embedded store: its DuckDB memory limit while syncing\n"
-    "                     (default 384MB; past it a large file's apply spills to\n"
-    "                     STORE.tmp); the file-reading engine has its own 128MB cap\n"
-    "  --airflow-url URL  after each round, one Airflow asset event per table that\n"
-    "                     synced files (Airflow 3 API server, e.g. http://host:8080;\n"
-    "                     Airflow 2.9+ works too). Sent in the background: Airflow\n"
-    "                     being down never fails or slows a round (docs/operations.md)\n"
-    "  --airflow-user USER  Airflow user (role op or admin)\n"
-    "  --airflow-password-file FILE  file holding the password (first line); else the\n"
-    "                     environment variable KNUT_AIRFLOW_PASSWORD. Never on the\n"
-    "                     command line: other users can read it there\n"
-    "  --airflow-drain SEC  at exit, time unsent asset events get before they are\n"
-    "                     logged as dropped (default 5)\n"
-    "  --metrics-addr IP:PORT  serve Prometheus metrics at http://IP:PORT/metrics while\n"
-    "                     running (e.g. 127.0.0.1:9464; port 0: any free port, logged in\n"
-    "                     the 'metrics server listening' record). Bound exactly as given:\n"
-    "                     0.0.0.0 exposes it to the network (docs/operations.md)\n"
-    "  --metrics-file FILE  write the same metrics to FILE on exit (also after --once),\n"
-    "                     atomically (temp file, fsync, rename), e.g. for node_exporter's\n"
-    "                     textfile collector\n"
-    "  --json             status: one JSON object per file\n"
-    "  -h, --help         show this help\n"
-    "\n"
-    "status lists, per table, the done files (rows, round), the failed files with\n"
-    "their reason, and the pending ones (new or changed since recorded).\n"
-    "\n"
-    "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure, 2 usage or config error.\n"
-    "\n"
-    "Example:\n"
-    "  knut sync --once --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n"
-    "  knut sync status --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n";
-
 typedef struct sync_args {
     const char *config, *store, *falkordb, *graph, *ledger;
     const char *airflow_url, *airflow_user, *airflow_password_file;
@@ -105,106 +26,139 @@ typedef struct sync_args {
     double falkordb_timeout;
 } sync_args;
 
-static int parse_secs(const char *v, const char *name, double *out)
+/* The longest wait any SEC option takes: a year. */
+#define SYNC_SECS_MAX (86400 * 365)
+
+static const knut_cli_opt sync_opts[] = {
+    KNUT_CLI_OPT_STR("config", 0, sync_args, config, "FILE", "the mapping config (sync.yml)"),
+    KNUT_CLI_OPT_STR("store", 0, sync_args, store, "FILE",
+                     "embedded graph store (DuckDB file); default: 'store:' of the config"),
+    KNUT_CLI_OPT_STR("falkordb", 0, sync_args, falkordb, "URL",
+                     "sink to FalkorDB at redis://[[user]:password@]host[:port]"),
+    KNUT_CLI_OPT_STR("graph", 0, sync_args, graph, "NAME", "FalkorDB graph name (default: knut)"),
+    KNUT_CLI_OPT_SECS("falkordb-timeout", sync_args, falkordb_timeout, SYNC_SECS_MAX,
+                      "longest wait for one FalkorDB read or write (default 300): a hung "
+                      "server fails the round (and backoff retries) instead of holding it"),
+    KNUT_CLI_OPT_STR("ledger", 0, sync_args, ledger, "FILE",
+                     "FalkorDB ledger file (default: 'ledger:' of the config, else "
+                     "CONFIG.ledger.json)"),
+    KNUT_CLI_OPT_STR("ledger-url", 0, sync_args, ledger_url, "URL",
+                     "shared ledger in Valkey/Redis at redis://[[user]:password@]host[:port], "
+                     "so several instances (each with --falkordb) share the tables: a table is "
+                     "worked on only under its lease (keys knut:sync:<config name>:...); a "
+                     "table another instance holds is skipped this round "
+                     "(docs/operations.md). Not with the embedded store (single-process)"),
+    KNUT_CLI_OPT_STR("instance", 0, sync_args, instance, "ID",
+                     "this instance's lease owner id, unique per instance (default "
+                     "hostname:pid)"),
+    KNUT_CLI_OPT_SECS("lease", sync_args, lease, SYNC_SECS_MAX,
+                      "lease time to live, renewed every third of it while a table is worked "
+                      "on (default 30, at least 0.1); a crashed instance's tables pass to "
+                      "another after at most this long"),
+    KNUT_CLI_OPT_FLAG("once", 0, sync_args, once,
+                      "run one round and exit: 0 if it had no errors, 1 if a file or table "
+                      "failed"),
+    KNUT_CLI_OPT_SECS("interval", sync_args, interval, SYNC_SECS_MAX,
+                      "wait between rounds (default 10; inotify wakes it early)"),
+    KNUT_CLI_OPT_SECS("max-backoff", sync_args, max_backoff, SYNC_SECS_MAX,
+                      "longest wait after rounds without progress (default 10x interval)"),
+    KNUT_CLI_OPT_STR("memory-limit", 0, sync_args, memory_limit, "SIZE",
+                     "embedded store: its DuckDB memory limit while syncing (default 384MB; "
+                     "past it a large file's apply spills to STORE.tmp); the file-reading "
+                     "engine has its own 128MB cap"),
+    KNUT_CLI_OPT_STR("airflow-url", 0, sync_args, airflow_url, "URL",
+                     "after each round, one Airflow asset event per table that synced files "
+                     "(Airflow 3 API server, e.g. http://host:8080; Airflow 2.9+ works too). "
+                     "Sent in the background: Airflow being down never fails or slows a round "
+                     "(docs/operations.md)"),
+    KNUT_CLI_OPT_STR("airflow-user", 0, sync_args, airflow_user, "USER",
+                     "Airflow user (role op or admin)"),
+    KNUT_CLI_OPT_STR("airflow-password-file", 0, sync_args, airflow_password_file, "FILE",
+                     "file holding the password (first line); else the environment variable "
+                     "KNUT_AIRFLOW_PASSWORD. Never on the command line: other users can read "
+                     "it there"),
+    KNUT_CLI_OPT_REFUSE("airflow-password", "no password on the command line: set "
+                                            "KNUT_AIRFLOW_PASSWORD or use "
+                                            "--airflow-password-file"),
+    KNUT_CLI_OPT_SECS("airflow-drain", sync_args, airflow_drain, SYNC_SECS_MAX,
+                      "at exit, time unsent asset events get before they are logged as "
+                      "dropped (default 5)"),
+    KNUT_CLI_OPT_STR("metrics-addr", 0, sync_args, metrics_addr, "IP:PORT",
+                     "serve Prometheus metrics at http://IP:PORT/metrics while running (e.g. "
+                     "127.0.0.1:9464; port 0: any free port, logged in the 'metrics server "
+                     "listening' record). Bound exactly as given: 0.0.0.0 exposes it to the "
+                     "network (docs/operations.md)"),
+    KNUT_CLI_OPT_STR("metrics-file", 0, sync_args, metrics_file, "FILE",
+                     "write the same metrics to FILE on exit (also after --once), atomically "
+                     "(temp file, fsync, rename), e.g. for node_exporter's textfile "
+                     "collector"),
+    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json, "status: one JSON object per file"),
+    KNUT_CLI_OPT_END,
+};
+
+const knut_cli_spec knut_cmd_sync_spec = {
+    .name = "sync",
+    .synopsis =
+        "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                 [--falkordb-timeout SEC]]\n"
+        "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE]\n"
+        "                 [--ledger-url URL [--instance ID] [--lease SEC]]\n"
+        "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
+        "                  [--airflow-drain SEC]]\n"
+        "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
+        "       knut sync status --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
+        "                        [--json]\n",
+    .about =
+        "Keeps a property graph in step with tables of Parquet/CSV drops, as mapped\n"
+        "by the YAML config (docs/sync.md). Each round picks up each table's new or\n"
+        "changed files (files still being written wait), maps them to vertices and\n"
+        "edges and applies them together with the ledger of done files: inside the\n"
+        "embedded store's transaction (default), or to FalkorDB with a local ledger\n"
+        "file written after the server acknowledged. Bad files are recorded failed\n"
+        "with the reason; the other files go on. Logs: one JSON record per table and\n"
+        "per round on stderr (KNUT_LOG_FORMAT=json; level info unless KNUT_LOG).\n"
+        "SIGINT/SIGTERM finish the current round and exit 0; a second one stops at once.\n",
+    .opts = sync_opts,
+    .epilog =
+        "status lists, per table, the done files (rows, round), the failed files with\n"
+        "their reason, and the pending ones (new or changed since recorded).\n"
+        "\n"
+        "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure, 2 usage or config error.\n"
+        "\n"
+        "Example:\n"
+        "  knut sync --once --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n"
+        "  knut sync status --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n",
+};
+
+/* Options that only mean something together; returns KNUT_CLI_RUN or 2. */
+static int check_args(const sync_args *a)
 {
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || !end || *end || end == v || !(d > 0) || d > 86400.0 * 365) {
-        fprintf(stderr, "knut sync: %s needs seconds > 0, not '%s'\n", name, v);
-        return -1;
-    }
-    *out = d;
-    return 0;
+    const knut_cli_spec *sp = &knut_cmd_sync_spec;
+    if (!a->config)
+        return knut_cli_args_error(sp, "%s", "--config FILE is required");
+    if ((a->airflow_user || a->airflow_password_file || a->airflow_drain > 0) && !a->airflow_url)
+        return knut_cli_args_error(sp, "%s", "--airflow-user/--airflow-password-file/"
+                                             "--airflow-drain need --airflow-url");
+    if (a->airflow_url && !a->airflow_user)
+        return knut_cli_args_error(sp, "%s", "--airflow-url needs --airflow-user");
+    if ((a->instance || a->lease > 0) && !a->ledger_url)
+        return knut_cli_args_error(sp, "%s", "--instance/--lease need --ledger-url");
+    if (a->status && (a->metrics_addr || a->metrics_file))
+        return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
+    if (a->store && a->falkordb)
+        return knut_cli_args_error(sp, "%s", "--store and --falkordb exclude each other");
+    return KNUT_CLI_RUN;
 }
 
 static int parse_args(int argc, char **argv, sync_args *a)
 {
-    int i = 1;
     if (argc > 1 && strcmp(argv[1], "status") == 0) {
         a->status = 1;
-        i = 2;
+        argc--; /* "status" becomes argv[0], the name the parser skips */
+        argv++;
     }
-    for (; i < argc; i++) {
-        const char *o = argv[i], *eq = strchr(o, '=');
-        char name[32];
-        snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - o) : strlen(o)), o);
-        if (strcmp(o, "--once") == 0) {
-            a->once = 1;
-            continue;
-        }
-        if (strcmp(o, "--json") == 0) {
-            a->json = 1;
-            continue;
-        }
-        const char **slot = strcmp(name, "--config") == 0     ? &a->config
-                            : strcmp(name, "--store") == 0    ? &a->store
-                            : strcmp(name, "--falkordb") == 0 ? &a->falkordb
-                            : strcmp(name, "--graph") == 0    ? &a->graph
-                            : strcmp(name, "--ledger") == 0   ? &a->ledger
-                            : strcmp(name, "--ledger-url") == 0 ? &a->ledger_url
-                            : strcmp(name, "--instance") == 0   ? &a->instance
-                            : strcmp(name, "--metrics-addr") == 0 ? &a->metrics_addr
-                            : strcmp(name, "--metrics-file") == 0 ? &a->metrics_file
-                            : strcmp(name, "--memory-limit") == 0 ? &a->memory_limit
-                            : strcmp(name, "--airflow-url") == 0  ? &a->airflow_url
-                            : strcmp(name, "--airflow-user") == 0 ? &a->airflow_user
-                            : strcmp(name, "--airflow-password-file") == 0
-                                ? &a->airflow_password_file
-                                : NULL;
-        if (strcmp(name, "--airflow-password") == 0) {
-            fprintf(stderr, "knut sync: no password on the command line: set "
-                            "KNUT_AIRFLOW_PASSWORD or use --airflow-password-file\n");
-            return -1;
-        }
-        int secs = strcmp(name, "--interval") == 0 || strcmp(name, "--max-backoff") == 0 ||
-                   strcmp(name, "--lease") == 0 || strcmp(name, "--airflow-drain") == 0 ||
-                   strcmp(name, "--falkordb-timeout") == 0;
-        if (!slot && !secs) {
-            fprintf(stderr, "knut sync: unknown argument '%s' (see --help)\n", o);
-            return -1;
-        }
-        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-        if (!v) {
-            fprintf(stderr, "knut sync: %s needs a value\n", name);
-            return -1;
-        }
-        if (slot)
-            *slot = v;
-        else if (parse_secs(v, name, strcmp(name, "--interval") == 0 ? &a->interval
-                                     : strcmp(name, "--lease") == 0  ? &a->lease
-                                     : strcmp(name, "--airflow-drain") == 0 ? &a->airflow_drain
-                                     : strcmp(name, "--falkordb-timeout") == 0
-                                         ? &a->falkordb_timeout
-                                                                     : &a->max_backoff) != 0)
-            return -1;
-    }
-    if (!a->config) {
-        fprintf(stderr, "knut sync: --config FILE is required (see --help)\n");
-        return -1;
-    }
-    if ((a->airflow_user || a->airflow_password_file || a->airflow_drain > 0) && !a->airflow_url) {
-        fprintf(stderr, "knut sync: --airflow-user/--airflow-password-file/--airflow-drain "
-                        "need --airflow-url\n");
-        return -1;
-    }
-    if (a->airflow_url && !a->airflow_user) {
-        fprintf(stderr, "knut sync: --airflow-url needs --airflow-user\n");
-        return -1;
-    }
-    if ((a->instance || a->lease > 0) && !a->ledger_url) {
-        fprintf(stderr, "knut sync: --instance/--lease need --ledger-url\n");
-        return -1;
-    }
-    if (a->status && (a->metrics_addr || a->metrics_file)) {
-        fprintf(stderr, "knut sync: status takes no --metrics-addr/--metrics-file\n");
-        return -1;
-    }
-    if (a->store && a->falkordb) {
-        fprintf(stderr, "knut sync: --store and --falkordb exclude each other\n");
-        return -1;
-    }
-    return 0;
+    int rc = knut_cli_args_parse(&knut_cmd_sync_spec, argc, argv, a);
+    return rc != KNUT_CLI_RUN ? rc : check_args(a);
 }
 
 /* The Airflow password: first line of the file, else $KNUT_AIRFLOW_PASSWORD. */
@@ -271,8 +225,9 @@ static void print_status(const knut_sync_file_status *st, void *ctx)
 int knut_cmd_sync(int argc, char **argv)
 {
     sync_args a = {0};
-    if (parse_args(argc, argv, &a) != 0)
-        return KNUT_EXIT_USAGE;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
     if (!getenv("KNUT_LOG")) { /* the per-table records are the job's output: info */
         const char *fmt = getenv("KNUT_LOG_FORMAT");
         int json = fmt ? strcmp(fmt, "json") == 0 : !isatty(STDERR_FILENO);
@@ -281,7 +236,7 @@ int knut_cmd_sync(int argc, char **argv)
     knut_error err = KNUT_ERROR_INIT;
     knut_sync_config *cfg = NULL;
     knut_sync *s = NULL;
-    int rc = KNUT_EXIT_FAIL;
+    rc = KNUT_EXIT_FAIL;
     char password[1024] = "";
     if (a.airflow_url && !a.status && airflow_password(&a, password, sizeof password) != 0)
         return KNUT_EXIT_USAGE;

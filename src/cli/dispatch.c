@@ -1,6 +1,7 @@
 /*
  * Sub-command dispatch shared by the command groups (`knut gar`,
- * `knut graph`): usage listing, help routing, unknown names.
+ * `knut graph`): usage listing, help routing, unknown names. Each
+ * sub-command parses its own options, --help included.
  */
 #include "cli.h"
 
@@ -14,23 +15,31 @@ static void group_usage(FILE *f, const char *group, const char *about, const knu
     fprintf(f, "\nRun 'knut %s COMMAND --help' for one command.\n", group);
 }
 
+static const knut_cli_sub *find(const knut_cli_sub *subs, const char *name)
+{
+    for (const knut_cli_sub *s = subs; s->name; s++)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
 int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
                       char **argv)
 {
+    const knut_cli_sub *s;
+    if (argc >= 3 && strcmp(argv[1], "help") == 0 && (s = find(subs, argv[2]))) {
+        /* `knut GROUP help NAME` is `knut GROUP NAME --help`. */
+        char help[] = "--help";
+        char *sub_argv[] = {argv[2], help, NULL};
+        return s->run(2, sub_argv);
+    }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         group_usage(argc < 2 ? stderr : stdout, group, about, subs);
         return argc < 2 ? KNUT_EXIT_USAGE : KNUT_EXIT_OK;
     }
-    for (const knut_cli_sub *s = subs; s->name; s++) {
-        if (strcmp(s->name, argv[1]) != 0)
-            continue;
-        if (knut_cli_wants_help(argc - 1, argv + 1)) {
-            fputs(s->usage, stdout);
-            return KNUT_EXIT_OK;
-        }
+    if ((s = find(subs, argv[1])))
         return s->run(argc - 1, argv + 1);
-    }
     fprintf(stderr, "knut %s: unknown command '%s' (see 'knut %s --help')\n", group, argv[1],
             group);
     return KNUT_EXIT_USAGE;

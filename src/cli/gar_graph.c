@@ -81,23 +81,3 @@ knut_status knut_cli_gar_load(const char *path, knut_graphar_graph_info **out,
     free(file);
     return st;
 }
-
-int knut_cli_gar_is_opt(const char *a, const char *name, const char *shortname)
-{
-    size_t n = strlen(name);
-    return strcmp(a, name) == 0 || (strncmp(a, name, n) == 0 && a[n] == '=') ||
-           (shortname && strcmp(a, shortname) == 0);
-}
-
-const char *knut_cli_gar_opt_value(int argc, char **argv, int *i, const char *name,
-                                   const char *shortname)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) == 0 && a[n] == '=')
-        return a + n + 1;
-    (void)shortname;
-    if (*i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}

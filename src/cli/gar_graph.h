@@ -1,6 +1,6 @@
 /*
  * Helpers shared by the `knut gar` readers (info, cat): finding and loading
- * the graph a PATH argument names, and "--name VALUE" option parsing.
+ * the graph a PATH argument names.
  */
 #ifndef KNUT_CLI_GAR_GRAPH_H
 #define KNUT_CLI_GAR_GRAPH_H
@@ -14,12 +14,5 @@
  */
 knut_status knut_cli_gar_load(const char *path, knut_graphar_graph_info **out,
                               knut_error *err);
-
-/* True if a is --name, --name=VALUE or shortname. */
-int knut_cli_gar_is_opt(const char *a, const char *name, const char *shortname);
-/* The value of --name VALUE / --name=VALUE / -s VALUE (advancing *i), or
- * NULL if it is missing. */
-const char *knut_cli_gar_opt_value(int argc, char **argv, int *i, const char *name,
-                                   const char *shortname);
 
 #endif

@@ -14,24 +14,39 @@
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
-static const char help_usage[] =
-    "usage: knut help [COMMAND]\n"
-    "\n"
-    "Lists the commands, or shows the full help of one command.\n";
+typedef struct help_args {
+    const char *command;
+    const char *sub;
+} help_args;
 
-static const char version_usage[] =
-    "usage: knut version\n"
-    "\n"
-    "Prints the versions of knut and of the embedded DuckDB engine.\n";
+static const knut_cli_arg help_pos[] = {
+    KNUT_CLI_ARG_OPT("COMMAND", help_args, command),
+    KNUT_CLI_ARG_OPT("SUBCOMMAND", help_args, sub),
+    KNUT_CLI_ARG_END,
+};
+
+static const knut_cli_spec help_spec = {
+    .name = "help",
+    .synopsis = "usage: knut help [COMMAND [SUBCOMMAND]]\n",
+    .about = "Lists the commands, or shows the full help of one command\n"
+             "(the same text as 'knut COMMAND --help').\n",
+    .args = help_pos,
+};
+
+static const knut_cli_spec version_spec = {
+    .name = "version",
+    .synopsis = "usage: knut version\n",
+    .about = "Prints the versions of knut and of the embedded DuckDB engine.\n",
+};
 
 static const knut_cli_cmd commands[] = {
-    {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", knut_cmd_sync_usage, 0},
-    {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", knut_cmd_query_usage, 0},
-    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", knut_cmd_gar_usage, 1},
-    {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", knut_cmd_graph_usage, 1},
-    {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", knut_cmd_load_usage, 0},
-    {"help", cmd_help, "Show help for knut or one command", help_usage, 0},
-    {"version", cmd_version, "Show the knut and DuckDB versions", version_usage, 0},
+    {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", &knut_cmd_sync_spec},
+    {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", &knut_cmd_query_spec},
+    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", NULL},
+    {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL},
+    {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", &knut_cmd_load_spec},
+    {"help", cmd_help, "Show help for knut or one command", &help_spec},
+    {"version", cmd_version, "Show the knut and DuckDB versions", &version_spec},
 };
 
 static const char main_usage_head[] =
@@ -56,22 +71,6 @@ const knut_cli_cmd *knut_cli_find(const char *name)
     return NULL;
 }
 
-void knut_cli_usage(FILE *f, const knut_cli_cmd *cmd)
-{
-    fputs(cmd->usage, f);
-}
-
-int knut_cli_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            return 0;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    }
-    return 0;
-}
-
 static void main_usage(FILE *f)
 {
     fputs(main_usage_head, f);
@@ -82,21 +81,36 @@ static void main_usage(FILE *f)
 
 static int cmd_help(int argc, char **argv)
 {
-    if (argc < 2) {
+    help_args a = {0};
+    int rc = knut_cli_args_parse(&help_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    if (!a.command) {
         main_usage(stdout);
         return KNUT_EXIT_OK;
     }
-    const knut_cli_cmd *cmd = knut_cli_find(argv[1]);
+    const knut_cli_cmd *cmd = knut_cli_find(a.command);
     if (!cmd) {
-        fprintf(stderr, "knut: unknown command '%s'\n", argv[1]);
+        fprintf(stderr, "knut: unknown command '%s'\n", a.command);
         return KNUT_EXIT_USAGE;
     }
-    knut_cli_usage(stdout, cmd);
-    return KNUT_EXIT_OK;
+    if (cmd->spec && !a.sub) {
+        knut_cli_args_usage(stdout, cmd->spec);
+        return KNUT_EXIT_OK;
+    }
+    if (cmd->spec)
+        return knut_cli_args_error(&help_spec, "%s has no sub-commands", a.command);
+    /* A group prints its own list, or its sub-command's help. */
+    char help[] = "help", *sub = (char *)a.sub;
+    char *group_argv[] = {(char *)a.command, help, sub, NULL};
+    return cmd->run(sub ? 3 : 2, group_argv);
 }
 
 static int cmd_version(int argc, char **argv)
 {
+    int rc = knut_cli_args_parse(&version_spec, argc, argv, NULL);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
     printf("knut %s (DuckDB %s)\n", KNUT_VERSION, knut_duck_library_version());
     return KNUT_EXIT_OK;
 }
@@ -123,15 +137,11 @@ int main(int argc, char **argv)
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
         return cmd_version(argc - 1, argv + 1);
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
-        return cmd_help(1, argv);
+        return cmd_help(1, argv + 1);
     const knut_cli_cmd *cmd = knut_cli_find(name);
     if (!cmd) {
         fprintf(stderr, "knut: unknown command '%s' (see 'knut help')\n", name);
         return KNUT_EXIT_USAGE;
-    }
-    if (!cmd->own_help && knut_cli_wants_help(argc - 1, argv + 1)) {
-        knut_cli_usage(stdout, cmd);
-        return KNUT_EXIT_OK;
     }
     return cmd->run(argc - 1, argv + 1);
 }

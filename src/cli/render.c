@@ -13,17 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int knut_cli_format_parse(const char *s, knut_cli_format *out)
-{
-    static const char *const names[] = {"table", "csv", "json", "arrow"};
-    for (int i = 0; i < 4; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            *out = (knut_cli_format)i;
-            return 0;
-        }
-    }
-    return -1;
-}
+const char *const knut_cli_format_names[] = {"table", "csv", "json", "arrow", NULL};
 
 /* One batch, viewed. */
 typedef struct rbatch {

@@ -20,8 +20,9 @@ typedef enum knut_cli_format {
     KNUT_CLI_FORMAT_ARROW
 } knut_cli_format;
 
-/* Parses "table|csv|json|arrow"; returns 0 or -1 if unknown. */
-int knut_cli_format_parse(const char *s, knut_cli_format *out);
+/* "table", "csv", "json", "arrow" (in enum order), NULL: the choices of
+ * every --format option that prints rows. */
+extern const char *const knut_cli_format_names[];
 
 /* Table rows shown by default before the rest is cut off. */
 #define KNUT_CLI_TABLE_DEFAULT_MAX_ROWS 1000
