@@ -67,7 +67,8 @@ typedef struct knut_cli_arg {
     int optional;     /* required ones come first */
 } knut_cli_arg;
 
-/* offsetof(T, m), after checking at compile time that m has type `type`. */
+/* offsetof(T, m); a member of another type than `type` is a compile-time
+ * diagnostic (comparison of distinct pointer types; an error with -Werror). */
 #define KNUT_CLI_AT(T, m, type) (offsetof(T, m) + 0 * sizeof((type *)0 == &((T *)0)->m))
 
 #define KNUT_CLI_OPT_FLAG(name, alias, T, m, help) \

@@ -30,11 +30,7 @@ typedef struct cat_args {
 
 static const knut_cli_opt cat_opts[] = {
     KNUT_CLI_OPT_CHOICE("format", 'f', cat_args, format, "FMT", knut_cli_format_names,
-                        "table   aligned text table (the default)\n"
-                        "csv     RFC 4180, header row, NULL as an empty field\n"
-                        "json    one JSON object per line; NULL as null,\n"
-                        "        dates and timestamps as ISO 8601 strings\n"
-                        "arrow   Arrow IPC stream (binary; not to a terminal)"),
+                        KNUT_CLI_FORMAT_HELP),
     KNUT_CLI_OPT_INT("limit", 'n', cat_args, limit, "N", 1, INT64_MAX,
                      "print at most N rows (default: all; a table shows 1000 unless --limit "
                      "is given)"),

@@ -35,11 +35,7 @@ static const knut_cli_opt query_opts[] = {
     KNUT_CLI_OPT_FLAG("read-only", 0, query_args, read_only,
                       "open --db FILE read-only; it must exist"),
     KNUT_CLI_OPT_CHOICE("format", 'f', query_args, format, "FMT", knut_cli_format_names,
-                        "table   aligned text table (the default)\n"
-                        "csv     RFC 4180, header row, NULL as an empty field\n"
-                        "json    one JSON object per line; NULL as null,\n"
-                        "        dates and timestamps as ISO 8601 strings\n"
-                        "arrow   Arrow IPC stream (binary; not to a terminal)"),
+                        KNUT_CLI_FORMAT_HELP),
     KNUT_CLI_OPT_INT("max-rows", 0, query_args, render.max_rows, "N", 0, INT64_MAX,
                      "table only: show at most N rows (default 1000, 0 = all)"),
     KNUT_CLI_OPT_INT("max-width", 0, query_args, max_width, "N", 1, 100000,

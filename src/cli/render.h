@@ -23,6 +23,13 @@ typedef enum knut_cli_format {
 /* "table", "csv", "json", "arrow" (in enum order), NULL: the choices of
  * every --format option that prints rows. */
 extern const char *const knut_cli_format_names[];
+/* The help of such a --format option (knut_cli_opt.help). */
+#define KNUT_CLI_FORMAT_HELP                                   \
+    "table   aligned text table (the default)\n"               \
+    "csv     RFC 4180, header row, NULL as an empty field\n"   \
+    "json    one JSON object per line; NULL as null,\n"        \
+    "        dates and timestamps as ISO 8601 strings\n"       \
+    "arrow   Arrow IPC stream (binary; not to a terminal)"
 
 /* Table rows shown by default before the rest is cut off. */
 #define KNUT_CLI_TABLE_DEFAULT_MAX_ROWS 1000
