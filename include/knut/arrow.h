@@ -91,16 +91,16 @@ struct ArrowArrayStream {
 /* ---- release / move helpers -------------------------------------------- */
 
 /* Calls s->release if s and s->release are non-NULL (NULL-safe, idempotent). */
-void knut_arrow_schema_release(struct ArrowSchema *s);
+KNUT_EXTERN void knut_arrow_schema_release(struct ArrowSchema *s);
 /* Calls a->release if a and a->release are non-NULL (NULL-safe, idempotent). */
-void knut_arrow_array_release(struct ArrowArray *a);
+KNUT_EXTERN void knut_arrow_array_release(struct ArrowArray *a);
 /* Calls s->release if s and s->release are non-NULL (NULL-safe, idempotent). */
-void knut_arrow_stream_release(struct ArrowArrayStream *s);
+KNUT_EXTERN void knut_arrow_stream_release(struct ArrowArrayStream *s);
 
 /* Moves src into dst (dst must be released); src is left released. */
-void knut_arrow_schema_move(struct ArrowSchema *dst, struct ArrowSchema *src);
-void knut_arrow_array_move(struct ArrowArray *dst, struct ArrowArray *src);
-void knut_arrow_stream_move(struct ArrowArrayStream *dst, struct ArrowArrayStream *src);
+KNUT_EXTERN void knut_arrow_schema_move(struct ArrowSchema *dst, struct ArrowSchema *src);
+KNUT_EXTERN void knut_arrow_array_move(struct ArrowArray *dst, struct ArrowArray *src);
+KNUT_EXTERN void knut_arrow_stream_move(struct ArrowArrayStream *dst, struct ArrowArrayStream *src);
 
 /* ---- types and format strings ------------------------------------------ */
 
@@ -166,31 +166,31 @@ typedef struct knut_arrow_type_info {
 
 /* Fills *out with `type` and its defaults (TIMESTAMP: microseconds, no tz;
  * FIXED_BINARY needs byte_width set afterwards). */
-void knut_arrow_type_info_init(knut_arrow_type_info *out, knut_arrow_type type);
+KNUT_EXTERN void knut_arrow_type_info_init(knut_arrow_type_info *out, knut_arrow_type type);
 
 /* Short type name ("int64", "utf8", "timestamp", ...); never NULL. */
-const char *knut_arrow_type_name(knut_arrow_type type);
+KNUT_EXTERN const char *knut_arrow_type_name(knut_arrow_type type);
 
 /* Parses an Arrow format string ("l", "tsu:UTC", "+l", "w:16", ...). */
-knut_status knut_arrow_format_parse(const char *format, knut_arrow_type_info *out,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_format_parse(const char *format, knut_arrow_type_info *out,
+                                                knut_error *err);
 
 /* Writes the format string for t into buf (NUL-terminated); KNUT_ETOOBIG if
  * cap is too small (64 bytes + the timezone length always suffices). */
-knut_status knut_arrow_format_print(const knut_arrow_type_info *t, char *buf, size_t cap,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_format_print(const knut_arrow_type_info *t, char *buf,
+                                                size_t cap, knut_error *err);
 
 /* Parses schema->format, and checks n_children matches the type. */
-knut_status knut_arrow_schema_parse_type(const struct ArrowSchema *schema,
-                                         knut_arrow_type_info *out, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_parse_type(const struct ArrowSchema *schema,
+                                                     knut_arrow_type_info *out, knut_error *err);
 
 /* Number of buffers an array of type t has in the C Data Interface (with
  * validity): NA 0, STRUCT 1, fixed-width/BOOL/LIST/MAP 2, var-length 3. */
-int knut_arrow_type_n_buffers(knut_arrow_type type);
+KNUT_EXTERN int knut_arrow_type_n_buffers(knut_arrow_type type);
 
 /* Number of children a type needs: LIST/LARGE_LIST/MAP 1, STRUCT any (-1),
  * everything else 0. */
-int knut_arrow_type_n_children(knut_arrow_type type);
+KNUT_EXTERN int knut_arrow_type_n_children(knut_arrow_type type);
 
 /* ---- schema building --------------------------------------------------- */
 
@@ -200,42 +200,44 @@ int knut_arrow_type_n_children(knut_arrow_type type);
  * released (release == NULL) ArrowSchema to fill with knut_arrow_schema_init
  * or knut_arrow_schema_set_child. out->release frees the node recursively.
  */
-knut_status knut_arrow_schema_init(struct ArrowSchema *out, const char *format,
-                                   const char *name, int64_t flags, int64_t n_children,
-                                   knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_init(struct ArrowSchema *out, const char *format,
+                                               const char *name, int64_t flags, int64_t n_children,
+                                               knut_error *err);
 
 /* Same, with the format string printed from t. */
-knut_status knut_arrow_schema_init_type(struct ArrowSchema *out, const knut_arrow_type_info *t,
-                                        const char *name, int64_t flags, int64_t n_children,
-                                        knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_init_type(struct ArrowSchema *out,
+                                                    const knut_arrow_type_info *t, const char *name,
+                                                    int64_t flags, int64_t n_children,
+                                                    knut_error *err);
 
 /* Moves child into slot i of a schema made by knut_arrow_schema_init
  * (releasing whatever was there). child is left released. */
-knut_status knut_arrow_schema_set_child(struct ArrowSchema *schema, int64_t i,
-                                        struct ArrowSchema *child, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_set_child(struct ArrowSchema *schema, int64_t i,
+                                                    struct ArrowSchema *child, knut_error *err);
 
 /* Replaces the metadata of a schema made by knut_arrow_schema_init with a
  * copy of the encoded blob (NULL clears it). */
-knut_status knut_arrow_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
-                                           knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_set_metadata(struct ArrowSchema *schema,
+                                                       const char *metadata, knut_error *err);
 
 /* Replaces the name of a schema made by knut_arrow_schema_init. */
-knut_status knut_arrow_schema_set_name(struct ArrowSchema *schema, const char *name,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_set_name(struct ArrowSchema *schema, const char *name,
+                                                   knut_error *err);
 
 /* Deep copy of any schema (children, dictionary, metadata) into a
  * malloc-owned one. */
-knut_status knut_arrow_schema_deep_copy(struct ArrowSchema *out, const struct ArrowSchema *src,
-                                        knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_schema_deep_copy(struct ArrowSchema *out,
+                                                    const struct ArrowSchema *src, knut_error *err);
 
 /* ---- schema metadata (int32 count, then length-prefixed key/value pairs) */
 
 /* Byte length of an encoded metadata blob (0 for NULL). */
-size_t knut_arrow_metadata_size(const char *metadata);
+KNUT_EXTERN size_t knut_arrow_metadata_size(const char *metadata);
 
 /* Encodes n key/value pairs into a malloc'ed blob (*out, free with free()). */
-knut_status knut_arrow_metadata_build(char **out, const char *const *keys,
-                                      const char *const *values, int32_t n, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_metadata_build(char **out, const char *const *keys,
+                                                  const char *const *values, int32_t n,
+                                                  knut_error *err);
 
 /* Iterates an encoded blob. Key and value are not NUL-terminated. */
 typedef struct knut_arrow_metadata_reader {
@@ -243,13 +245,14 @@ typedef struct knut_arrow_metadata_reader {
     int32_t remaining;
 } knut_arrow_metadata_reader;
 
-void knut_arrow_metadata_reader_init(knut_arrow_metadata_reader *r, const char *metadata);
+KNUT_EXTERN void knut_arrow_metadata_reader_init(knut_arrow_metadata_reader *r,
+                                                 const char *metadata);
 /* Returns 1 and fills the pair, or 0 when done. */
-int knut_arrow_metadata_next(knut_arrow_metadata_reader *r, const char **key, int32_t *key_len,
-                             const char **value, int32_t *value_len);
+KNUT_EXTERN int knut_arrow_metadata_next(knut_arrow_metadata_reader *r, const char **key,
+                                         int32_t *key_len, const char **value, int32_t *value_len);
 /* Finds key; returns 1 and fills value/len, or 0 if absent. */
-int knut_arrow_metadata_get(const char *metadata, const char *key, const char **value,
-                            int32_t *value_len);
+KNUT_EXTERN int knut_arrow_metadata_get(const char *metadata, const char *key, const char **value,
+                                        int32_t *value_len);
 
 /* ---- builders ---------------------------------------------------------- */
 
@@ -292,53 +295,60 @@ typedef struct knut_arrow_builder {
 
 /* Makes a builder for type t. LIST/LARGE_LIST/MAP/STRUCT start without
  * children: add them with knut_arrow_builder_add_child. */
-knut_status knut_arrow_builder_new(knut_arrow_builder **out, const knut_arrow_type_info *t,
-                                   const char *name, knut_error *err);
-/* Shorthand for types that need no parameters (timestamp: µs, no tz). */
-knut_status knut_arrow_builder_new_simple(knut_arrow_builder **out, knut_arrow_type type,
-                                          const char *name, knut_error *err);
-/* Makes a builder tree matching schema (not dictionary-encoded ones). */
-knut_status knut_arrow_builder_new_from_schema(knut_arrow_builder **out,
-                                               const struct ArrowSchema *schema,
+KNUT_EXTERN knut_status knut_arrow_builder_new(knut_arrow_builder **out,
+                                               const knut_arrow_type_info *t, const char *name,
                                                knut_error *err);
+/* Shorthand for types that need no parameters (timestamp: µs, no tz). */
+KNUT_EXTERN knut_status knut_arrow_builder_new_simple(knut_arrow_builder **out,
+                                                      knut_arrow_type type, const char *name,
+                                                      knut_error *err);
+/* Makes a builder tree matching schema (not dictionary-encoded ones). */
+KNUT_EXTERN knut_status knut_arrow_builder_new_from_schema(knut_arrow_builder **out,
+                                                           const struct ArrowSchema *schema,
+                                                           knut_error *err);
 /* Frees b and its children (NULL-safe). */
-void knut_arrow_builder_free(knut_arrow_builder *b);
+KNUT_EXTERN void knut_arrow_builder_free(knut_arrow_builder *b);
 /* Drops every row of b and its children, keeping the type tree; for
  * recovering after an error (a failed STRUCT append_null/append_empty may
  * leave some children one value ahead, which finish reports). */
-void knut_arrow_builder_reset(knut_arrow_builder *b);
+KNUT_EXTERN void knut_arrow_builder_reset(knut_arrow_builder *b);
 
 /* Adds child (takes ownership, also on failure) to a LIST/MAP (one child)
  * or STRUCT builder; only while the builder is empty. */
-knut_status knut_arrow_builder_add_child(knut_arrow_builder *b, knut_arrow_builder *child,
-                                         knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_add_child(knut_arrow_builder *b,
+                                                     knut_arrow_builder *child, knut_error *err);
 static inline knut_arrow_builder *knut_arrow_builder_child(knut_arrow_builder *b, int64_t i)
 {
     return (i >= 0 && i < b->n_children) ? b->children[i] : NULL;
 }
 /* Sets the per-buffer cap of b and its children (bytes; <= 0 = default). */
-void knut_arrow_builder_set_max_bytes(knut_arrow_builder *b, int64_t max_bytes);
+KNUT_EXTERN void knut_arrow_builder_set_max_bytes(knut_arrow_builder *b, int64_t max_bytes);
 /* Sets or clears ARROW_FLAG_NULLABLE in the finished schema. */
-void knut_arrow_builder_set_nullable(knut_arrow_builder *b, int nullable);
+KNUT_EXTERN void knut_arrow_builder_set_nullable(knut_arrow_builder *b, int nullable);
 /* Reserves room for n more values (and avg_bytes * n of var-length data). */
-knut_status knut_arrow_builder_reserve(knut_arrow_builder *b, int64_t n, int64_t avg_bytes,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_reserve(knut_arrow_builder *b, int64_t n,
+                                                   int64_t avg_bytes, knut_error *err);
 
-knut_status knut_arrow_builder_append_null(knut_arrow_builder *b, knut_error *err);
-knut_status knut_arrow_builder_append_nulls(knut_arrow_builder *b, int64_t n, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_null(knut_arrow_builder *b, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_nulls(knut_arrow_builder *b, int64_t n,
+                                                        knut_error *err);
 /* A valid zero / empty string / empty list / struct of empty children. */
-knut_status knut_arrow_builder_append_empty(knut_arrow_builder *b, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_empty(knut_arrow_builder *b, knut_error *err);
 /* Integer types (range-checked), BOOL, DATE/TIME/TIMESTAMP/DURATION,
  * INTERVAL_MONTHS, FLOAT/DOUBLE (converted). */
-knut_status knut_arrow_builder_append_int(knut_arrow_builder *b, int64_t v, knut_error *err);
-knut_status knut_arrow_builder_append_uint(knut_arrow_builder *b, uint64_t v, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_int(knut_arrow_builder *b, int64_t v,
+                                                      knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_uint(knut_arrow_builder *b, uint64_t v,
+                                                       knut_error *err);
 /* FLOAT/DOUBLE (HALF_FLOAT is not converted: append its bits as uint). */
-knut_status knut_arrow_builder_append_double(knut_arrow_builder *b, double v, knut_error *err);
-knut_status knut_arrow_builder_append_bool(knut_arrow_builder *b, int v, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_double(knut_arrow_builder *b, double v,
+                                                         knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_bool(knut_arrow_builder *b, int v,
+                                                       knut_error *err);
 /* UTF8/BINARY (+LARGE); FIXED_BINARY/DECIMAL128/INTERVAL_* need exactly
  * byte_width bytes. UTF-8 is not checked here (see validation). */
-knut_status knut_arrow_builder_append_bytes(knut_arrow_builder *b, const void *p, size_t len,
-                                            knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_bytes(knut_arrow_builder *b, const void *p,
+                                                        size_t len, knut_error *err);
 static inline knut_status knut_arrow_builder_append_str(knut_arrow_builder *b, const char *s,
                                                         knut_error *err)
 {
@@ -349,11 +359,12 @@ static inline knut_status knut_arrow_builder_append_str(knut_arrow_builder *b, c
  * (byte_width bytes each; BOOL: one byte per value, nonzero = true).
  * valid: one byte per value (nonzero = valid), or NULL for all valid.
  */
-knut_status knut_arrow_builder_append_values(knut_arrow_builder *b, const void *values,
-                                             int64_t n, const uint8_t *valid, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_append_values(knut_arrow_builder *b, const void *values,
+                                                         int64_t n, const uint8_t *valid,
+                                                         knut_error *err);
 /* Closes the current LIST/MAP element (the child items appended since the
  * previous one) or STRUCT row (every child must have one more value). */
-knut_status knut_arrow_builder_finish_element(knut_arrow_builder *b, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_finish_element(knut_arrow_builder *b, knut_error *err);
 
 /*
  * Moves the built data into *out_array (and a matching schema into
@@ -362,15 +373,16 @@ knut_status knut_arrow_builder_finish_element(knut_arrow_builder *b, knut_error 
  * KNUT_EINVAL (nothing changed) if a list element or struct row is left
  * open; on other failures the rows are discarded.
  */
-knut_status knut_arrow_builder_finish(knut_arrow_builder *b, struct ArrowArray *out_array,
-                                      struct ArrowSchema *out_schema, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_finish(knut_arrow_builder *b,
+                                                  struct ArrowArray *out_array,
+                                                  struct ArrowSchema *out_schema, knut_error *err);
 /* The schema of what b builds (malloc-owned). */
-knut_status knut_arrow_builder_schema(const knut_arrow_builder *b, struct ArrowSchema *out,
-                                      knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder_schema(const knut_arrow_builder *b,
+                                                  struct ArrowSchema *out, knut_error *err);
 
 /* Out-of-line slow path of the inline appends below (grows, then appends). */
-knut_status knut_arrow_builder__append_fixed_slow(knut_arrow_builder *b, const void *v,
-                                                  knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_builder__append_fixed_slow(knut_arrow_builder *b, const void *v,
+                                                              knut_error *err);
 
 /*
  * Inline fast path for fixed-width types: appends one value of exactly
@@ -417,12 +429,12 @@ typedef struct knut_arrow_view {
 } knut_arrow_view;
 
 /* Initialises v over schema/array (both must outlive v). */
-knut_status knut_arrow_view_init(knut_arrow_view *v, const struct ArrowSchema *schema,
-                                 const struct ArrowArray *array, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_view_init(knut_arrow_view *v, const struct ArrowSchema *schema,
+                                             const struct ArrowArray *array, knut_error *err);
 /* Frees what init allocated (NULL-safe); the arrays are untouched. */
-void knut_arrow_view_reset(knut_arrow_view *v);
+KNUT_EXTERN void knut_arrow_view_reset(knut_arrow_view *v);
 /* Counts nulls in the view's range (from the bitmap, not null_count). */
-int64_t knut_arrow_view_count_nulls(const knut_arrow_view *v);
+KNUT_EXTERN int64_t knut_arrow_view_count_nulls(const knut_arrow_view *v);
 
 static inline int knut_arrow_bit_get(const uint8_t *bits, int64_t i)
 {
@@ -608,12 +620,12 @@ typedef enum knut_arrow_validate_level {
  * Buffer sizes are not known through the C interface, so lengths are checked
  * against each other (offsets against data, lists against children).
  */
-knut_status knut_arrow_array_validate(const struct ArrowSchema *schema,
-                                      const struct ArrowArray *array, unsigned level,
-                                      knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_array_validate(const struct ArrowSchema *schema,
+                                                  const struct ArrowArray *array, unsigned level,
+                                                  knut_error *err);
 
 /* Checks len bytes are valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
-int knut_arrow_utf8_valid(const uint8_t *s, int64_t len);
+KNUT_EXTERN int knut_arrow_utf8_valid(const uint8_t *s, int64_t len);
 
 /* ---- streams ----------------------------------------------------------- */
 
@@ -625,10 +637,10 @@ int knut_arrow_utf8_valid(const uint8_t *s, int64_t len);
  * Takes ownership of schema and of every array (also on failure: they are
  * released); `arrays` itself is the caller's.
  */
-knut_status knut_arrow_stream_from_arrays(struct ArrowArrayStream *out,
-                                          struct ArrowSchema *schema,
-                                          struct ArrowArray *arrays, int64_t n,
-                                          knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_stream_from_arrays(struct ArrowArrayStream *out,
+                                                      struct ArrowSchema *schema,
+                                                      struct ArrowArray *arrays, int64_t n,
+                                                      knut_error *err);
 
 /*
  * Reads the stream to its end: *out_schema gets the schema, *out_arrays a
@@ -636,23 +648,23 @@ knut_status knut_arrow_stream_from_arrays(struct ArrowArrayStream *out,
  * KNUT_ETOOBIG past max_arrays batches (<= 0 = default). Does not release
  * the stream. On failure everything collected so far is released.
  */
-knut_status knut_arrow_stream_collect(struct ArrowArrayStream *stream,
-                                      struct ArrowSchema *out_schema,
-                                      struct ArrowArray **out_arrays, int64_t *out_n,
-                                      int64_t max_arrays, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_stream_collect(struct ArrowArrayStream *stream,
+                                                  struct ArrowSchema *out_schema,
+                                                  struct ArrowArray **out_arrays, int64_t *out_n,
+                                                  int64_t max_arrays, knut_error *err);
 
 /* Releases every array and frees the vector (NULL-safe). */
-void knut_arrow_arrays_free(struct ArrowArray *arrays, int64_t n);
+KNUT_EXTERN void knut_arrow_arrays_free(struct ArrowArray *arrays, int64_t n);
 
 /* Reads the stream to its end and sums the array lengths (the schema is
  * fetched and released). Does not release the stream. */
-knut_status knut_arrow_stream_count_rows(struct ArrowArrayStream *stream, int64_t *out,
-                                         knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_stream_count_rows(struct ArrowArrayStream *stream, int64_t *out,
+                                                     knut_error *err);
 
 /* Maps a stream callback's errno-style result to a knut status, with
  * get_last_error's text (if any) in err, prefixed by `what`. */
-knut_status knut_arrow_stream_error(struct ArrowArrayStream *stream, int code, const char *what,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_stream_error(struct ArrowArrayStream *stream, int code,
+                                                const char *what, knut_error *err);
 
 /* ---- Arrow IPC stream format (src/arrow/ipc_*.c) ---- */
 
@@ -681,9 +693,9 @@ typedef struct knut_arrow_ipc_sink {
 /* Sinks over a FILE* (fwrite; not closed), a file descriptor (write(2)
  * with EINTR/short-write handling; not closed) and a knut_buf (appends;
  * the buffer's cap applies: KNUT_ETOOBIG). Each must outlive the writer. */
-knut_arrow_ipc_sink knut_arrow_ipc_sink_file(FILE *f);
-knut_arrow_ipc_sink knut_arrow_ipc_sink_fd(int fd);
-knut_arrow_ipc_sink knut_arrow_ipc_sink_buf(knut_buf *b);
+KNUT_EXTERN knut_arrow_ipc_sink knut_arrow_ipc_sink_file(FILE *f);
+KNUT_EXTERN knut_arrow_ipc_sink knut_arrow_ipc_sink_fd(int fd);
+KNUT_EXTERN knut_arrow_ipc_sink knut_arrow_ipc_sink_buf(knut_buf *b);
 
 typedef struct knut_arrow_ipc_writer knut_arrow_ipc_writer;
 
@@ -693,8 +705,10 @@ typedef struct knut_arrow_ipc_writer knut_arrow_ipc_writer;
  * or unsupported column types: KNUT_EUNSUPPORTED naming the column.
  * *out is NULL on failure.
  */
-knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out, knut_arrow_ipc_sink sink,
-                                      const struct ArrowSchema *schema, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out,
+                                                  knut_arrow_ipc_sink sink,
+                                                  const struct ArrowSchema *schema,
+                                                  knut_error *err);
 
 /*
  * Writes one RecordBatch message. batch is a struct array matching the
@@ -703,23 +717,25 @@ knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out, knut_arrow_ip
  * -1 are computed. The batch is checked at KNUT_ARROW_VALIDATE_DEFAULT
  * first, so a malformed in-process array is an error, not a wild read.
  */
-knut_status knut_arrow_ipc_writer_write(knut_arrow_ipc_writer *w, const struct ArrowArray *batch,
-                                        knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_writer_write(knut_arrow_ipc_writer *w,
+                                                    const struct ArrowArray *batch,
+                                                    knut_error *err);
 
 /* Writes the end-of-stream marker (0xFFFFFFFF, int32 0). Further writes
  * fail. Idempotent. */
-knut_status knut_arrow_ipc_writer_finish(knut_arrow_ipc_writer *w, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_writer_finish(knut_arrow_ipc_writer *w, knut_error *err);
 
 /* Frees w (NULL-safe); does not write the end-of-stream marker. */
-void knut_arrow_ipc_writer_free(knut_arrow_ipc_writer *w);
+KNUT_EXTERN void knut_arrow_ipc_writer_free(knut_arrow_ipc_writer *w);
 
 /* Bytes handed to the sink so far (framing, metadata, bodies). */
-int64_t knut_arrow_ipc_writer_bytes(const knut_arrow_ipc_writer *w);
+KNUT_EXTERN int64_t knut_arrow_ipc_writer_bytes(const knut_arrow_ipc_writer *w);
 
 /* Writes a whole stream (schema, every batch, end-of-stream marker). The
  * stream is read to its end but not released. */
-knut_status knut_arrow_ipc_write_stream(knut_arrow_ipc_sink sink,
-                                        struct ArrowArrayStream *stream, knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_write_stream(knut_arrow_ipc_sink sink,
+                                                    struct ArrowArrayStream *stream,
+                                                    knut_error *err);
 
 /*
  * Where a reader gets bytes. read() fills buf with up to len bytes and sets
@@ -738,10 +754,10 @@ typedef struct knut_arrow_ipc_source {
 /* Sources over a FILE* and a file descriptor (not closed; must outlive the
  * reader), and over memory (the bytes are not copied and must outlive the
  * reader; the small cursor it allocates is freed by the reader). */
-knut_arrow_ipc_source knut_arrow_ipc_source_file(FILE *f);
-knut_arrow_ipc_source knut_arrow_ipc_source_fd(int fd);
-knut_status knut_arrow_ipc_source_mem(knut_arrow_ipc_source *out, const void *data, size_t len,
-                                      knut_error *err);
+KNUT_EXTERN knut_arrow_ipc_source knut_arrow_ipc_source_file(FILE *f);
+KNUT_EXTERN knut_arrow_ipc_source knut_arrow_ipc_source_fd(int fd);
+KNUT_EXTERN knut_status knut_arrow_ipc_source_mem(knut_arrow_ipc_source *out, const void *data,
+                                                  size_t len, knut_error *err);
 
 /* Limits on what a stream may declare; 0 means the default. */
 #define KNUT_ARROW_IPC_MAX_METADATA_DEFAULT ((int64_t)64 << 20)
@@ -768,12 +784,13 @@ typedef struct knut_arrow_ipc_reader knut_arrow_ipc_reader;
  * dictionaries, compression, unknown types: KNUT_EUNSUPPORTED. Messages
  * name the message index (0 = schema) and its byte offset in the stream.
  */
-knut_status knut_arrow_ipc_reader_new(knut_arrow_ipc_reader **out, knut_arrow_ipc_source src,
-                                      const knut_arrow_ipc_read_options *opts,
-                                      knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_reader_new(knut_arrow_ipc_reader **out,
+                                                  knut_arrow_ipc_source src,
+                                                  const knut_arrow_ipc_read_options *opts,
+                                                  knut_error *err);
 
 /* The stream's schema (owned by the reader). */
-const struct ArrowSchema *knut_arrow_ipc_reader_schema(const knut_arrow_ipc_reader *r);
+KNUT_EXTERN const struct ArrowSchema *knut_arrow_ipc_reader_schema(const knut_arrow_ipc_reader *r);
 
 /*
  * Reads the next RecordBatch into *out (a struct array, caller releases).
@@ -782,19 +799,20 @@ const struct ArrowSchema *knut_arrow_ipc_reader_schema(const knut_arrow_ipc_read
  * release; every buffer is checked against the body and the batch is
  * validated at KNUT_ARROW_VALIDATE_FULL before it is returned.
  */
-knut_status knut_arrow_ipc_reader_next(knut_arrow_ipc_reader *r, struct ArrowArray *out,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_reader_next(knut_arrow_ipc_reader *r, struct ArrowArray *out,
+                                                   knut_error *err);
 
 /* Frees r (NULL-safe); arrays already returned stay valid. */
-void knut_arrow_ipc_reader_free(knut_arrow_ipc_reader *r);
+KNUT_EXTERN void knut_arrow_ipc_reader_free(knut_arrow_ipc_reader *r);
 
 /*
  * The reader as a C stream: reads the schema now (errors are returned
  * here), batches on get_next (released array at the end). Takes src over.
  */
-knut_status knut_arrow_ipc_stream_open(struct ArrowArrayStream *out, knut_arrow_ipc_source src,
-                                       const knut_arrow_ipc_read_options *opts,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_ipc_stream_open(struct ArrowArrayStream *out,
+                                                   knut_arrow_ipc_source src,
+                                                   const knut_arrow_ipc_read_options *opts,
+                                                   knut_error *err);
 
 #ifdef __cplusplus
 }

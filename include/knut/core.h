@@ -81,7 +81,7 @@ typedef enum knut_status {
 } knut_status;
 
 /* Short text for a status code; never NULL. */
-const char *knut_strerror(knut_status st);
+KNUT_EXTERN const char *knut_strerror(knut_status st);
 
 /* ---- error detail ------------------------------------------------------ */
 
@@ -99,20 +99,21 @@ typedef struct knut_error {
 #define KNUT_ERROR_INIT {KNUT_OK, {0}}
 
 /* Clears err (NULL-safe). */
-void knut_error_clear(knut_error *err);
+KNUT_EXTERN void knut_error_clear(knut_error *err);
 
 /*
  * Sets err (NULL-safe) to code and the formatted message; returns code so
  * callers can write `return knut_error_set(err, KNUT_EINVAL, "...")`.
  * Long messages are truncated, never overflowed.
  */
-knut_status knut_error_set(knut_error *err, knut_status code, const char *fmt, ...)
+KNUT_EXTERN knut_status knut_error_set(knut_error *err, knut_status code, const char *fmt, ...)
     KNUT_PRINTF(3, 4);
-knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt, va_list ap)
+KNUT_EXTERN knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt,
+                                        va_list ap)
     KNUT_PRINTF(3, 0);
 
 /* Prefixes the existing message with more context ("file.yml: " + old). */
-knut_status knut_error_prefix(knut_error *err, const char *fmt, ...) KNUT_PRINTF(2, 3);
+KNUT_EXTERN knut_status knut_error_prefix(knut_error *err, const char *fmt, ...) KNUT_PRINTF(2, 3);
 
 /* Argument checks that stay in release builds: set err, return EINVAL. */
 #define KNUT_ASSERT_ARG(err, cond)                                                   \
@@ -171,16 +172,17 @@ typedef void (*knut_log_fn)(const knut_log_record *rec, void *ctx);
 /* Installs the process-wide sink (fn == NULL turns logging off). The
  * library never prints by itself. Messages and string field values over
  * 64 KiB are cut and marked with "...". */
-void knut_log_set(knut_log_level level, knut_log_fn fn, void *ctx);
-knut_log_level knut_log_level_get(void);
-int knut_log_enabled(knut_log_level level);
-const char *knut_log_level_name(knut_log_level level);
+KNUT_EXTERN void knut_log_set(knut_log_level level, knut_log_fn fn, void *ctx);
+KNUT_EXTERN knut_log_level knut_log_level_get(void);
+KNUT_EXTERN int knut_log_enabled(knut_log_level level);
+KNUT_EXTERN const char *knut_log_level_name(knut_log_level level);
 /* Parses "trace|debug|info|warn|error|off"; returns KNUT_EINVAL otherwise. */
-knut_status knut_log_level_parse(const char *s, knut_log_level *out);
+KNUT_EXTERN knut_status knut_log_level_parse(const char *s, knut_log_level *out);
 
 /* Emits a record (checks the level first). */
-void knut_log_emit(knut_log_level level, const char *target, const knut_log_field *fields,
-                   size_t nfields, const char *fmt, ...) KNUT_PRINTF(5, 6);
+KNUT_EXTERN void knut_log_emit(knut_log_level level, const char *target,
+                               const knut_log_field *fields, size_t nfields, const char *fmt,
+                               ...) KNUT_PRINTF(5, 6);
 
 #define KNUT_LOG(level, target, ...)                                \
     do {                                                            \
@@ -191,8 +193,10 @@ void knut_log_emit(knut_log_level level, const char *target, const knut_log_fiel
 /* Ready-made sinks; ctx is a FILE* (NULL: stderr). Each record is one
  * fwrite + fflush. JSON: ts (RFC 3339 UTC, microseconds), level, target,
  * msg, then one key per field (a field named like those gets "field."). */
-void knut_log_sink_json(const knut_log_record *rec, void *ctx);  /* one JSON object per line */
-void knut_log_sink_human(const knut_log_record *rec, void *ctx); /* for terminals */
+/* One JSON object per line. */
+KNUT_EXTERN void knut_log_sink_json(const knut_log_record *rec, void *ctx);
+/* For terminals. */
+KNUT_EXTERN void knut_log_sink_human(const knut_log_record *rec, void *ctx);
 
 /* ---- buffers ----------------------------------------------------------- */
 
@@ -211,25 +215,26 @@ typedef struct knut_buf {
 #define KNUT_BUF_DEFAULT_MAX ((size_t)1 << 30)
 #define KNUT_BUF_INIT {NULL, 0, 0, 0, KNUT_OK}
 
-void knut_buf_init(knut_buf *b, size_t max);
-void knut_buf_reset(knut_buf *b); /* frees the contents; b may be reused */
-void knut_buf_clear(knut_buf *b); /* len = 0, keeps memory and cap, clears error */
-knut_status knut_buf_reserve(knut_buf *b, size_t extra);
-knut_status knut_buf_append(knut_buf *b, const void *data, size_t len);
-knut_status knut_buf_puts(knut_buf *b, const char *s);
-knut_status knut_buf_putc(knut_buf *b, char c);
-knut_status knut_buf_printf(knut_buf *b, const char *fmt, ...) KNUT_PRINTF(2, 3);
-knut_status knut_buf_vprintf(knut_buf *b, const char *fmt, va_list ap) KNUT_PRINTF(2, 0);
+KNUT_EXTERN void knut_buf_init(knut_buf *b, size_t max);
+KNUT_EXTERN void knut_buf_reset(knut_buf *b); /* frees the contents; b may be reused */
+KNUT_EXTERN void knut_buf_clear(knut_buf *b); /* len = 0, keeps memory and cap, clears error */
+KNUT_EXTERN knut_status knut_buf_reserve(knut_buf *b, size_t extra);
+KNUT_EXTERN knut_status knut_buf_append(knut_buf *b, const void *data, size_t len);
+KNUT_EXTERN knut_status knut_buf_puts(knut_buf *b, const char *s);
+KNUT_EXTERN knut_status knut_buf_putc(knut_buf *b, char c);
+KNUT_EXTERN knut_status knut_buf_printf(knut_buf *b, const char *fmt, ...) KNUT_PRINTF(2, 3);
+KNUT_EXTERN knut_status knut_buf_vprintf(knut_buf *b, const char *fmt,
+                                         va_list ap) KNUT_PRINTF(2, 0);
 /* Appends s[0..len) as a JSON string literal (with quotes and escapes);
  * bytes that are not valid UTF-8 become U+FFFD, so the output always is. */
-knut_status knut_buf_put_json_str(knut_buf *b, const char *s, size_t len);
+KNUT_EXTERN knut_status knut_buf_put_json_str(knut_buf *b, const char *s, size_t len);
 /*
  * Takes ownership of the bytes (caller frees with free()); b is reset.
  * An empty buffer gives "" (still to be freed); a buffer in error gives NULL.
  */
-char *knut_buf_detach(knut_buf *b, size_t *len_out);
+KNUT_EXTERN char *knut_buf_detach(knut_buf *b, size_t *len_out);
 /* The sticky error with a message, or KNUT_OK. */
-knut_status knut_buf_check(const knut_buf *b, knut_error *err);
+KNUT_EXTERN knut_status knut_buf_check(const knut_buf *b, knut_error *err);
 
 /* ---- config loading ---------------------------------------------------- */
 
@@ -254,48 +259,48 @@ typedef struct knut_conf knut_conf;
  */
 #define KNUT_CONF_MAX_BYTES ((size_t)16 << 20)
 
-knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err);
+KNUT_EXTERN knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err);
 /* Parses YAML (JSON is YAML); name is used in error positions. Plain
  * (unquoted) ~, null and empty values are KNUT_CONF_NULL; everything else
  * stays text until a typed getter reads it. On error *out is NULL. */
-knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
-                                const char *name, knut_error *err);
-knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
-                                const char *name, knut_error *err);
-void knut_conf_free(knut_conf *root);
+KNUT_EXTERN knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
+                                            const char *name, knut_error *err);
+KNUT_EXTERN knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
+                                            const char *name, knut_error *err);
+KNUT_EXTERN void knut_conf_free(knut_conf *root);
 
-knut_conf_kind knut_conf_kind_of(const knut_conf *n);
+KNUT_EXTERN knut_conf_kind knut_conf_kind_of(const knut_conf *n);
 /* Map lookup; NULL if n is not a map or has no such key. */
-const knut_conf *knut_conf_get(const knut_conf *n, const char *key);
-size_t knut_conf_len(const knut_conf *n); /* seq/map length */
-const knut_conf *knut_conf_at(const knut_conf *n, size_t i); /* seq item or map value */
-const char *knut_conf_key_at(const knut_conf *n, size_t i); /* map key */
-const char *knut_conf_str(const knut_conf *n); /* scalar text or NULL */
+KNUT_EXTERN const knut_conf *knut_conf_get(const knut_conf *n, const char *key);
+KNUT_EXTERN size_t knut_conf_len(const knut_conf *n); /* seq/map length */
+KNUT_EXTERN const knut_conf *knut_conf_at(const knut_conf *n, size_t i); /* seq item or map value */
+KNUT_EXTERN const char *knut_conf_key_at(const knut_conf *n, size_t i); /* map key */
+KNUT_EXTERN const char *knut_conf_str(const knut_conf *n); /* scalar text or NULL */
 /*
  * Typed getters: error (naming file:line:col and key) if absent (ENOTFOUND)
  * or wrong (EINVAL). Integers: decimal, 0x hex, 0o octal. Booleans:
  * true/false, yes/no, on/off (any case). Doubles: decimal forms and .inf/.nan.
  */
-knut_status knut_conf_get_str(const knut_conf *map, const char *key, const char **out,
-                              knut_error *err);
-knut_status knut_conf_get_i64(const knut_conf *map, const char *key, int64_t *out,
-                              knut_error *err);
-knut_status knut_conf_get_bool(const knut_conf *map, const char *key, int *out,
-                               knut_error *err);
-knut_status knut_conf_get_f64(const knut_conf *map, const char *key, double *out,
-                              knut_error *err);
+KNUT_EXTERN knut_status knut_conf_get_str(const knut_conf *map, const char *key, const char **out,
+                                          knut_error *err);
+KNUT_EXTERN knut_status knut_conf_get_i64(const knut_conf *map, const char *key, int64_t *out,
+                                          knut_error *err);
+KNUT_EXTERN knut_status knut_conf_get_bool(const knut_conf *map, const char *key, int *out,
+                                           knut_error *err);
+KNUT_EXTERN knut_status knut_conf_get_f64(const knut_conf *map, const char *key, double *out,
+                                          knut_error *err);
 /* Where a node came from: file name, 1-based line and column (characters).
  * Line and column are 0 when unknown (the rare JSON that only jansson reads). */
-const char *knut_conf_file(const knut_conf *n);
-int knut_conf_line(const knut_conf *n);
-int knut_conf_col(const knut_conf *n);
+KNUT_EXTERN const char *knut_conf_file(const knut_conf *n);
+KNUT_EXTERN int knut_conf_line(const knut_conf *n);
+KNUT_EXTERN int knut_conf_col(const knut_conf *n);
 
 /* ---- time and signals -------------------------------------------------- */
 
-int64_t knut_clock_mono_ns(void);  /* monotonic, for intervals */
-int64_t knut_clock_wall_us(void);  /* wall clock, for timestamps */
+KNUT_EXTERN int64_t knut_clock_mono_ns(void);  /* monotonic, for intervals */
+KNUT_EXTERN int64_t knut_clock_wall_us(void);  /* wall clock, for timestamps */
 /* Sleeps up to ns, returning early (KNUT_ECANCELLED) if a stop was requested. */
-knut_status knut_clock_sleep_ns(int64_t ns);
+KNUT_EXTERN knut_status knut_clock_sleep_ns(int64_t ns);
 
 /*
  * Installs SIGINT/SIGTERM handlers that only set a flag (async-signal-safe),
@@ -303,11 +308,11 @@ knut_status knut_clock_sleep_ns(int64_t ns);
  * are one-shot: a second signal takes the default action (terminates), so a
  * stuck shutdown can still be interrupted. Blocking calls see EINTR.
  */
-knut_status knut_signal_install(knut_error *err);
-int knut_signal_stop_requested(void);
-int knut_signal_last(void);        /* the signal number received, or 0 */
-void knut_signal_request_stop(void); /* for tests and internal shutdown */
-void knut_signal_reset(void);       /* clears the flags, re-arms handlers */
+KNUT_EXTERN knut_status knut_signal_install(knut_error *err);
+KNUT_EXTERN int knut_signal_stop_requested(void);
+KNUT_EXTERN int knut_signal_last(void);        /* the signal number received, or 0 */
+KNUT_EXTERN void knut_signal_request_stop(void); /* for tests and internal shutdown */
+KNUT_EXTERN void knut_signal_reset(void);       /* clears the flags, re-arms handlers */
 
 #ifdef __cplusplus
 }

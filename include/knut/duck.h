@@ -47,7 +47,7 @@ typedef struct knut_duck_option {
 } knut_duck_option;
 
 /* Version string of the linked DuckDB library ("v1.4.4"); never NULL. */
-const char *knut_duck_library_version(void);
+KNUT_EXTERN const char *knut_duck_library_version(void);
 
 /* ---- database and connections ----------------------------------------- */
 
@@ -56,19 +56,21 @@ const char *knut_duck_library_version(void);
  * opens a private in-memory database. opts (nopts entries, may be NULL)
  * are applied before opening; an unknown name or bad value is an error.
  */
-knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
-                              const knut_duck_option *opts, size_t nopts, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
+                                          const knut_duck_option *opts, size_t nopts,
+                                          knut_error *err);
 /* Closes the database handle (NULL-safe). See the lifetime rules above. */
-void knut_duck_db_close(knut_duck_db *db);
+KNUT_EXTERN void knut_duck_db_close(knut_duck_db *db);
 
 /* Opens a connection to db. */
-knut_status knut_duck_conn_open(knut_duck_conn **out, knut_duck_db *db, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_conn_open(knut_duck_conn **out, knut_duck_db *db,
+                                            knut_error *err);
 /* Drops the caller's reference (NULL-safe); the DuckDB connection closes
  * when open streams and statements on it are gone too. */
-void knut_duck_conn_close(knut_duck_conn *conn);
+KNUT_EXTERN void knut_duck_conn_close(knut_duck_conn *conn);
 /* Asks the query running on conn to stop (callable from another thread or
  * a signal-driven loop); the interrupted call fails with DuckDB's message. */
-void knut_duck_conn_interrupt(knut_duck_conn *conn);
+KNUT_EXTERN void knut_duck_conn_interrupt(knut_duck_conn *conn);
 
 /*
  * Transactions. A connection remembers whether it has an explicit
@@ -80,21 +82,21 @@ void knut_duck_conn_interrupt(knut_duck_conn *conn);
  */
 /* Opens a transaction; EINVAL, with the open one untouched, if one is
  * already open (DuckDB itself would abort the open one). */
-knut_status knut_duck_conn_begin(knut_duck_conn *conn, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_conn_begin(knut_duck_conn *conn, knut_error *err);
 /* Commits the open transaction; EINVAL if none is open. If an earlier
  * error aborted it, it is rolled back and the commit fails (DuckDB would
  * report success and discard the work silently). */
-knut_status knut_duck_conn_commit(knut_duck_conn *conn, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_conn_commit(knut_duck_conn *conn, knut_error *err);
 /* Rolls the open transaction back; does nothing (KNUT_OK) if none is open,
  * so cleanup paths can call it unconditionally. */
-knut_status knut_duck_conn_rollback(knut_duck_conn *conn, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_conn_rollback(knut_duck_conn *conn, knut_error *err);
 /* 1 while a transaction is open on conn (NULL-safe: 0). */
-int knut_duck_conn_in_transaction(const knut_duck_conn *conn);
+KNUT_EXTERN int knut_duck_conn_in_transaction(const knut_duck_conn *conn);
 
 /* ---- running SQL -------------------------------------------------------- */
 
 /* Runs one or more statements, discarding any rows (DDL, INSERT, COPY, SET). */
-knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *err);
 
 /*
  * Runs sql and hands its rows out as *out, an Arrow C stream of struct
@@ -107,49 +109,51 @@ knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *er
  * copying every value a second time to concatenate chunks. Release *out
  * whether or not it was read to the end (see the lifetime rules above).
  */
-knut_status knut_duck_query(knut_duck_conn *conn, const char *sql,
-                            struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_query(knut_duck_conn *conn, const char *sql,
+                                        struct ArrowArrayStream *out, knut_error *err);
 
 /* ---- prepared statements ---------------------------------------------- */
 
 /* Prepares one statement ($1, $2, ... or ? placeholders). */
-knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
-                                   knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn,
+                                               const char *sql, knut_error *err);
 /* Frees the statement (NULL-safe). Streams it produced stay readable. */
-void knut_duck_stmt_free(knut_duck_stmt *stmt);
+KNUT_EXTERN void knut_duck_stmt_free(knut_duck_stmt *stmt);
 /* Number of parameters. */
-size_t knut_duck_stmt_param_count(const knut_duck_stmt *stmt);
+KNUT_EXTERN size_t knut_duck_stmt_param_count(const knut_duck_stmt *stmt);
 
 /*
  * Binding: idx is 1-based, as $1 in the SQL. Values are copied; bindings
  * persist across executions until rebound or cleared.
  */
-knut_status knut_duck_stmt_bind_null(knut_duck_stmt *stmt, size_t idx, knut_error *err);
-knut_status knut_duck_stmt_bind_bool(knut_duck_stmt *stmt, size_t idx, int v, knut_error *err);
-knut_status knut_duck_stmt_bind_int64(knut_duck_stmt *stmt, size_t idx, int64_t v,
-                                      knut_error *err);
-knut_status knut_duck_stmt_bind_double(knut_duck_stmt *stmt, size_t idx, double v,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_null(knut_duck_stmt *stmt, size_t idx, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_bool(knut_duck_stmt *stmt, size_t idx, int v,
+                                                 knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_int64(knut_duck_stmt *stmt, size_t idx, int64_t v,
+                                                  knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_double(knut_duck_stmt *stmt, size_t idx, double v,
+                                                   knut_error *err);
 /* UTF-8 text of len bytes (need not be NUL-terminated). */
-knut_status knut_duck_stmt_bind_text(knut_duck_stmt *stmt, size_t idx, const char *s, size_t len,
-                                     knut_error *err);
-knut_status knut_duck_stmt_bind_blob(knut_duck_stmt *stmt, size_t idx, const void *p, size_t len,
-                                     knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_text(knut_duck_stmt *stmt, size_t idx, const char *s,
+                                                 size_t len, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_blob(knut_duck_stmt *stmt, size_t idx, const void *p,
+                                                 size_t len, knut_error *err);
 /* Days since 1970-01-01 (as Arrow date32). */
-knut_status knut_duck_stmt_bind_date(knut_duck_stmt *stmt, size_t idx, int32_t days,
-                                     knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_date(knut_duck_stmt *stmt, size_t idx, int32_t days,
+                                                 knut_error *err);
 /* Microseconds since 1970-01-01 00:00:00, no time zone (as Arrow "tsu:"). */
-knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size_t idx, int64_t micros,
-                                          knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size_t idx,
+                                                      int64_t micros, knut_error *err);
 /* Unbinds every parameter. */
-knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *err);
 
 /* Executes with the current bindings; rows as in knut_duck_query. */
-knut_status knut_duck_stmt_query(knut_duck_stmt *stmt, struct ArrowArrayStream *out,
-                                 knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_query(knut_duck_stmt *stmt, struct ArrowArrayStream *out,
+                                             knut_error *err);
 /* Executes a statement without result rows; *changes (may be NULL) gets the
  * number of rows inserted, updated or deleted. */
-knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes,
+                                            knut_error *err);
 
 /* ---- Arrow streams as tables ------------------------------------------ */
 
@@ -164,17 +168,17 @@ knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes, knut_er
  * call returns, also on failure. The stream must not be a result stream of
  * the same connection (running the load would supersede it).
  */
-knut_status knut_duck_register_stream(knut_duck_conn *conn, const char *name,
-                                      struct ArrowArrayStream *stream, knut_error *err);
+KNUT_EXTERN knut_status knut_duck_register_stream(knut_duck_conn *conn, const char *name,
+                                                  struct ArrowArrayStream *stream, knut_error *err);
 
 /*
  * Appends the stream's rows to the existing table `table` (columns matched
  * by position, cast as by INSERT). *rows (may be NULL) gets the row count.
  * Ownership of stream as in knut_duck_register_stream.
  */
-knut_status knut_duck_append_stream(knut_duck_conn *conn, const char *table,
-                                    struct ArrowArrayStream *stream, uint64_t *rows,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_duck_append_stream(knut_duck_conn *conn, const char *table,
+                                                struct ArrowArrayStream *stream, uint64_t *rows,
+                                                knut_error *err);
 
 #ifdef __cplusplus
 }

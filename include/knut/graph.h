@@ -165,9 +165,9 @@ typedef struct knut_graph_set {
 
 typedef struct knut_graph_mutation knut_graph_mutation;
 
-knut_status knut_graph_mutation_new(knut_graph_mutation **out, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_mutation_new(knut_graph_mutation **out, knut_error *err);
 /* Frees m, every set, and releases every stream (NULL-safe). */
-void knut_graph_mutation_free(knut_graph_mutation *m);
+KNUT_EXTERN void knut_graph_mutation_free(knut_graph_mutation *m);
 
 /*
  * Validate the description against its stream's schema (fetched here) and
@@ -182,22 +182,25 @@ void knut_graph_mutation_free(knut_graph_mutation *m);
  * are the column names (endpoint keys may map columns to other names).
  * The stream is taken over in every case (released on failure).
  */
-knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
-                                               knut_graph_vertex_set *set, knut_error *err);
-knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_edge_set *set,
-                                             knut_error *err);
-knut_status knut_graph_mutation_add_delete_set(knut_graph_mutation *m,
-                                               knut_graph_delete_set *set, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
+                                                           knut_graph_vertex_set *set,
+                                                           knut_error *err);
+KNUT_EXTERN knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m,
+                                                         knut_graph_edge_set *set, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_mutation_add_delete_set(knut_graph_mutation *m,
+                                                           knut_graph_delete_set *set,
+                                                           knut_error *err);
 /* Same rules as an edge set; sinks apply edge deletes after every upsert
  * and before the vertex deletes. */
-knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutation *m,
-                                                    knut_graph_edge_delete_set *set,
-                                                    knut_error *err);
+KNUT_EXTERN knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutation *m,
+                                                                knut_graph_edge_delete_set *set,
+                                                                knut_error *err);
 
 /* Sets in the order they were added, one list per kind. */
-size_t knut_graph_mutation_count(const knut_graph_mutation *m, knut_graph_set_kind kind);
-knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m, knut_graph_set_kind kind,
-                                        size_t i);
+KNUT_EXTERN size_t knut_graph_mutation_count(const knut_graph_mutation *m,
+                                             knut_graph_set_kind kind);
+KNUT_EXTERN knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m,
+                                                    knut_graph_set_kind kind, size_t i);
 
 /*
  * Next batch of the set's stream into *out (caller releases). At the end
@@ -205,7 +208,8 @@ knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m, knut_graph_set_k
  * (KNUT_ARROW_VALIDATE_FULL | UTF8) against the set's schema, so the
  * renderer can trust offsets; rows_read advances by the batch length.
  */
-knut_status knut_graph_set_next(knut_graph_set *set, struct ArrowArray *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_set_next(knut_graph_set *set, struct ArrowArray *out,
+                                            knut_error *err);
 
 /* ---- Cypher rendering (src/graph/cypher*.c) ---- */
 
@@ -217,15 +221,16 @@ knut_status knut_graph_set_next(knut_graph_set *set, struct ArrowArray *out, knu
  * holding a backtick are refused, as are empty names, NUL bytes and invalid
  * UTF-8 (KNUT_EINVAL, with `what`, e.g. "label", in the message).
  */
-knut_status knut_graph_cypher_ident(knut_buf *out, const char *name, size_t len,
-                                    const char *what, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_ident(knut_buf *out, const char *name, size_t len,
+                                                const char *what, knut_error *err);
 
 /*
  * Appends s as a single-quoted string literal for the CYPHER parameter
  * block. NUL bytes and invalid UTF-8 are refused (KNUT_EINVAL, naming the
  * byte offset); everything else round-trips exactly.
  */
-knut_status knut_graph_cypher_string(knut_buf *out, const char *s, size_t len, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_string(knut_buf *out, const char *s, size_t len,
+                                                 knut_error *err);
 
 /*
  * Appends "name=value " for a parameter typed by a person (src/graph/
@@ -236,8 +241,8 @@ knut_status knut_graph_cypher_string(knut_buf *out, const char *s, size_t len, k
  * block. name must match [A-Za-z_][A-Za-z0-9_]*. On error (KNUT_EINVAL
  * naming the parameter and character position) out is left as it was.
  */
-knut_status knut_graph_cypher_param(knut_buf *out, const char *name, size_t name_len,
-                                    const char *text, size_t len, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_param(knut_buf *out, const char *name, size_t name_len,
+                                                const char *text, size_t len, knut_error *err);
 
 /* Where a value came from, for error messages ("set 'P': row 7, column 'x': ..."). */
 typedef struct knut_graph_cypher_loc {
@@ -262,8 +267,8 @@ typedef struct knut_graph_cypher_loc {
  * Binary, decimal, duration and interval values are KNUT_EUNSUPPORTED.
  * Errors name loc's set, row and column; on error out is left as it was.
  */
-knut_status knut_graph_cypher_value(knut_buf *out, const knut_arrow_view *v, int64_t i,
-                                    const knut_graph_cypher_loc *loc, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_value(knut_buf *out, const knut_arrow_view *v, int64_t i,
+                                                const knut_graph_cypher_loc *loc, knut_error *err);
 
 /*
  * The query text of a set (no parameter block): a function of the set's
@@ -277,7 +282,8 @@ knut_status knut_graph_cypher_value(knut_buf *out, const knut_arrow_view *v, int
  *   edge delete: UNWIND $rows AS r MATCH (a:`S` {..: r.s[0]})-[e:`T` [{..: r.k[0]}]]->
  *           (b:`D` {..: r.d[0]}) DELETE e
  */
-knut_status knut_graph_cypher_query(knut_buf *out, const knut_graph_set *set, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_query(knut_buf *out, const knut_graph_set *set,
+                                                knut_error *err);
 
 /*
  * Appends the parameter block `CYPHER rows=[{...},...] ` for rows
@@ -291,20 +297,20 @@ knut_status knut_graph_cypher_query(knut_buf *out, const knut_graph_set *set, kn
  * stream). Null keys are refused (MERGE and MATCH cannot use them), as are
  * nulls inside list properties. On error out is left as it was.
  */
-knut_status knut_graph_cypher_params(knut_buf *out, const knut_graph_set *set,
-                                     const knut_arrow_view *batch, int64_t from, int64_t to,
-                                     int64_t row_base, size_t budget, int64_t *n_rows,
-                                     knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_params(knut_buf *out, const knut_graph_set *set,
+                                                 const knut_arrow_view *batch, int64_t from,
+                                                 int64_t to, int64_t row_base, size_t budget,
+                                                 int64_t *n_rows, knut_error *err);
 
 /*
  * The whole GRAPH.QUERY text: knut_graph_cypher_params followed by
  * knut_graph_cypher_query; same budget and row semantics (the budget
  * covers both). This is the only form in which values reach FalkorDB.
  */
-knut_status knut_graph_cypher_render(knut_buf *out, const knut_graph_set *set,
-                                     const knut_arrow_view *batch, int64_t from, int64_t to,
-                                     int64_t row_base, size_t budget, int64_t *n_rows,
-                                     knut_error *err);
+KNUT_EXTERN knut_status knut_graph_cypher_render(knut_buf *out, const knut_graph_set *set,
+                                                 const knut_arrow_view *batch, int64_t from,
+                                                 int64_t to, int64_t row_base, size_t budget,
+                                                 int64_t *n_rows, knut_error *err);
 
 /* ---- FalkorDB client (src/graph/falkor_client*.c) ---- */
 
@@ -387,7 +393,7 @@ typedef struct knut_graph_falkor_result {
 } knut_graph_falkor_result;
 
 /* Releases the stream and zeroes r (NULL-safe). */
-void knut_graph_falkor_result_reset(knut_graph_falkor_result *r);
+KNUT_EXTERN void knut_graph_falkor_result_reset(knut_graph_falkor_result *r);
 
 /*
  * Connects to host:port, authenticates (AUTH [username] password) when a
@@ -395,33 +401,34 @@ void knut_graph_falkor_result_reset(knut_graph_falkor_result *r);
  * GRAPH.CONFIG GET (which fails here if the graph module is not loaded).
  * opts may be NULL. *out is NULL on failure.
  */
-knut_status knut_graph_falkor_connect(knut_graph_falkor **out, const char *host, int port,
-                                      const knut_graph_falkor_options *opts, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_connect(knut_graph_falkor **out, const char *host,
+                                                  int port, const knut_graph_falkor_options *opts,
+                                                  knut_error *err);
 
 /* Same from "redis://[[user]:password@]host[:port]" (port 6379 by default;
  * user and password may be percent-encoded; IPv6 hosts in brackets). */
-knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *url,
-                                          const knut_graph_falkor_options *opts,
-                                          knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *url,
+                                                      const knut_graph_falkor_options *opts,
+                                                      knut_error *err);
 
 /* Closes the connection and frees g (NULL-safe); the password is wiped. */
-void knut_graph_falkor_close(knut_graph_falkor *g);
+KNUT_EXTERN void knut_graph_falkor_close(knut_graph_falkor *g);
 
 /* "host:port" of the server, as used in messages. */
-const char *knut_graph_falkor_peer(const knut_graph_falkor *g);
+KNUT_EXTERN const char *knut_graph_falkor_peer(const knut_graph_falkor *g);
 
 #define KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED (-1)
 
 /* The server's RESULTSET_SIZE as read at the last (re)connect, or
  * KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED. */
-int64_t knut_graph_falkor_resultset_limit(const knut_graph_falkor *g);
+KNUT_EXTERN int64_t knut_graph_falkor_resultset_limit(const knut_graph_falkor *g);
 
 /* Reads RESULTSET_SIZE again (after a GRAPH.CONFIG SET by anyone). */
-knut_status knut_graph_falkor_limits_refresh(knut_graph_falkor *g, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_limits_refresh(knut_graph_falkor *g, knut_error *err);
 
 /* Drops every cached label / type / property-key name (for example after
  * GRAPH.DELETE, when ids start again from 0). */
-void knut_graph_falkor_names_reset(knut_graph_falkor *g);
+KNUT_EXTERN void knut_graph_falkor_names_reset(knut_graph_falkor *g);
 
 /*
  * Runs `GRAPH.QUERY <graph> <query> --compact` (GRAPH.RO_QUERY with
@@ -436,14 +443,14 @@ void knut_graph_falkor_names_reset(knut_graph_falkor *g);
  * on a new connection; any other query fails with KNUT_EIO saying it may
  * have been applied. A command timeout closes the connection.
  */
-knut_status knut_graph_falkor_query(knut_graph_falkor *g, const char *graph, const char *query,
-                                    unsigned flags, knut_graph_falkor_result *out,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_query(knut_graph_falkor *g, const char *graph,
+                                                const char *query, unsigned flags,
+                                                knut_graph_falkor_result *out, knut_error *err);
 
 /* Sends one command (argv strings, for example GRAPH.DELETE g) and checks
  * its reply is not an error; the reply is discarded. Never resent. */
-knut_status knut_graph_falkor_command(knut_graph_falkor *g, int argc, const char *const *argv,
-                                      knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_command(knut_graph_falkor *g, int argc,
+                                                  const char *const *argv, knut_error *err);
 
 /* One query of a pipelined batch: `query` is the input, the rest output. */
 typedef struct knut_graph_falkor_batch_item {
@@ -462,9 +469,9 @@ typedef struct knut_graph_falkor_batch_item {
  * failed. A batch is never resent: if the connection breaks after sending,
  * the items without a reply say they may have been applied.
  */
-knut_status knut_graph_falkor_batch(knut_graph_falkor *g, const char *graph,
-                                    knut_graph_falkor_batch_item *items, size_t n,
-                                    unsigned flags, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_batch(knut_graph_falkor *g, const char *graph,
+                                                knut_graph_falkor_batch_item *items, size_t n,
+                                                unsigned flags, knut_error *err);
 
 /* Id → name tables for decoding a reply without a server. */
 typedef struct knut_graph_falkor_names {
@@ -482,10 +489,11 @@ typedef struct knut_graph_falkor_names {
  * an id outside the tables is KNUT_EPARSE). opts (may be NULL) supplies
  * max_reply_bytes, max_depth and batch_rows. For tests, fuzzing and replays.
  */
-knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out, const void *resp,
-                                           size_t len, const knut_graph_falkor_names *names,
-                                           const knut_graph_falkor_options *opts,
-                                           knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out,
+                                                       const void *resp, size_t len,
+                                                       const knut_graph_falkor_names *names,
+                                                       const knut_graph_falkor_options *opts,
+                                                       knut_error *err);
 
 /* ---- sinks: the common interface (src/graph/sink.c) ---- */
 
@@ -558,11 +566,11 @@ struct knut_graph_sink {
 };
 
 /* Applies m (consuming its streams); commit may be NULL; stats may be NULL. */
-knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_mutation *m,
-                                  const knut_graph_sink_commit *commit,
-                                  knut_graph_sink_stats *stats, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_mutation *m,
+                                              const knut_graph_sink_commit *commit,
+                                              knut_graph_sink_stats *stats, knut_error *err);
 /* Closes and frees the sink (NULL-safe). */
-void knut_graph_sink_close(knut_graph_sink *sink);
+KNUT_EXTERN void knut_graph_sink_close(knut_graph_sink *sink);
 
 /*
  * Streams the keys of every vertex of `label` that has every key property
@@ -577,18 +585,20 @@ void knut_graph_sink_close(knut_graph_sink *sink);
  * A label the sink has never seen lists nothing. KNUT_EUNSUPPORTED for a
  * sink without key listing.
  */
-knut_status knut_graph_sink_vertex_keys(knut_graph_sink *sink, const char *label,
-                                        const char *const *keys, size_t n_keys,
-                                        knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_sink_vertex_keys(knut_graph_sink *sink, const char *label,
+                                                    const char *const *keys, size_t n_keys,
+                                                    knut_graph_sink_keys_fn fn, void *ctx,
+                                                    knut_error *err);
 /*
  * The same for every edge of `type` from a src.label vertex to a dst.label
  * vertex: column 0 `_knut_id` (int64), then the source's keys
  * (`_knut_s0`..), then the destination's keys (`_knut_d0`..).
  */
-knut_status knut_graph_sink_edge_keys(knut_graph_sink *sink, const char *type,
-                                      const knut_graph_endpoint *src,
-                                      const knut_graph_endpoint *dst,
-                                      knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_sink_edge_keys(knut_graph_sink *sink, const char *type,
+                                                  const knut_graph_endpoint *src,
+                                                  const knut_graph_endpoint *dst,
+                                                  knut_graph_sink_keys_fn fn, void *ctx,
+                                                  knut_error *err);
 
 /* ---- FalkorDB sink (src/graph/falkor_sink*.c) ---- */
 
@@ -631,16 +641,16 @@ typedef struct knut_graph_falkor_sink_options {
  * must outlive the sink, and knut_graph_sink_close does not close it. opts
  * may be NULL. *out is NULL on failure.
  */
-knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor *g,
-                                       const char *graph,
-                                       const knut_graph_falkor_sink_options *opts,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor *g,
+                                                   const char *graph,
+                                                   const knut_graph_falkor_sink_options *opts,
+                                                   knut_error *err);
 
 /* FalkorDB's statistics summed over the last apply's queries (index
  * creation excluded); zero before the first apply. sink must be one made
  * by knut_graph_falkor_sink_new. */
-void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink,
-                                         knut_graph_falkor_stats *out);
+KNUT_EXTERN void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink,
+                                                     knut_graph_falkor_stats *out);
 
 /* ---- embedded graph store (src/graph/store*.c) ---- */
 
@@ -660,9 +670,10 @@ typedef struct knut_graph_store knut_graph_store;
 
 /* Opens (or creates) the store at path; NULL, "" or ":memory:" opens a
  * private in-memory store. *out is NULL on failure. */
-knut_status knut_graph_store_open(knut_graph_store **out, const char *path, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_store_open(knut_graph_store **out, const char *path,
+                                              knut_error *err);
 /* Closes the store (NULL-safe). Same as closing its sink: close one only. */
-void knut_graph_store_close(knut_graph_store *store);
+KNUT_EXTERN void knut_graph_store_close(knut_graph_store *store);
 
 /*
  * The store as a sink (owned by the store; knut_graph_sink_close on it
@@ -678,19 +689,19 @@ void knut_graph_store_close(knut_graph_store *store);
  * every edge table (counted in edges_deleted, as are the edges of edge
  * delete sets).
  */
-knut_graph_sink *knut_graph_store_sink(knut_graph_store *store);
+KNUT_EXTERN knut_graph_sink *knut_graph_store_sink(knut_graph_store *store);
 /* Edge rows skipped for missing endpoints by the last apply. */
-int64_t knut_graph_store_edges_skipped(const knut_graph_store *store);
+KNUT_EXTERN int64_t knut_graph_store_edges_skipped(const knut_graph_store *store);
 /* The store's connection, for reads (and the ledger) between applies. */
-struct knut_duck_conn *knut_graph_store_conn(knut_graph_store *store);
+KNUT_EXTERN struct knut_duck_conn *knut_graph_store_conn(knut_graph_store *store);
 
 /* Runs read SQL on the store (knut_duck_query rules apply to *out). */
-knut_status knut_graph_store_query(knut_graph_store *store, const char *sql,
-                                   struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_store_query(knut_graph_store *store, const char *sql,
+                                               struct ArrowArrayStream *out, knut_error *err);
 /* One row per vertex label and edge type, ordered by kind then name:
  * kind ('vertex'|'edge'), name, table_name, keys (JSON array), rows. */
-knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStream *out,
-                                  knut_error *err);
+KNUT_EXTERN knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStream *out,
+                                              knut_error *err);
 
 #define KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION 1
 typedef struct knut_graph_store_export_options {
@@ -715,9 +726,10 @@ typedef struct knut_graph_store_export_options {
  * lists in Parquet); others (and lists in CSV) are written as strings.
  * opts may be NULL.
  */
-knut_status knut_graph_store_export_graphar(knut_graph_store *store, const char *out_dir,
-                                            const knut_graph_store_export_options *opts,
-                                            knut_error *err);
+KNUT_EXTERN knut_status knut_graph_store_export_graphar(knut_graph_store *store,
+                                                        const char *out_dir,
+                                                        const knut_graph_store_export_options *opts,
+                                                        knut_error *err);
 
 /* ---- loading whole graphs (src/graph/load*.c) ---- */
 
@@ -780,16 +792,18 @@ struct knut_graphar_graph_info;
  * UNWIND batches, so loading twice gives the same graph. Errors name the
  * set and the peer; stats (may be NULL) count what was acknowledged.
  */
-knut_status knut_graph_load_graphar_falkor(knut_graph_falkor *g, const char *graph,
-                                           const struct knut_graphar_graph_info *gi,
-                                           const knut_graph_load_options *opts,
-                                           knut_graph_load_stats *stats, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_load_graphar_falkor(knut_graph_falkor *g, const char *graph,
+                                                       const struct knut_graphar_graph_info *gi,
+                                                       const knut_graph_load_options *opts,
+                                                       knut_graph_load_stats *stats,
+                                                       knut_error *err);
 
 /* Into the embedded store, one transaction per set (MERGE semantics). */
-knut_status knut_graph_load_graphar_store(knut_graph_store *store,
-                                          const struct knut_graphar_graph_info *gi,
-                                          const knut_graph_load_options *opts,
-                                          knut_graph_load_stats *stats, knut_error *err);
+KNUT_EXTERN knut_status knut_graph_load_graphar_store(knut_graph_store *store,
+                                                      const struct knut_graphar_graph_info *gi,
+                                                      const knut_graph_load_options *opts,
+                                                      knut_graph_load_stats *stats,
+                                                      knut_error *err);
 
 #ifdef __cplusplus
 }

@@ -89,27 +89,30 @@ typedef enum knut_graphar_adj_list_type {
 
 /* Canonical names, never NULL ("list" for LIST: a property's full spelling
  * is "list<" + the elem_type name + ">", as kept in its type_text). */
-const char *knut_graphar_type_name(knut_graphar_type t);
-const char *knut_graphar_file_type_name(knut_graphar_file_type ft);
-const char *knut_graphar_cardinality_name(knut_graphar_cardinality c);
+KNUT_EXTERN const char *knut_graphar_type_name(knut_graphar_type t);
+KNUT_EXTERN const char *knut_graphar_file_type_name(knut_graphar_file_type ft);
+KNUT_EXTERN const char *knut_graphar_cardinality_name(knut_graphar_cardinality c);
 /* "ordered_by_source", "ordered_by_dest", "unordered_by_source", ... */
-const char *knut_graphar_adj_list_type_name(knut_graphar_adj_list_type t);
+KNUT_EXTERN const char *knut_graphar_adj_list_type_name(knut_graphar_adj_list_type t);
 
 /* Parsers for the YAML spellings (exact, case-sensitive, as the reference);
  * EINVAL for anything else, err naming the text. */
-knut_status knut_graphar_type_parse(const char *text, knut_graphar_type *type,
-                                    knut_graphar_type *elem, knut_error *err);
-knut_status knut_graphar_file_type_parse(const char *text, knut_graphar_file_type *out,
-                                         knut_error *err);
-knut_status knut_graphar_cardinality_parse(const char *text, knut_graphar_cardinality *out,
-                                           knut_error *err);
-knut_status knut_graphar_adj_list_type_parse(const char *text, knut_graphar_adj_list_type *out,
-                                             knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_type_parse(const char *text, knut_graphar_type *type,
+                                                knut_graphar_type *elem, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_file_type_parse(const char *text, knut_graphar_file_type *out,
+                                                     knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_cardinality_parse(const char *text,
+                                                       knut_graphar_cardinality *out,
+                                                       knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_adj_list_type_parse(const char *text,
+                                                         knut_graphar_adj_list_type *out,
+                                                         knut_error *err);
 
 /* ordered/aligned_by <-> type, as the reference's OrderedAlignedToAdjListType. */
-knut_graphar_adj_list_type knut_graphar_adj_list_type_of(int ordered, int aligned_by_src);
-int knut_graphar_adj_list_type_is_ordered(knut_graphar_adj_list_type t);
-int knut_graphar_adj_list_type_by_source(knut_graphar_adj_list_type t);
+KNUT_EXTERN knut_graphar_adj_list_type knut_graphar_adj_list_type_of(int ordered,
+                                                                     int aligned_by_src);
+KNUT_EXTERN int knut_graphar_adj_list_type_is_ordered(knut_graphar_adj_list_type t);
+KNUT_EXTERN int knut_graphar_adj_list_type_by_source(knut_graphar_adj_list_type t);
 
 /* ---- version ----------------------------------------------------------- */
 
@@ -126,11 +129,11 @@ typedef struct knut_graphar_version {
 } knut_graphar_version;
 
 /* Parses text into v (reset first); EINVAL "invalid version string". */
-knut_status knut_graphar_version_parse(knut_graphar_version *v, const char *text,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_version_parse(knut_graphar_version *v, const char *text,
+                                                   knut_error *err);
 /* Appends "gar/v1" or "gar/v1 (t1,t2)" to out. */
-knut_status knut_graphar_version_format(const knut_graphar_version *v, knut_buf *out);
-void knut_graphar_version_reset(knut_graphar_version *v);
+KNUT_EXTERN knut_status knut_graphar_version_format(const knut_graphar_version *v, knut_buf *out);
+KNUT_EXTERN void knut_graphar_version_reset(knut_graphar_version *v);
 
 /* ---- info model -------------------------------------------------------- */
 
@@ -240,9 +243,9 @@ typedef struct knut_graphar_graph_info {
     char *source;
 } knut_graphar_graph_info;
 
-void knut_graphar_vertex_info_free(knut_graphar_vertex_info *vi);
-void knut_graphar_edge_info_free(knut_graphar_edge_info *ei);
-void knut_graphar_graph_info_free(knut_graphar_graph_info *gi);
+KNUT_EXTERN void knut_graphar_vertex_info_free(knut_graphar_vertex_info *vi);
+KNUT_EXTERN void knut_graphar_edge_info_free(knut_graphar_edge_info *ei);
+KNUT_EXTERN void knut_graphar_graph_info_free(knut_graphar_graph_info *gi);
 
 /* ---- building infos in memory ------------------------------------------ */
 
@@ -251,74 +254,78 @@ void knut_graphar_graph_info_free(knut_graphar_graph_info *gi);
  * They refuse what the reference's Create* factories refuse (empty names,
  * chunk sizes <= 0). Version is set to gar/v1.
  */
-knut_status knut_graphar_vertex_info_new(knut_graphar_vertex_info **out, const char *type,
-                                         int64_t chunk_size, const char *prefix,
-                                         knut_error *err);
-knut_status knut_graphar_vertex_info_add_label(knut_graphar_vertex_info *vi, const char *label,
-                                               knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_info_new(knut_graphar_vertex_info **out,
+                                                     const char *type, int64_t chunk_size,
+                                                     const char *prefix, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_info_add_label(knut_graphar_vertex_info *vi,
+                                                           const char *label, knut_error *err);
 /* Adds an empty group; *out (may be NULL) points into vi->groups and stays
  * valid until the next group is added. */
-knut_status knut_graphar_vertex_info_add_group(knut_graphar_vertex_info *vi,
-                                               knut_graphar_file_type ft, const char *prefix,
-                                               knut_graphar_property_group **out,
-                                               knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_info_add_group(knut_graphar_vertex_info *vi,
+                                                           knut_graphar_file_type ft,
+                                                           const char *prefix,
+                                                           knut_graphar_property_group **out,
+                                                           knut_error *err);
 
-knut_status knut_graphar_edge_info_new(knut_graphar_edge_info **out, const char *src_type,
-                                       const char *edge_type, const char *dst_type,
-                                       int64_t chunk_size, int64_t src_chunk_size,
-                                       int64_t dst_chunk_size, int directed,
-                                       const char *prefix, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_info_new(knut_graphar_edge_info **out,
+                                                   const char *src_type, const char *edge_type,
+                                                   const char *dst_type, int64_t chunk_size,
+                                                   int64_t src_chunk_size, int64_t dst_chunk_size,
+                                                   int directed, const char *prefix,
+                                                   knut_error *err);
 /* Refuses a type already present (as the reference's AddAdjacentList). */
-knut_status knut_graphar_edge_info_add_adj_list(knut_graphar_edge_info *ei,
-                                                knut_graphar_adj_list_type type,
-                                                knut_graphar_file_type ft, const char *prefix,
-                                                knut_error *err);
-knut_status knut_graphar_edge_info_add_group(knut_graphar_edge_info *ei,
-                                             knut_graphar_file_type ft, const char *prefix,
-                                             knut_graphar_property_group **out,
-                                             knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_info_add_adj_list(knut_graphar_edge_info *ei,
+                                                            knut_graphar_adj_list_type type,
+                                                            knut_graphar_file_type ft,
+                                                            const char *prefix, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_info_add_group(knut_graphar_edge_info *ei,
+                                                         knut_graphar_file_type ft,
+                                                         const char *prefix,
+                                                         knut_graphar_property_group **out,
+                                                         knut_error *err);
 
 /*
  * Appends a property; data_type is a YAML spelling ("int64", "list<float>").
  * If the group's prefix is the default, it is recomputed. Refuses a name
  * already in the group (as the reference's AddPropertyGroup).
  */
-knut_status knut_graphar_group_add_property(knut_graphar_property_group *g, const char *name,
-                                            const char *data_type, int is_primary,
-                                            int is_nullable, knut_graphar_cardinality card,
-                                            knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_group_add_property(knut_graphar_property_group *g,
+                                                        const char *name, const char *data_type,
+                                                        int is_primary, int is_nullable,
+                                                        knut_graphar_cardinality card,
+                                                        knut_error *err);
 
 /* prefix NULL: "./" (prefix_given = 0, so dumps leave it out and loaders
  * default it to the saved file's directory). */
-knut_status knut_graphar_graph_info_new(knut_graphar_graph_info **out, const char *name,
-                                        const char *prefix, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_info_new(knut_graphar_graph_info **out, const char *name,
+                                                    const char *prefix, knut_error *err);
 /* Takes ownership of vi/ei on success only. file NULL: "<type>.vertex.yml"
  * (or "<src>_<edge>_<dst>.edge.yml"). Refuses a duplicate type / triple. */
-knut_status knut_graphar_graph_info_add_vertex(knut_graphar_graph_info *gi,
-                                               knut_graphar_vertex_info *vi, const char *file,
-                                               knut_error *err);
-knut_status knut_graphar_graph_info_add_edge(knut_graphar_graph_info *gi,
-                                             knut_graphar_edge_info *ei, const char *file,
-                                             knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_info_add_vertex(knut_graphar_graph_info *gi,
+                                                           knut_graphar_vertex_info *vi,
+                                                           const char *file, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_info_add_edge(knut_graphar_graph_info *gi,
+                                                         knut_graphar_edge_info *ei,
+                                                         const char *file, knut_error *err);
 
 /* ---- lookups ----------------------------------------------------------- */
 
 /* First match or NULL. */
-knut_graphar_vertex_info *knut_graphar_graph_info_vertex(const knut_graphar_graph_info *gi,
-                                                         const char *type);
-knut_graphar_edge_info *knut_graphar_graph_info_edge(const knut_graphar_graph_info *gi,
-                                                     const char *src_type,
-                                                     const char *edge_type,
-                                                     const char *dst_type);
+KNUT_EXTERN knut_graphar_vertex_info *
+knut_graphar_graph_info_vertex(const knut_graphar_graph_info *gi, const char *type);
+KNUT_EXTERN knut_graphar_edge_info *knut_graphar_graph_info_edge(const knut_graphar_graph_info *gi,
+                                                                 const char *src_type,
+                                                                 const char *edge_type,
+                                                                 const char *dst_type);
 /* Property by name across groups; *group_out (may be NULL) gets its group. */
-const knut_graphar_property *
+KNUT_EXTERN const knut_graphar_property *
 knut_graphar_vertex_info_property(const knut_graphar_vertex_info *vi, const char *name,
                                   const knut_graphar_property_group **group_out);
-const knut_graphar_property *
+KNUT_EXTERN const knut_graphar_property *
 knut_graphar_edge_info_property(const knut_graphar_edge_info *ei, const char *name,
                                 const knut_graphar_property_group **group_out);
-const knut_graphar_adj_list *knut_graphar_edge_info_adj_list(const knut_graphar_edge_info *ei,
-                                                             knut_graphar_adj_list_type type);
+KNUT_EXTERN const knut_graphar_adj_list *
+knut_graphar_edge_info_adj_list(const knut_graphar_edge_info *ei, knut_graphar_adj_list_type type);
 
 /* ---- loading ----------------------------------------------------------- */
 
@@ -327,8 +334,8 @@ const knut_graphar_adj_list *knut_graphar_edge_info_adj_list(const knut_graphar_
  * resolved against the graph YAML's directory (as the reference C++ does;
  * Spark uses the prefix instead). Errors name file:line:col and the field.
  */
-knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, const char *path,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, const char *path,
+                                                knut_error *err);
 /*
  * The graph YAML from memory. name is used in error positions. dir is the
  * directory the listed files resolve against (it is also the default
@@ -336,18 +343,19 @@ knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, const char *p
  * kept in vertex_files/edge_files but not loaded (n_vertices = n_edges = 0)
  * and a missing prefix stays "".
  */
-knut_status knut_graphar_graph_load_yaml(knut_graphar_graph_info **out, const char *text,
-                                         size_t len, const char *name, const char *dir,
-                                         knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_load_yaml(knut_graphar_graph_info **out,
+                                                     const char *text, size_t len, const char *name,
+                                                     const char *dir, knut_error *err);
 /* Single vertex / edge info files, from a path or from memory. */
-knut_status knut_graphar_vertex_load(knut_graphar_vertex_info **out, const char *path,
-                                     knut_error *err);
-knut_status knut_graphar_vertex_load_yaml(knut_graphar_vertex_info **out, const char *text,
-                                          size_t len, const char *name, knut_error *err);
-knut_status knut_graphar_edge_load(knut_graphar_edge_info **out, const char *path,
-                                   knut_error *err);
-knut_status knut_graphar_edge_load_yaml(knut_graphar_edge_info **out, const char *text,
-                                        size_t len, const char *name, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_load(knut_graphar_vertex_info **out, const char *path,
+                                                 knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_load_yaml(knut_graphar_vertex_info **out,
+                                                      const char *text, size_t len,
+                                                      const char *name, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_load(knut_graphar_edge_info **out, const char *path,
+                                               knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_load_yaml(knut_graphar_edge_info **out, const char *text,
+                                                    size_t len, const char *name, knut_error *err);
 
 /* ---- dumping and saving ------------------------------------------------ */
 
@@ -363,10 +371,10 @@ knut_status knut_graphar_edge_load_yaml(knut_graphar_edge_info **out, const char
  * non-single cardinality is refused (EINVAL) rather than dropped. Unlike
  * the reference, dumping does not refuse infos its IsValidated() rejects.
  */
-knut_status knut_graphar_vertex_dump(const knut_graphar_vertex_info *vi, knut_buf *out,
-                                     knut_error *err);
-knut_status knut_graphar_edge_dump(const knut_graphar_edge_info *ei, knut_buf *out,
-                                   knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_dump(const knut_graphar_vertex_info *vi, knut_buf *out,
+                                                 knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_dump(const knut_graphar_edge_info *ei, knut_buf *out,
+                                               knut_error *err);
 
 /*
  * Graph dump flags. By default the `vertices`/`edges` lists name the files
@@ -381,22 +389,22 @@ knut_status knut_graphar_edge_dump(const knut_graphar_edge_info *ei, knut_buf *o
  * load) and the prefix is always written.
  */
 #define KNUT_GRAPHAR_DUMP_CXX 0x1u
-knut_status knut_graphar_graph_dump(const knut_graphar_graph_info *gi, unsigned flags,
-                                    knut_buf *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_dump(const knut_graphar_graph_info *gi, unsigned flags,
+                                                knut_buf *out, knut_error *err);
 
 /* Writes one YAML file (created or truncated). */
-knut_status knut_graphar_vertex_save(const knut_graphar_vertex_info *vi, const char *path,
-                                     knut_error *err);
-knut_status knut_graphar_edge_save(const knut_graphar_edge_info *ei, const char *path,
-                                   knut_error *err);
-knut_status knut_graphar_graph_save(const knut_graphar_graph_info *gi, const char *path,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_vertex_save(const knut_graphar_vertex_info *vi,
+                                                 const char *path, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_edge_save(const knut_graphar_edge_info *ei, const char *path,
+                                               knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_save(const knut_graphar_graph_info *gi, const char *path,
+                                                knut_error *err);
 /*
  * Writes dir/<name>.graph.yml plus every vertex and edge info as
  * dir/<vertex_files[i]> and dir/<edge_files[i]>. dir must exist.
  */
-knut_status knut_graphar_graph_save_all(const knut_graphar_graph_info *gi, const char *dir,
-                                        knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_graph_save_all(const knut_graphar_graph_info *gi,
+                                                    const char *dir, knut_error *err);
 
 /* ---- layout: paths ----------------------------------------------------- */
 
@@ -414,60 +422,63 @@ knut_status knut_graphar_graph_save_all(const knut_graphar_graph_info *gi, const
  * sticky error.
  */
 /* V/P/  and  V/P/chunk<c> */
-knut_status knut_graphar_path_vertex_group(knut_buf *out, const char *base,
-                                           const knut_graphar_vertex_info *vi,
-                                           const knut_graphar_property_group *g);
-knut_status knut_graphar_path_vertex_chunk(knut_buf *out, const char *base,
-                                           const knut_graphar_vertex_info *vi,
-                                           const knut_graphar_property_group *g, int64_t chunk);
+KNUT_EXTERN knut_status knut_graphar_path_vertex_group(knut_buf *out, const char *base,
+                                                       const knut_graphar_vertex_info *vi,
+                                                       const knut_graphar_property_group *g);
+KNUT_EXTERN knut_status knut_graphar_path_vertex_chunk(knut_buf *out, const char *base,
+                                                       const knut_graphar_vertex_info *vi,
+                                                       const knut_graphar_property_group *g,
+                                                       int64_t chunk);
 /* V/vertex_count */
-knut_status knut_graphar_path_vertex_count(knut_buf *out, const char *base,
-                                           const knut_graphar_vertex_info *vi);
+KNUT_EXTERN knut_status knut_graphar_path_vertex_count(knut_buf *out, const char *base,
+                                                       const knut_graphar_vertex_info *vi);
 /* <V as written>labels/chunk<c> (always Parquet) */
-knut_status knut_graphar_path_label_chunk(knut_buf *out, const char *base,
-                                          const knut_graphar_vertex_info *vi, int64_t chunk);
+KNUT_EXTERN knut_status knut_graphar_path_label_chunk(knut_buf *out, const char *base,
+                                                      const knut_graphar_vertex_info *vi,
+                                                      int64_t chunk);
 /* E/A/ : the adj list's directory */
-knut_status knut_graphar_path_adj_list_dir(knut_buf *out, const char *base,
-                                           const knut_graphar_edge_info *ei,
-                                           const knut_graphar_adj_list *al);
+KNUT_EXTERN knut_status knut_graphar_path_adj_list_dir(knut_buf *out, const char *base,
+                                                       const knut_graphar_edge_info *ei,
+                                                       const knut_graphar_adj_list *al);
 /* E/A/adj_list/part<part>/chunk<chunk> */
-knut_status knut_graphar_path_adj_chunk(knut_buf *out, const char *base,
-                                        const knut_graphar_edge_info *ei,
-                                        const knut_graphar_adj_list *al, int64_t part,
-                                        int64_t chunk);
+KNUT_EXTERN knut_status knut_graphar_path_adj_chunk(knut_buf *out, const char *base,
+                                                    const knut_graphar_edge_info *ei,
+                                                    const knut_graphar_adj_list *al, int64_t part,
+                                                    int64_t chunk);
 /* E/A/offset/chunk<part> (ordered types only: EINVAL otherwise) */
-knut_status knut_graphar_path_offset_chunk(knut_buf *out, const char *base,
-                                           const knut_graphar_edge_info *ei,
-                                           const knut_graphar_adj_list *al, int64_t part);
+KNUT_EXTERN knut_status knut_graphar_path_offset_chunk(knut_buf *out, const char *base,
+                                                       const knut_graphar_edge_info *ei,
+                                                       const knut_graphar_adj_list *al,
+                                                       int64_t part);
 /* E/A/P/part<part>/chunk<chunk> */
-knut_status knut_graphar_path_edge_chunk(knut_buf *out, const char *base,
-                                         const knut_graphar_edge_info *ei,
-                                         const knut_graphar_adj_list *al,
-                                         const knut_graphar_property_group *g, int64_t part,
-                                         int64_t chunk);
+KNUT_EXTERN knut_status knut_graphar_path_edge_chunk(knut_buf *out, const char *base,
+                                                     const knut_graphar_edge_info *ei,
+                                                     const knut_graphar_adj_list *al,
+                                                     const knut_graphar_property_group *g,
+                                                     int64_t part, int64_t chunk);
 /* E/A/edge_count<part> */
-knut_status knut_graphar_path_edge_count(knut_buf *out, const char *base,
-                                         const knut_graphar_edge_info *ei,
-                                         const knut_graphar_adj_list *al, int64_t part);
+KNUT_EXTERN knut_status knut_graphar_path_edge_count(knut_buf *out, const char *base,
+                                                     const knut_graphar_edge_info *ei,
+                                                     const knut_graphar_adj_list *al, int64_t part);
 /* E/A/vertex_count: the aligned vertex type's count */
-knut_status knut_graphar_path_aligned_vertex_count(knut_buf *out, const char *base,
-                                                   const knut_graphar_edge_info *ei,
-                                                   const knut_graphar_adj_list *al);
+KNUT_EXTERN knut_status knut_graphar_path_aligned_vertex_count(knut_buf *out, const char *base,
+                                                               const knut_graphar_edge_info *ei,
+                                                               const knut_graphar_adj_list *al);
 
 /* ---- layout: chunk math ------------------------------------------------ */
 
 /* ceil(count / chunk_size); 0 for count <= 0 or chunk_size <= 0. Used for
  * vertex chunks, parts (aligned vertex count / aligned chunk size) and edge
  * chunks of a part (edge_count<i> / chunk_size). */
-int64_t knut_graphar_chunk_count(int64_t count, int64_t chunk_size);
+KNUT_EXTERN int64_t knut_graphar_chunk_count(int64_t count, int64_t chunk_size);
 /* Rows in chunk c of count rows cut into chunk_size pieces (0 past the end). */
-int64_t knut_graphar_chunk_rows(int64_t count, int64_t chunk_size, int64_t c);
+KNUT_EXTERN int64_t knut_graphar_chunk_rows(int64_t count, int64_t chunk_size, int64_t c);
 /* The aligned side's chunk size: src_chunk_size for *_by_source, else dst. */
-int64_t knut_graphar_aligned_chunk_size(const knut_graphar_edge_info *ei,
-                                        knut_graphar_adj_list_type t);
+KNUT_EXTERN int64_t knut_graphar_aligned_chunk_size(const knut_graphar_edge_info *ei,
+                                                    knut_graphar_adj_list_type t);
 /* The aligned side's vertex type name: src_type for *_by_source, else dst. */
-const char *knut_graphar_aligned_type(const knut_graphar_edge_info *ei,
-                                      knut_graphar_adj_list_type t);
+KNUT_EXTERN const char *knut_graphar_aligned_type(const knut_graphar_edge_info *ei,
+                                                  knut_graphar_adj_list_type t);
 
 /* ---- count files ------------------------------------------------------- */
 
@@ -476,13 +487,13 @@ const char *knut_graphar_aligned_type(const knut_graphar_edge_info *ei,
  * int64, no header. Reading checks the size (EPARSE naming the file and the
  * size found) and refuses negative values; ENOTFOUND if the file is absent.
  */
-knut_status knut_graphar_count_read(const char *path, int64_t *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_count_read(const char *path, int64_t *out, knut_error *err);
 /* Decodes bytes already read (name is used in messages). */
-knut_status knut_graphar_count_decode(const void *bytes, size_t len, const char *name,
-                                      int64_t *out, knut_error *err);
-void knut_graphar_count_encode(int64_t value, unsigned char out[8]);
+KNUT_EXTERN knut_status knut_graphar_count_decode(const void *bytes, size_t len, const char *name,
+                                                  int64_t *out, knut_error *err);
+KNUT_EXTERN void knut_graphar_count_encode(int64_t value, unsigned char out[8]);
 /* Writes the file (created or truncated), creating no directories. */
-knut_status knut_graphar_count_write(const char *path, int64_t value, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_count_write(const char *path, int64_t value, knut_error *err);
 
 /* ---- chunk readers (src/graphar/read*.c) ---- */
 
@@ -554,11 +565,12 @@ typedef struct knut_graphar_read_options {
  * conn NULL: a private in-memory DuckDB database is opened at the first
  * stream. opts may be NULL.
  */
-knut_status knut_graphar_reader_new(knut_graphar_reader **out, knut_duck_conn *conn,
-                                    const char *base, const knut_graphar_read_options *opts,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_new(knut_graphar_reader **out, knut_duck_conn *conn,
+                                                const char *base,
+                                                const knut_graphar_read_options *opts,
+                                                knut_error *err);
 /* Drops the caller's handle (NULL-safe); open streams keep working. */
-void knut_graphar_reader_free(knut_graphar_reader *r);
+KNUT_EXTERN void knut_graphar_reader_free(knut_graphar_reader *r);
 
 /*
  * Where a loaded graph's data is: gi->prefix (what the reference reads) if
@@ -566,25 +578,25 @@ void knut_graphar_reader_free(knut_graphar_reader *r);
  * the nebula corpus names an absolute prefix that does not exist), with a
  * warning logged. Points into gi.
  */
-const char *knut_graphar_graph_data_dir(const knut_graphar_graph_info *gi);
+KNUT_EXTERN const char *knut_graphar_graph_data_dir(const knut_graphar_graph_info *gi);
 
 /* ---- counts (8-byte files; no DuckDB needed) */
 
 /* V/vertex_count. */
-knut_status knut_graphar_reader_vertex_count(knut_graphar_reader *r,
-                                             const knut_graphar_vertex_info *vi, int64_t *out,
-                                             knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_vertex_count(knut_graphar_reader *r,
+                                                         const knut_graphar_vertex_info *vi,
+                                                         int64_t *out, knut_error *err);
 /* E/A/vertex_count: the aligned side's vertex count (the parts' basis). */
-knut_status knut_graphar_reader_aligned_count(knut_graphar_reader *r,
-                                              const knut_graphar_edge_info *ei,
-                                              knut_graphar_adj_list_type type, int64_t *out,
-                                              knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_aligned_count(knut_graphar_reader *r,
+                                                          const knut_graphar_edge_info *ei,
+                                                          knut_graphar_adj_list_type type,
+                                                          int64_t *out, knut_error *err);
 /* E/A/edge_count<part>, or with part = KNUT_GRAPHAR_ALL the sum over every
  * part (ceil(aligned count / aligned chunk size) of them). */
-knut_status knut_graphar_reader_edge_count(knut_graphar_reader *r,
-                                           const knut_graphar_edge_info *ei,
-                                           knut_graphar_adj_list_type type, int64_t part,
-                                           int64_t *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_edge_count(knut_graphar_reader *r,
+                                                       const knut_graphar_edge_info *ei,
+                                                       knut_graphar_adj_list_type type,
+                                                       int64_t part, int64_t *out, knut_error *err);
 
 /* ---- streams (release *out when done, read to the end or not) */
 
@@ -593,53 +605,59 @@ knut_status knut_graphar_reader_edge_count(knut_graphar_reader *r,
  * n_chunks = KNUT_GRAPHAR_ALL for through the last chunk (needs
  * vertex_count). Columns: vertex index, then the group's properties.
  */
-knut_status knut_graphar_reader_vertex_group(knut_graphar_reader *r,
-                                             const knut_graphar_vertex_info *vi,
-                                             const knut_graphar_property_group *g,
-                                             int64_t chunk, int64_t n_chunks,
-                                             struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_vertex_group(knut_graphar_reader *r,
+                                                         const knut_graphar_vertex_info *vi,
+                                                         const knut_graphar_property_group *g,
+                                                         int64_t chunk, int64_t n_chunks,
+                                                         struct ArrowArrayStream *out,
+                                                         knut_error *err);
 /* The label chunks of a vertex type (vi->n_labels > 0), same range rules. */
-knut_status knut_graphar_reader_labels(knut_graphar_reader *r, const knut_graphar_vertex_info *vi,
-                                       int64_t chunk, int64_t n_chunks,
-                                       struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_labels(knut_graphar_reader *r,
+                                                   const knut_graphar_vertex_info *vi,
+                                                   int64_t chunk, int64_t n_chunks,
+                                                   struct ArrowArrayStream *out, knut_error *err);
 /* Every vertex of the type: the vertex index, every group's properties (in
  * YAML order) and the label columns, the groups' chunks joined row by row
  * (their vertex index columns must agree). */
-knut_status knut_graphar_reader_vertices(knut_graphar_reader *r,
-                                         const knut_graphar_vertex_info *vi,
-                                         struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_vertices(knut_graphar_reader *r,
+                                                     const knut_graphar_vertex_info *vi,
+                                                     struct ArrowArrayStream *out, knut_error *err);
 /*
  * An adjacency list: chunk `chunk` of part `part`; chunk = ALL for every
  * chunk of the part; part = ALL (chunk must be ALL) for every part.
  */
-knut_status knut_graphar_reader_adj_list(knut_graphar_reader *r, const knut_graphar_edge_info *ei,
-                                         knut_graphar_adj_list_type type, int64_t part,
-                                         int64_t chunk, struct ArrowArrayStream *out,
-                                         knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_adj_list(knut_graphar_reader *r,
+                                                     const knut_graphar_edge_info *ei,
+                                                     knut_graphar_adj_list_type type, int64_t part,
+                                                     int64_t chunk, struct ArrowArrayStream *out,
+                                                     knut_error *err);
 /* The offset chunk of a part (ordered adj lists only); its length is the
  * aligned chunk size + 1 (padded) or the part's vertices + 1. */
-knut_status knut_graphar_reader_offsets(knut_graphar_reader *r, const knut_graphar_edge_info *ei,
-                                        knut_graphar_adj_list_type type, int64_t part,
-                                        struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_offsets(knut_graphar_reader *r,
+                                                    const knut_graphar_edge_info *ei,
+                                                    knut_graphar_adj_list_type type, int64_t part,
+                                                    struct ArrowArrayStream *out, knut_error *err);
 /* An edge property group, stored per adj list: part/chunk as for adj_list. */
-knut_status knut_graphar_reader_edge_group(knut_graphar_reader *r,
-                                           const knut_graphar_edge_info *ei,
-                                           knut_graphar_adj_list_type type,
-                                           const knut_graphar_property_group *g, int64_t part,
-                                           int64_t chunk, struct ArrowArrayStream *out,
-                                           knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_edge_group(knut_graphar_reader *r,
+                                                       const knut_graphar_edge_info *ei,
+                                                       knut_graphar_adj_list_type type,
+                                                       const knut_graphar_property_group *g,
+                                                       int64_t part, int64_t chunk,
+                                                       struct ArrowArrayStream *out,
+                                                       knut_error *err);
 /* Every edge of one adj list: src, dst, then every group's properties. */
-knut_status knut_graphar_reader_edges(knut_graphar_reader *r, const knut_graphar_edge_info *ei,
-                                      knut_graphar_adj_list_type type,
-                                      struct ArrowArrayStream *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_edges(knut_graphar_reader *r,
+                                                  const knut_graphar_edge_info *ei,
+                                                  knut_graphar_adj_list_type type,
+                                                  struct ArrowArrayStream *out, knut_error *err);
 
 /*
  * Turns a failed get_schema/get_next result (code) of a reader stream into
  * its exact status and message (ENOTFOUND, EUNSUPPORTED, ... which errno
  * codes cannot carry); for other streams as knut_arrow_stream_error.
  */
-knut_status knut_graphar_stream_status(struct ArrowArrayStream *stream, int code,
-                                       knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_stream_status(struct ArrowArrayStream *stream, int code,
+                                                   knut_error *err);
 
 /* ---- writer and builders (src/graphar/write*.c) ---- */
 
@@ -762,28 +780,32 @@ typedef struct knut_graphar_edge_source {
  * written. opts may be NULL (defaults). A gi->prefix that was given must
  * name dir.
  */
-knut_status knut_graphar_writer_new(knut_graphar_writer **out, knut_graphar_graph_info *gi,
-                                    const char *dir, const knut_graphar_writer_options *opts,
-                                    knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_writer_new(knut_graphar_writer **out,
+                                                knut_graphar_graph_info *gi, const char *dir,
+                                                const knut_graphar_writer_options *opts,
+                                                knut_error *err);
 /* The writer's connection, to register Arrow streams or create tables the
  * sources read. Owned by the writer. */
-knut_duck_conn *knut_graphar_writer_conn(knut_graphar_writer *w);
+KNUT_EXTERN knut_duck_conn *knut_graphar_writer_conn(knut_graphar_writer *w);
 /* Writes every data file of vertex type `type` (once per type). stats may
  * be NULL. The key -> index mapping stays in DuckDB for the edges. */
-knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const char *type,
-                                               const knut_graphar_vertex_source *src,
-                                               knut_graphar_write_stats *stats, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const char *type,
+                                                           const knut_graphar_vertex_source *src,
+                                                           knut_graphar_write_stats *stats,
+                                                           knut_error *err);
 /* Writes every adj list (and its property groups) of the edge type. */
-knut_status knut_graphar_writer_write_edges(knut_graphar_writer *w, const char *src_type,
-                                            const char *edge_type, const char *dst_type,
-                                            const knut_graphar_edge_source *src,
-                                            knut_graphar_write_stats *stats, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_writer_write_edges(knut_graphar_writer *w,
+                                                        const char *src_type, const char *edge_type,
+                                                        const char *dst_type,
+                                                        const knut_graphar_edge_source *src,
+                                                        knut_graphar_write_stats *stats,
+                                                        knut_error *err);
 /* Saves dir/<name>.graph.yml and every vertex/edge info YAML beside it
  * (knut_graphar_graph_save_all). Infos that were not written get YAML
  * files too: write every type first. */
-knut_status knut_graphar_writer_finish(knut_graphar_writer *w, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_writer_finish(knut_graphar_writer *w, knut_error *err);
 /* Closes the database and removes the writer's own spill directory (NULL-safe). */
-void knut_graphar_writer_free(knut_graphar_writer *w);
+KNUT_EXTERN void knut_graphar_writer_free(knut_graphar_writer *w);
 
 /*
  * `knut gar import`: a YAML/JSON config naming tables (Parquet/CSV paths,
@@ -810,14 +832,14 @@ typedef struct knut_graphar_import_options {
 } knut_graphar_import_options;
 #define KNUT_GRAPHAR_IMPORT_OPTIONS_INIT {KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, NULL, NULL}
 
-knut_status knut_graphar_import_load(knut_graphar_import **out, const char *path,
-                                     knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_import_load(knut_graphar_import **out, const char *path,
+                                                 knut_error *err);
 /* Runs the import (opts may be NULL). *graph_yml (may be NULL) gets the
  * path of the written graph YAML (caller frees). */
-knut_status knut_graphar_import_run(knut_graphar_import *imp,
-                                    const knut_graphar_import_options *opts, char **graph_yml,
-                                    knut_error *err);
-void knut_graphar_import_free(knut_graphar_import *imp);
+KNUT_EXTERN knut_status knut_graphar_import_run(knut_graphar_import *imp,
+                                                const knut_graphar_import_options *opts,
+                                                char **graph_yml, knut_error *err);
+KNUT_EXTERN void knut_graphar_import_free(knut_graphar_import *imp);
 
 /* ---- validator (src/graphar/validate*.c) ---- */
 
@@ -841,7 +863,7 @@ typedef enum knut_graphar_severity {
 } knut_graphar_severity;
 
 /* "error" / "warning". */
-const char *knut_graphar_severity_name(knut_graphar_severity s);
+KNUT_EXTERN const char *knut_graphar_severity_name(knut_graphar_severity s);
 
 typedef struct knut_graphar_issue {
     knut_graphar_severity severity;
@@ -861,7 +883,7 @@ typedef struct knut_graphar_issues {
 } knut_graphar_issues;
 
 /* NULL-safe; frees the list and everything in it. */
-void knut_graphar_issues_free(knut_graphar_issues *issues);
+KNUT_EXTERN void knut_graphar_issues_free(knut_graphar_issues *issues);
 
 /* One rule: its id, severity and one-line meaning. */
 typedef struct knut_graphar_rule {
@@ -871,7 +893,7 @@ typedef struct knut_graphar_rule {
 } knut_graphar_rule;
 
 /* The rule table (static; *n gets its length). */
-const knut_graphar_rule *knut_graphar_validate_rules(size_t *n);
+KNUT_EXTERN const knut_graphar_rule *knut_graphar_validate_rules(size_t *n);
 
 #define KNUT_GRAPHAR_VALIDATE_OPTIONS_VERSION 1
 #define KNUT_GRAPHAR_VALIDATE_DEFAULT_MAX_ISSUES 1000
@@ -901,14 +923,15 @@ typedef struct knut_graphar_validate_options {
  * if they found errors: *out (caller frees) holds the issues. Fails only on
  * bad arguments, OOM or an engine failure (*out is then NULL).
  */
-knut_status knut_graphar_validate(const char *path, const knut_graphar_validate_options *opts,
-                                  knut_graphar_issues **out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_validate(const char *path,
+                                              const knut_graphar_validate_options *opts,
+                                              knut_graphar_issues **out, knut_error *err);
 
 /* The same for a graph info already loaded or built in memory (data under
  * opts->data_dir, else gi->prefix with the same fallback to gi->base_dir). */
-knut_status knut_graphar_validate_graph(const knut_graphar_graph_info *gi,
-                                        const knut_graphar_validate_options *opts,
-                                        knut_graphar_issues **out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_validate_graph(const knut_graphar_graph_info *gi,
+                                                    const knut_graphar_validate_options *opts,
+                                                    knut_graphar_issues **out, knut_error *err);
 
 #ifdef __cplusplus
 }

@@ -118,11 +118,12 @@ typedef struct knut_sync_config {
  * file:line:col, the table and the key or column (unknown keys too).
  * Relative paths are resolved against the config file's folder.
  */
-knut_status knut_sync_config_load(knut_sync_config **out, const char *path, knut_error *err);
+KNUT_EXTERN knut_status knut_sync_config_load(knut_sync_config **out, const char *path,
+                                              knut_error *err);
 /* Same from text; name is used in messages and dir (NULL: ".") resolves paths. */
-knut_status knut_sync_config_parse(knut_sync_config **out, const char *text, size_t len,
-                                   const char *name, const char *dir, knut_error *err);
-void knut_sync_config_free(knut_sync_config *cfg);
+KNUT_EXTERN knut_status knut_sync_config_parse(knut_sync_config **out, const char *text, size_t len,
+                                               const char *name, const char *dir, knut_error *err);
+KNUT_EXTERN void knut_sync_config_free(knut_sync_config *cfg);
 
 /* ---- sync: sinks, ledgers, rounds (src/sync/sync.c, round.c) ---- */
 
@@ -161,9 +162,9 @@ typedef struct knut_sync_options {
 
 /* Opens the sink and the ledger for cfg (borrowed: it must outlive the
  * sync). */
-knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
-                           const knut_sync_options *opts, knut_error *err);
-void knut_sync_close(knut_sync *s);
+KNUT_EXTERN knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
+                                       const knut_sync_options *opts, knut_error *err);
+KNUT_EXTERN void knut_sync_close(knut_sync *s);
 
 typedef struct knut_sync_round_stats {
     int64_t round;          /* round id (persisted: ledger max + 1) */
@@ -184,12 +185,12 @@ typedef struct knut_sync_round_stats {
  * error only when the round could not run at all. Logs one JSON record per
  * table and one per round (target "sync").
  */
-knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err);
+KNUT_EXTERN knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err);
 
 /* The wait after a round (ns): reset to interval on progress, else doubled
  * (failed or idle) up to max_backoff. */
-int64_t knut_sync_backoff_next(int64_t wait, int64_t interval, int64_t max_backoff,
-                               int progress);
+KNUT_EXTERN int64_t knut_sync_backoff_next(int64_t wait, int64_t interval, int64_t max_backoff,
+                                           int progress);
 
 #define KNUT_SYNC_RUN_OPTIONS_VERSION 1
 typedef struct knut_sync_run_options {
@@ -207,8 +208,8 @@ typedef struct knut_sync_run_options {
  * round. *errors (may be NULL) gets the number of rounds with errors
  * (bad files, failed tables); with once, that of the one round.
  */
-knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t *errors,
-                          knut_error *err);
+KNUT_EXTERN knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t *errors,
+                                      knut_error *err);
 
 /* One file of `knut sync status`. state: "done", "failed" or "pending". */
 typedef struct knut_sync_file_status {
@@ -223,7 +224,8 @@ typedef struct knut_sync_file_status {
 typedef void (*knut_sync_status_fn)(const knut_sync_file_status *st, void *ctx);
 
 /* Reports every ledger entry and every pending file of every table. */
-knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx, knut_error *err);
+KNUT_EXTERN knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx,
+                                         knut_error *err);
 
 #ifdef __cplusplus
 }
