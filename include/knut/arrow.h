@@ -772,7 +772,7 @@ typedef struct knut_arrow_ipc_read_options {
 } knut_arrow_ipc_read_options;
 
 #define KNUT_ARROW_IPC_READ_OPTIONS_VERSION 1
-#define KNUT_ARROW_IPC_READ_OPTIONS_INIT {KNUT_ARROW_IPC_READ_OPTIONS_VERSION, 0, 0, 0}
+#define KNUT_ARROW_IPC_READ_OPTIONS_INIT {.version = KNUT_ARROW_IPC_READ_OPTIONS_VERSION}
 
 typedef struct knut_arrow_ipc_reader knut_arrow_ipc_reader;
 

@@ -95,14 +95,10 @@ typedef struct knut_graph_edge_delete_set {
 } knut_graph_edge_delete_set;
 
 #define KNUT_GRAPH_SET_VERSION 1
-#define KNUT_GRAPH_VERTEX_SET_INIT {KNUT_GRAPH_SET_VERSION, NULL, NULL, 0, NULL, 0, NULL, 0, 0, {0}}
-#define KNUT_GRAPH_EDGE_SET_INIT                                                    \
-    {KNUT_GRAPH_SET_VERSION, NULL, NULL, {NULL, NULL, NULL, 0}, {NULL, NULL, NULL, 0}, \
-     NULL, 0, NULL, 0, 0, {0}}
-#define KNUT_GRAPH_DELETE_SET_INIT {KNUT_GRAPH_SET_VERSION, NULL, NULL, NULL, 0, {0}}
-#define KNUT_GRAPH_EDGE_DELETE_SET_INIT                                             \
-    {KNUT_GRAPH_SET_VERSION, NULL, NULL, {NULL, NULL, NULL, 0}, {NULL, NULL, NULL, 0}, \
-     NULL, 0, {0}}
+#define KNUT_GRAPH_VERTEX_SET_INIT {.version = KNUT_GRAPH_SET_VERSION}
+#define KNUT_GRAPH_EDGE_SET_INIT {.version = KNUT_GRAPH_SET_VERSION}
+#define KNUT_GRAPH_DELETE_SET_INIT {.version = KNUT_GRAPH_SET_VERSION}
+#define KNUT_GRAPH_EDGE_DELETE_SET_INIT {.version = KNUT_GRAPH_SET_VERSION}
 
 typedef enum knut_graph_set_kind {
     KNUT_GRAPH_SET_VERTEX = 0,
@@ -352,8 +348,7 @@ typedef struct knut_graph_falkor_options {
     int query_timeout_ms;    /* sent as TIMEOUT <ms> with each query; 0: server default */
 } knut_graph_falkor_options;
 
-#define KNUT_GRAPH_FALKOR_OPTIONS_INIT \
-    {KNUT_GRAPH_FALKOR_OPTIONS_VERSION, NULL, NULL, 0, 0, 0, 0, 0, 0}
+#define KNUT_GRAPH_FALKOR_OPTIONS_INIT {.version = KNUT_GRAPH_FALKOR_OPTIONS_VERSION}
 
 /* Query flags. */
 #define KNUT_GRAPH_FALKOR_READ_ONLY 1u       /* GRAPH.RO_QUERY (also: safe to resend) */
@@ -633,8 +628,7 @@ typedef struct knut_graph_falkor_sink_options {
     int index_wait_ms;   /* how long apply waits for indexes; 0: 60000 */
 } knut_graph_falkor_sink_options;
 
-#define KNUT_GRAPH_FALKOR_SINK_OPTIONS_INIT \
-    {KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION, 0, 0, 0, 0}
+#define KNUT_GRAPH_FALKOR_SINK_OPTIONS_INIT {.version = KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION}
 
 /*
  * Makes a sink writing to `graph` through g. The client is borrowed: it
@@ -715,7 +709,7 @@ typedef struct knut_graph_store_export_options {
     int overwrite;              /* 1: empty existing type directories first */
 } knut_graph_store_export_options;
 #define KNUT_GRAPH_STORE_EXPORT_OPTIONS_INIT \
-    {KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION, NULL, NULL, 0, 0, 0u, 0}
+    {.version = KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION}
 
 /*
  * Writes the store as a GraphAr graph under out_dir through the GraphAr
@@ -773,7 +767,7 @@ typedef struct knut_graph_load_options {
     knut_graph_load_progress_fn progress; /* may be NULL */
     void *progress_ctx;
 } knut_graph_load_options;
-#define KNUT_GRAPH_LOAD_OPTIONS_INIT {KNUT_GRAPH_LOAD_OPTIONS_VERSION, 0, 0, NULL, NULL}
+#define KNUT_GRAPH_LOAD_OPTIONS_INIT {.version = KNUT_GRAPH_LOAD_OPTIONS_VERSION}
 
 typedef struct knut_graph_load_stats {
     int64_t vertices;    /* vertex rows applied */

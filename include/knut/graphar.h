@@ -557,7 +557,7 @@ typedef struct knut_graphar_read_options {
 } knut_graphar_read_options;
 
 #define KNUT_GRAPHAR_READ_OPTIONS_VERSION 1
-#define KNUT_GRAPHAR_READ_OPTIONS_INIT {KNUT_GRAPHAR_READ_OPTIONS_VERSION, 0}
+#define KNUT_GRAPHAR_READ_OPTIONS_INIT {.version = KNUT_GRAPHAR_READ_OPTIONS_VERSION}
 
 /*
  * Makes a reader of the data under base (the directory paths are relative
@@ -717,7 +717,7 @@ typedef struct knut_graphar_writer_options {
     int overwrite;                   /* 1: empty each vertex/edge prefix directory before
                                       * writing it; 0: refuse a non-empty one */
 } knut_graphar_writer_options;
-#define KNUT_GRAPHAR_WRITER_OPTIONS_INIT {KNUT_GRAPHAR_WRITER_OPTIONS_VERSION, NULL, NULL, 0, NULL, 0}
+#define KNUT_GRAPHAR_WRITER_OPTIONS_INIT {.version = KNUT_GRAPHAR_WRITER_OPTIONS_VERSION}
 
 /* What one write produced. */
 typedef struct knut_graphar_write_stats {
@@ -830,7 +830,7 @@ typedef struct knut_graphar_import_options {
     void (*progress)(void *ctx, const char *what, const knut_graphar_write_stats *st);
     void *progress_ctx;
 } knut_graphar_import_options;
-#define KNUT_GRAPHAR_IMPORT_OPTIONS_INIT {KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, NULL, NULL}
+#define KNUT_GRAPHAR_IMPORT_OPTIONS_INIT {.version = KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION}
 
 KNUT_EXTERN knut_status knut_graphar_import_load(knut_graphar_import **out, const char *path,
                                                  knut_error *err);
@@ -907,8 +907,7 @@ typedef struct knut_graphar_validate_options {
     const char *data_dir; /* read data here instead of the graph prefix */
 } knut_graphar_validate_options;
 
-#define KNUT_GRAPHAR_VALIDATE_OPTIONS_INIT \
-    {KNUT_GRAPHAR_VALIDATE_OPTIONS_VERSION, 0, 0, 0, NULL}
+#define KNUT_GRAPHAR_VALIDATE_OPTIONS_INIT {.version = KNUT_GRAPHAR_VALIDATE_OPTIONS_VERSION}
 
 /*
  * Validates the graph YAML at path (or the single *.graph.yml/.yaml in a

@@ -157,8 +157,7 @@ typedef struct knut_sync_options {
                                   * < 0: none. A hung server then fails the
                                   * round (backoff) instead of holding it. */
 } knut_sync_options;
-#define KNUT_SYNC_OPTIONS_INIT {KNUT_SYNC_OPTIONS_VERSION, NULL, NULL, NULL, NULL, 0, \
-                                NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0}
+#define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 
 /* Opens the sink and the ledger for cfg (borrowed: it must outlive the
  * sync). */
@@ -199,7 +198,7 @@ typedef struct knut_sync_run_options {
     int64_t max_backoff_ns;/* 0: 10 x interval */
     int once;              /* 1: one round */
 } knut_sync_run_options;
-#define KNUT_SYNC_RUN_OPTIONS_INIT {KNUT_SYNC_RUN_OPTIONS_VERSION, 0, 0, 0}
+#define KNUT_SYNC_RUN_OPTIONS_INIT {.version = KNUT_SYNC_RUN_OPTIONS_VERSION}
 
 /*
  * The round loop: runs rounds until a stop is requested

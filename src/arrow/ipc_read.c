@@ -350,11 +350,10 @@ knut_status knut_arrow_ipc_reader_new(knut_arrow_ipc_reader **out, knut_arrow_ip
         st = knut_error_set(err, KNUT_EINVAL, "%s: invalid argument", __func__);
         goto fail_src;
     }
-    if (opts && opts->version != KNUT_ARROW_IPC_READ_OPTIONS_VERSION) {
-        st = knut_error_set(err, KNUT_EINVAL, "IPC read options version %d, expected %d",
-                            opts->version, KNUT_ARROW_IPC_READ_OPTIONS_VERSION);
-        goto fail_src;
-    }
+    /* src is taken over also when the options are refused */
+    if (opts && opts->version != KNUT_ARROW_IPC_READ_OPTIONS_VERSION && src.release)
+        src.release(src.ctx);
+    KNUT_CHECK_VERSION(opts, KNUT_ARROW_IPC_READ_OPTIONS_VERSION, err);
     r = calloc(1, sizeof *r);
     if (!r) {
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory creating an IPC reader");

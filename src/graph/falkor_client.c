@@ -330,9 +330,7 @@ knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out, const 
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
     KNUT_ASSERT_ARG(err, resp != NULL || len == 0);
-    if (opts != NULL && opts->version != KNUT_GRAPH_FALKOR_OPTIONS_VERSION)
-        return knut_error_set(err, KNUT_EINVAL, "FalkorDB options: version %d, expected %d",
-                              opts->version, KNUT_GRAPH_FALKOR_OPTIONS_VERSION);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_FALKOR_OPTIONS_VERSION, err);
     f = malloc(sizeof *f);
     if (f == NULL)
         return knut_error_set(err, KNUT_ENOMEM, "%s: out of memory", peer);

@@ -353,9 +353,6 @@ static knut_status connect_impl(knut_graph_falkor **out, const char *host, int p
 {
     knut_graph_falkor *g = NULL;
     knut_status st = KNUT_OK;
-    if (opts != NULL && opts->version != KNUT_GRAPH_FALKOR_OPTIONS_VERSION)
-        return knut_error_set(err, KNUT_EINVAL, "FalkorDB options: version %d, expected %d",
-                              opts->version, KNUT_GRAPH_FALKOR_OPTIONS_VERSION);
     if (host == NULL || *host == '\0' || port <= 0 || port > 65535)
         return knut_error_set(err, KNUT_EINVAL, "FalkorDB: a host and a port in 1..65535 are "
                                                 "needed");
@@ -402,6 +399,7 @@ knut_status knut_graph_falkor_connect(knut_graph_falkor **out, const char *host,
 {
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_FALKOR_OPTIONS_VERSION, err);
     return connect_impl(out, host, port, opts ? opts->username : NULL,
                         opts ? opts->password : NULL, opts, err);
 }
@@ -430,6 +428,7 @@ knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *u
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
     KNUT_ASSERT_ARG(err, url != NULL);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_FALKOR_OPTIONS_VERSION, err);
     knut_error perr = KNUT_ERROR_INIT;
     if (knut_net_redis_url_parse(&u, url, &perr) != KNUT_OK)
         return knut_error_set(err, KNUT_EINVAL, "FalkorDB URL: %s", perr.message);

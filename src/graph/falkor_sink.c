@@ -358,13 +358,10 @@ knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor 
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
     KNUT_ASSERT_ARG(err, g != NULL && graph != NULL && graph[0] != '\0');
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION, err);
     knut_graph_falkor_sink_options o = KNUT_GRAPH_FALKOR_SINK_OPTIONS_INIT;
-    if (opts) {
-        if (opts->version != KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION)
-            return knut_error_set(err, KNUT_EINVAL, "falkordb sink: options version %d, want %d",
-                                  opts->version, KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION);
+    if (opts)
         o = *opts;
-    }
     if (o.batch_bytes == 0)
         o.batch_bytes = FSINK_BATCH_BYTES_DEFAULT;
     if (o.batch_rows == 0)

@@ -316,6 +316,7 @@ knut_status knut_graph_load_graphar_falkor(knut_graph_falkor *g, const char *gra
                                            knut_graph_load_stats *stats, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, g && graph && gi);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_LOAD_OPTIONS_VERSION, err);
     knut_graph_load_options defaults = KNUT_GRAPH_LOAD_OPTIONS_INIT;
     if (!opts)
         opts = &defaults;
@@ -362,6 +363,7 @@ knut_status knut_graph_load_graphar_store(knut_graph_store *store,
                                           knut_graph_load_stats *stats, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, store && gi);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_LOAD_OPTIONS_VERSION, err);
     knut_graph_load_options defaults = KNUT_GRAPH_LOAD_OPTIONS_INIT;
     if (!opts)
         opts = &defaults;

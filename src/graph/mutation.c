@@ -316,9 +316,18 @@ static knut_status append_set(knut_graph_mutation *m, knut_graph_set *s, knut_er
     return KNUT_OK;
 }
 
+/* The description's version, checked first; the stream is taken over
+ * whatever happens, so a refused description releases it. */
+#define SET_CHECK_VERSION(set, err)                                  \
+    do {                                                             \
+        if ((set)->version != KNUT_GRAPH_SET_VERSION)                \
+            knut_arrow_stream_release(&(set)->stream);               \
+        KNUT_CHECK_VERSION((set), KNUT_GRAPH_SET_VERSION, (err));    \
+    } while (0)
+
 /* Starts a set: takes the stream over (whatever happens next) and names it. */
 static knut_status set_start(knut_graph_set **out, bind_ctx *b, knut_graph_set_kind kind,
-                             int version, const char *name, const char *fallback,
+                             const char *name, const char *fallback,
                              struct ArrowArrayStream *stream, knut_error *err)
 {
     knut_graph_set *s = calloc(1, sizeof(*s));
@@ -333,9 +342,6 @@ static knut_status set_start(knut_graph_set **out, bind_ctx *b, knut_graph_set_k
     b->err = err;
     const char *nm = name ? name : fallback ? fallback : "";
     shown(b->shown, nm);
-    if (version != KNUT_GRAPH_SET_VERSION)
-        return bind_fail(b, KNUT_EINVAL, "unknown description version %d (expected %d)",
-                         version, KNUT_GRAPH_SET_VERSION);
     knut_status st = dup_str(b, &s->name, nm);
     if (st == KNUT_OK)
         st = bind_schema(b);
@@ -360,10 +366,11 @@ knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
             knut_arrow_stream_release(&vs->stream);
         return knut_error_set(err, KNUT_EINVAL, "%s: NULL argument", __func__);
     }
+    SET_CHECK_VERSION(vs, err);
     bind_ctx b;
     knut_graph_set *s;
     const char *first = vs->n_labels > 0 && vs->labels ? vs->labels[0] : NULL;
-    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_VERTEX, vs->version, vs->name, first,
+    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_VERTEX, vs->name, first,
                                &vs->stream, err);
     if (st != KNUT_OK)
         goto done;
@@ -458,9 +465,10 @@ knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_
             knut_arrow_stream_release(&es->stream);
         return knut_error_set(err, KNUT_EINVAL, "%s: NULL argument", __func__);
     }
+    SET_CHECK_VERSION(es, err);
     bind_ctx b;
     knut_graph_set *s;
-    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_EDGE, es->version, es->name, es->type,
+    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_EDGE, es->name, es->type,
                                &es->stream, err);
     if (st != KNUT_OK)
         goto done;
@@ -491,9 +499,10 @@ knut_status knut_graph_mutation_add_delete_set(knut_graph_mutation *m,
             knut_arrow_stream_release(&ds->stream);
         return knut_error_set(err, KNUT_EINVAL, "%s: NULL argument", __func__);
     }
+    SET_CHECK_VERSION(ds, err);
     bind_ctx b;
     knut_graph_set *s;
-    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_DELETE, ds->version, ds->name, ds->label,
+    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_DELETE, ds->name, ds->label,
                                &ds->stream, err);
     if (st != KNUT_OK)
         goto done;
@@ -529,9 +538,10 @@ knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutation *m,
             knut_arrow_stream_release(&es->stream);
         return knut_error_set(err, KNUT_EINVAL, "%s: NULL argument", __func__);
     }
+    SET_CHECK_VERSION(es, err);
     bind_ctx b;
     knut_graph_set *s;
-    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_EDGE_DELETE, es->version, es->name,
+    knut_status st = set_start(&s, &b, KNUT_GRAPH_SET_EDGE_DELETE, es->name,
                                es->type, &es->stream, err);
     if (st != KNUT_OK)
         goto done;

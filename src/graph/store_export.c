@@ -223,6 +223,7 @@ knut_status knut_graph_store_export_graphar(knut_graph_store *store, const char 
                                             knut_error *err)
 {
     KNUT_ASSERT_ARG(err, store != NULL && out_dir != NULL && *out_dir);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPH_STORE_EXPORT_OPTIONS_VERSION, err);
     knut_graph_store_export_options o = KNUT_GRAPH_STORE_EXPORT_OPTIONS_INIT;
     if (opts)
         o = *opts;

@@ -382,9 +382,7 @@ knut_status knut_graphar_import_run(knut_graphar_import *imp,
     KNUT_ASSERT_ARG(err, imp);
     if (graph_yml)
         *graph_yml = NULL;
-    if (opts && opts->version != KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION)
-        return knut_error_set(err, KNUT_EINVAL, "import: options version %d unknown",
-                              opts->version);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION, err);
     const char *out = opts && opts->output ? opts->output : imp->output;
     if (!out)
         return knut_error_set(err, KNUT_EINVAL,

@@ -17,9 +17,7 @@ knut_status knut_graphar_reader_new(knut_graphar_reader **out, knut_duck_conn *c
 {
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
-    if (opts && opts->version != KNUT_GRAPHAR_READ_OPTIONS_VERSION)
-        return knut_error_set(err, KNUT_EINVAL, "read options: unknown version %d",
-                              opts->version);
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPHAR_READ_OPTIONS_VERSION, err);
     knut_graphar_reader *r = calloc(1, sizeof *r);
     knut_buf b = KNUT_BUF_INIT;
     if (base && *base) {

@@ -420,9 +420,6 @@ static knut_status ctx_init(gv_ctx *c, const knut_graphar_validate_options *opts
     *out = NULL;
     knut_graphar_validate_options def = KNUT_GRAPHAR_VALIDATE_OPTIONS_INIT;
     c->opts = opts ? *opts : def;
-    if (c->opts.version != KNUT_GRAPHAR_VALIDATE_OPTIONS_VERSION)
-        return knut_error_set(err, KNUT_EINVAL, "graphar validate: unknown options version %d",
-                              c->opts.version);
     c->cap = c->opts.max_issues ? c->opts.max_issues : KNUT_GRAPHAR_VALIDATE_DEFAULT_MAX_ISSUES;
     c->err = err;
     c->fatal = KNUT_OK;
@@ -451,6 +448,8 @@ knut_status knut_graphar_validate_graph(const knut_graphar_graph_info *gi,
                                         knut_graphar_issues **out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, gi && out);
+    *out = NULL;
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPHAR_VALIDATE_OPTIONS_VERSION, err);
     gv_ctx c;
     knut_status st = ctx_init(&c, opts, out, err);
     if (st != KNUT_OK)
@@ -469,6 +468,8 @@ knut_status knut_graphar_validate(const char *path, const knut_graphar_validate_
                                   knut_graphar_issues **out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, path && out);
+    *out = NULL;
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPHAR_VALIDATE_OPTIONS_VERSION, err);
     gv_ctx c;
     knut_status st = ctx_init(&c, opts, out, err);
     if (st != KNUT_OK)

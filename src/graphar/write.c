@@ -233,12 +233,10 @@ knut_status knut_graphar_writer_new(knut_graphar_writer **out, knut_graphar_grap
 {
     KNUT_ASSERT_ARG(err, out && gi && dir && *dir);
     *out = NULL;
+    KNUT_CHECK_VERSION(opts, KNUT_GRAPHAR_WRITER_OPTIONS_VERSION, err);
     knut_graphar_writer_options defaults = KNUT_GRAPHAR_WRITER_OPTIONS_INIT;
     if (!opts)
         opts = &defaults;
-    if (opts->version != KNUT_GRAPHAR_WRITER_OPTIONS_VERSION)
-        return knut_error_set(err, KNUT_EINVAL, "graphar writer: options version %d unknown",
-                              opts->version);
     knut_graphar_writer *w = calloc(1, sizeof *w);
     if (!w)
         return oom(err);

@@ -393,6 +393,7 @@ knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t 
                           knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s);
+    KNUT_CHECK_VERSION(o, KNUT_SYNC_RUN_OPTIONS_VERSION, err);
     knut_sync_run_options def = KNUT_SYNC_RUN_OPTIONS_INIT;
     if (!o)
         o = &def;

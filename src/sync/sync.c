@@ -40,11 +40,12 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
                            const knut_sync_options *opts, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, out && cfg);
+    *out = NULL;
+    KNUT_CHECK_VERSION(opts, KNUT_SYNC_OPTIONS_VERSION, err);
     knut_sync_options def = KNUT_SYNC_OPTIONS_INIT;
     knut_buf lf = KNUT_BUF_INIT;
     if (!opts)
         opts = &def;
-    *out = NULL;
     knut_sync *s = calloc(1, sizeof *s);
     if (!s)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");

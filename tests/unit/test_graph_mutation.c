@@ -406,7 +406,7 @@ static void test_graph_mutation__schema_refusals(void **state)
     vs.version = 99;
     fx_stream(&vs.stream, &a);
     assert_int_equal(KNUT_EINVAL, knut_graph_mutation_add_vertex_set(m, &vs, &err));
-    fx_expect_msg(&err, "unknown description version 99", NULL);
+    fx_expect_msg(&err, "options version 99", NULL);
     assert_null(vs.stream.release);
     assert_int_equal(0, knut_graph_mutation_count(m, KNUT_GRAPH_SET_VERTEX));
     knut_graph_mutation_free(m);
