@@ -1,0 +1,258 @@
+/*
+ * knut graph, FalkorDB: the client (connection, GRAPH.QUERY, reply
+ * decoding into Arrow) and the sink that applies mutations through it.
+ * Part of knut/graph.h.
+ */
+#ifndef KNUT_GRAPH_FALKOR_H
+#define KNUT_GRAPH_FALKOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/arrow.h"
+#include "knut/core.h"
+#include "knut/graph_model.h"
+#include "knut/graph_sink.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- FalkorDB client (src/graph/falkor_client*.c) ---- */
+
+/*
+ * A blocking client for one FalkorDB server (Redis or Valkey with the graph
+ * module). hiredis opens the connection; commands are sent with GRAPH.QUERY
+ * or GRAPH.RO_QUERY and --compact, and replies are read by knut's own RESP2
+ * reader: hiredis 0.14's reader refuses arrays nested deeper than 7, and a
+ * path, or a node with a list property, is deeper than that.
+ *
+ * Compact replies become Arrow (docs/graph.md, "FalkorDB client"): a column
+ * takes the type of its non-null values; a column (or list element, or map
+ * value) whose values have different FalkorDB types becomes utf8 holding
+ * each value as JSON text. Nodes, edges and paths are structs whose
+ * properties are one JSON object text. Label, relationship-type and
+ * property-key ids are resolved through db.labels(), db.relationshipTypes()
+ * and db.propertyKeys(), cached per graph and refreshed when an id beyond
+ * the cache appears.
+ *
+ * Every error names the peer ("falkordb host:port: ..."); server errors,
+ * top-level or inside a reply, are KNUT_EPEER with FalkorDB's message. The
+ * password never appears in an error or a log record. A handle is not
+ * thread-safe: use one per thread.
+ */
+typedef struct knut_graph_falkor knut_graph_falkor;
+
+#define KNUT_GRAPH_FALKOR_OPTIONS_VERSION 1
+#define KNUT_GRAPH_FALKOR_MAX_REPLY_DEFAULT ((int64_t)512 << 20)
+
+typedef struct knut_graph_falkor_options {
+    int version;             /* KNUT_GRAPH_FALKOR_OPTIONS_VERSION */
+    const char *username;    /* ACL user for AUTH; NULL: the default user */
+    const char *password;    /* NULL: no AUTH; a password in the URL wins */
+    int connect_timeout_ms;  /* 0: 5000; < 0: no timeout */
+    int command_timeout_ms;  /* each socket read/write; 0: no timeout */
+    int64_t max_reply_bytes; /* one reply; 0: KNUT_GRAPH_FALKOR_MAX_REPLY_DEFAULT */
+    int max_depth;           /* arrays nested in a reply; 0: 64; at most 1024 */
+    int64_t batch_rows;      /* rows per Arrow batch of a result; 0: 65536 */
+    int query_timeout_ms;    /* sent as TIMEOUT <ms> with each query; 0: server default */
+} knut_graph_falkor_options;
+
+#define KNUT_GRAPH_FALKOR_OPTIONS_INIT {.version = KNUT_GRAPH_FALKOR_OPTIONS_VERSION}
+
+/* Query flags. */
+#define KNUT_GRAPH_FALKOR_READ_ONLY 1u       /* GRAPH.RO_QUERY (also: safe to resend) */
+#define KNUT_GRAPH_FALKOR_ALLOW_TRUNCATED 2u /* RESULTSET_SIZE hit: flag, not error */
+
+/* The statistics of one query; counters the server leaves out are 0. */
+typedef struct knut_graph_falkor_stats {
+    int64_t labels_added;
+    int64_t labels_removed;
+    int64_t nodes_created;
+    int64_t nodes_deleted;
+    int64_t properties_set;
+    int64_t properties_removed;
+    int64_t relationships_created;
+    int64_t relationships_deleted;
+    int64_t indices_created;
+    int64_t indices_deleted;
+    int64_t constraints_created;
+    int64_t constraints_deleted;
+    int cached_execution;  /* 1: the plan came from the server's cache */
+    double execution_ms;   /* "Query internal execution time" */
+} knut_graph_falkor_stats;
+
+/*
+ * One query's result, filled by knut_graph_falkor_query (caller-owned; free
+ * with knut_graph_falkor_result_reset). The stream yields struct batches of
+ * up to batch_rows rows, one child per returned column (none without
+ * RETURN). A utf8 field holding JSON text of mixed values (a column, a
+ * list item or a map value) has the metadata knut.falkordb.kind = "mixed".
+ */
+typedef struct knut_graph_falkor_result {
+    struct ArrowArrayStream stream;
+    int64_t n_rows;
+    int64_t n_columns;
+    int truncated; /* 1: n_rows equals RESULTSET_SIZE (with ALLOW_TRUNCATED) */
+    knut_graph_falkor_stats stats;
+} knut_graph_falkor_result;
+
+/* Releases the stream and zeroes r (NULL-safe). */
+KNUT_EXTERN void knut_graph_falkor_result_reset(knut_graph_falkor_result *r);
+
+/*
+ * Connects to host:port, authenticates (AUTH [username] password) when a
+ * password is given, and reads the server's RESULTSET_SIZE with
+ * GRAPH.CONFIG GET (which fails here if the graph module is not loaded).
+ * opts may be NULL. *out is NULL on failure.
+ */
+KNUT_EXTERN knut_status knut_graph_falkor_connect(knut_graph_falkor **out, const char *host,
+                                                  int port, const knut_graph_falkor_options *opts,
+                                                  knut_error *err);
+
+/* Same from "redis://[[user]:password@]host[:port]" (port 6379 by default;
+ * user and password may be percent-encoded; IPv6 hosts in brackets). */
+KNUT_EXTERN knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *url,
+                                                      const knut_graph_falkor_options *opts,
+                                                      knut_error *err);
+
+/* Closes the connection and frees g (NULL-safe); the password is wiped. */
+KNUT_EXTERN void knut_graph_falkor_close(knut_graph_falkor *g);
+
+/* "host:port" of the server, as used in messages. */
+KNUT_EXTERN const char *knut_graph_falkor_peer(const knut_graph_falkor *g);
+
+#define KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED (-1)
+
+/* The server's RESULTSET_SIZE as read at the last (re)connect, or
+ * KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED. */
+KNUT_EXTERN int64_t knut_graph_falkor_resultset_limit(const knut_graph_falkor *g);
+
+/* Reads RESULTSET_SIZE again (after a GRAPH.CONFIG SET by anyone). */
+KNUT_EXTERN knut_status knut_graph_falkor_limits_refresh(knut_graph_falkor *g, knut_error *err);
+
+/* Drops every cached label / type / property-key name (for example after
+ * GRAPH.DELETE, when ids start again from 0). */
+KNUT_EXTERN void knut_graph_falkor_names_reset(knut_graph_falkor *g);
+
+/*
+ * Runs `GRAPH.QUERY <graph> <query> --compact` (GRAPH.RO_QUERY with
+ * KNUT_GRAPH_FALKOR_READ_ONLY) and decodes the reply into *out (zeroed
+ * first; on failure left reset). A result whose row count equals a
+ * non-negative RESULTSET_SIZE is KNUT_ETOOBIG (the server cuts rows off
+ * silently) unless KNUT_GRAPH_FALKOR_ALLOW_TRUNCATED, which sets
+ * out->truncated instead.
+ *
+ * A connection found broken before sending is reopened (once per call).
+ * If it breaks after the query was sent, a read-only query is resent once
+ * on a new connection; any other query fails with KNUT_EIO saying it may
+ * have been applied. A command timeout closes the connection.
+ */
+KNUT_EXTERN knut_status knut_graph_falkor_query(knut_graph_falkor *g, const char *graph,
+                                                const char *query, unsigned flags,
+                                                knut_graph_falkor_result *out, knut_error *err);
+
+/* Sends one command (argv strings, for example GRAPH.DELETE g) and checks
+ * its reply is not an error; the reply is discarded. Never resent. */
+KNUT_EXTERN knut_status knut_graph_falkor_command(knut_graph_falkor *g, int argc,
+                                                  const char *const *argv, knut_error *err);
+
+/* One query of a pipelined batch: `query` is the input, the rest output. */
+typedef struct knut_graph_falkor_batch_item {
+    const char *query;
+    knut_status status;
+    int64_t n_rows;  /* rows returned (not decoded) */
+    knut_graph_falkor_stats stats;
+    knut_error error;
+} knut_graph_falkor_batch_item;
+
+/*
+ * Sends n queries on `graph` (flags as for query) back to back, then reads
+ * the n replies: one round trip for a loader's batches. Each item gets its
+ * own status, stats and error; the return value is KNUT_OK when every item
+ * succeeded, else the first failure's status with err saying how many
+ * failed. A batch is never resent: if the connection breaks after sending,
+ * the items without a reply say they may have been applied.
+ */
+KNUT_EXTERN knut_status knut_graph_falkor_batch(knut_graph_falkor *g, const char *graph,
+                                                knut_graph_falkor_batch_item *items, size_t n,
+                                                unsigned flags, knut_error *err);
+
+/* Id → name tables for decoding a reply without a server. */
+typedef struct knut_graph_falkor_names {
+    const char *const *labels;
+    int64_t n_labels;
+    const char *const *rel_types;
+    int64_t n_rel_types;
+    const char *const *property_keys;
+    int64_t n_property_keys;
+} knut_graph_falkor_names;
+
+/*
+ * Decodes one complete compact GRAPH.QUERY reply given as raw RESP2 bytes
+ * (exactly one reply, nothing after it) with the given names (NULL: none;
+ * an id outside the tables is KNUT_EPARSE). opts (may be NULL) supplies
+ * max_reply_bytes, max_depth and batch_rows. For tests, fuzzing and replays.
+ */
+KNUT_EXTERN knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out,
+                                                       const void *resp, size_t len,
+                                                       const knut_graph_falkor_names *names,
+                                                       const knut_graph_falkor_options *opts,
+                                                       knut_error *err);
+
+/* ---- FalkorDB sink (src/graph/falkor_sink*.c) ---- */
+
+/*
+ * A knut_graph_sink that applies mutations to one FalkorDB graph through a
+ * knut_graph_falkor client. Before loading, every (label, key) the MERGE
+ * and MATCH clauses look vertices up by gets a range index (CREATE INDEX
+ * FOR (n:`L`) ON (n.`k`); "already indexed" is fine), and apply waits until
+ * db.indexes() reports each OPERATIONAL; indexes known to be ready are
+ * remembered by the sink. Sets are then sent as UNWIND batches rendered by
+ * knut_graph_cypher_render (at most batch_rows rows and batch_bytes bytes
+ * each), `pipeline` queries per round trip: vertex sets, edge sets, edge
+ * delete sets, delete sets, in that order.
+ *
+ * Stats: vertices_written counts vertex rows acknowledged; edges_written
+ * counts edges MERGEd (an edge row whose endpoint vertex is missing is
+ * skipped by FalkorDB and not counted); vertices_deleted and edges_deleted
+ * are FalkorDB's "Nodes deleted" / "Relationships deleted" of the delete
+ * and edge delete sets. Any failure (a null key, a server error, a lost connection) fails
+ * the apply with the set, the rows and the peer named; stats then count
+ * only what the server acknowledged, and the commit callback is not called.
+ * FalkorDB rolls each failed query back, but earlier queries stay applied:
+ * re-applying the mutation is harmless (every write is a MERGE).
+ */
+#define KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION 1
+
+typedef struct knut_graph_falkor_sink_options {
+    int version;         /* KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION */
+    size_t batch_bytes;  /* bytes of one GRAPH.QUERY text; 0: 1 MiB; at least 1024 */
+    int64_t batch_rows;  /* rows per GRAPH.QUERY; 0: 5000 */
+    int pipeline;        /* queries sent per round trip; 0: 4; at most 64 */
+    int index_wait_ms;   /* how long apply waits for indexes; 0: 60000 */
+} knut_graph_falkor_sink_options;
+
+#define KNUT_GRAPH_FALKOR_SINK_OPTIONS_INIT {.version = KNUT_GRAPH_FALKOR_SINK_OPTIONS_VERSION}
+
+/*
+ * Makes a sink writing to `graph` through g. The client is borrowed: it
+ * must outlive the sink, and knut_graph_sink_close does not close it. opts
+ * may be NULL. *out is NULL on failure.
+ */
+KNUT_EXTERN knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor *g,
+                                                   const char *graph,
+                                                   const knut_graph_falkor_sink_options *opts,
+                                                   knut_error *err);
+
+/* FalkorDB's statistics summed over the last apply's queries (index
+ * creation excluded); zero before the first apply. sink must be one made
+ * by knut_graph_falkor_sink_new. */
+KNUT_EXTERN void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink,
+                                                     knut_graph_falkor_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_GRAPH_FALKOR_H */
