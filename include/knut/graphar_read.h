@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "knut/core.h"
+#include "knut/duck.h"
 #include "knut/graphar_info.h"
 #include "knut/graphar_layout.h"
 
@@ -64,7 +65,6 @@ extern "C" {
  * default; chunk rows would come out of order otherwise: KNUT_EINVAL).
  */
 struct ArrowArrayStream;
-typedef struct knut_duck_conn knut_duck_conn;
 
 typedef struct knut_graphar_reader knut_graphar_reader;
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "knut/core.h"
+#include "knut/duck.h"
 #include "knut/graphar_info.h"
 #include "knut/graphar_layout.h"
 
@@ -61,7 +62,6 @@ extern "C" {
  * duplicates in `set` properties, and edge endpoints whose key matches no
  * vertex (rejected, or skipped and recorded with KNUT_GRAPHAR_UNKNOWN_SKIP).
  */
-typedef struct knut_duck_conn knut_duck_conn; /* knut/duck.h */
 typedef struct knut_graphar_writer knut_graphar_writer;
 
 #define KNUT_GRAPHAR_WRITER_OPTIONS_VERSION 1

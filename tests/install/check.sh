@@ -13,6 +13,13 @@ test -f "$libdir/libknut.a"
 test -x "$prefix/bin/knut"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c17 -Wall -Werror "$here/consumer.c" -o "$prefix/consumer" $(pkg-config --cflags --libs knut)
+# The public headers are C99: no duplicate typedefs, no C11-only syntax.
+cc -std=c99 -pedantic -Wall -Wextra -Werror "$here/consumer.c" -o "$prefix/consumer99" \
+    $(pkg-config --cflags --libs knut)
+[ "$("$prefix/consumer99")" = "consumer: SELECT 42 -> 42" ] || {
+    echo "install check: the C99 build gives other output"
+    exit 1
+}
 out=$("$prefix/consumer")
 echo "$out"
 [ "$out" = "consumer: SELECT 42 -> 42" ] || { echo "install check: unexpected output"; exit 1; }
