@@ -3,8 +3,9 @@
  * C Data Interface and C Stream Interface structs (unchanged from the Arrow
  * specification), parses and prints Arrow format strings, builds arrays
  * (knut_arrow_builder), reads arrays produced by anyone (knut_arrow_view),
- * validates foreign arrays, wraps arrays in streams, and (at the end) reads
- * and writes the Arrow IPC stream format.
+ * validates foreign arrays, wraps arrays in streams, and reads and writes
+ * the Arrow IPC stream format. This umbrella includes the parts:
+ * arrow_types.h, arrow_builder.h, arrow_view.h, arrow_stream.h, arrow_ipc.h.
  *
  * Ownership follows the Arrow release contract: whoever fills an ArrowSchema,
  * ArrowArray or ArrowArrayStream out-param owns calling its `release`, which

@@ -91,6 +91,8 @@ KNUT_EXTERN void knut_arrow_builder_set_nullable(knut_arrow_builder *b, int null
 KNUT_EXTERN knut_status knut_arrow_builder_reserve(knut_arrow_builder *b, int64_t n,
                                                    int64_t avg_bytes, knut_error *err);
 
+/* Appends one (append_null) or n null rows; the validity bitmap is allocated
+ * at the first null. KNUT_ETOOBIG past the per-buffer cap. */
 KNUT_EXTERN knut_status knut_arrow_builder_append_null(knut_arrow_builder *b, knut_error *err);
 KNUT_EXTERN knut_status knut_arrow_builder_append_nulls(knut_arrow_builder *b, int64_t n,
                                                         knut_error *err);

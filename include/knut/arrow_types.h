@@ -236,6 +236,8 @@ typedef struct knut_arrow_metadata_reader {
     int32_t remaining;
 } knut_arrow_metadata_reader;
 
+/* Starts reading metadata (NULL: no pairs). The blob is borrowed: it must
+ * outlive the reader and the key/value pointers it hands out. */
 KNUT_EXTERN void knut_arrow_metadata_reader_init(knut_arrow_metadata_reader *r,
                                                  const char *metadata);
 /* Returns 1 and fills the pair, or 0 when done. */

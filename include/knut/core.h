@@ -215,6 +215,13 @@ typedef struct knut_buf {
 #define KNUT_BUF_DEFAULT_MAX ((size_t)1 << 30)
 #define KNUT_BUF_INIT {NULL, 0, 0, 0, KNUT_OK}
 
+/*
+ * Every knut_buf has a hard cap: max bytes of content (0: the 1 GiB
+ * default). A buffer fed by a file or the network states its cap here,
+ * at the call; an append past it fails with KNUT_ETOOBIG, sticks, and
+ * leaves the content as it was. Appends also fail with KNUT_ENOMEM.
+ * A buffer belongs to one thread at a time.
+ */
 KNUT_EXTERN void knut_buf_init(knut_buf *b, size_t max);
 KNUT_EXTERN void knut_buf_reset(knut_buf *b); /* frees the contents; b may be reused */
 KNUT_EXTERN void knut_buf_clear(knut_buf *b); /* len = 0, keeps memory and cap, clears error */
@@ -259,6 +266,9 @@ typedef struct knut_conf knut_conf;
  */
 #define KNUT_CONF_MAX_BYTES ((size_t)16 << 20)
 
+/* Reads and parses a config file (YAML or JSON) of at most
+ * KNUT_CONF_MAX_BYTES (KNUT_ETOOBIG past it, KNUT_EIO if unreadable).
+ * Free the tree with knut_conf_free; on error *out is NULL. */
 KNUT_EXTERN knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err);
 /* Parses YAML (JSON is YAML); name is used in error positions. Plain
  * (unquoted) ~, null and empty values are KNUT_CONF_NULL; everything else
@@ -269,6 +279,7 @@ KNUT_EXTERN knut_status knut_conf_load_json(knut_conf **out, const char *text, s
                                             const char *name, knut_error *err);
 KNUT_EXTERN void knut_conf_free(knut_conf *root);
 
+/* Node accessors: NULL-safe, never fail; strings belong to the tree. */
 KNUT_EXTERN knut_conf_kind knut_conf_kind_of(const knut_conf *n);
 /* Map lookup; NULL if n is not a map or has no such key. */
 KNUT_EXTERN const knut_conf *knut_conf_get(const knut_conf *n, const char *key);

@@ -5,8 +5,11 @@
  * produce and sinks apply.
  * The Cypher renderer turns a set into one constant query text per shape and
  * its rows into `CYPHER rows=[...]` parameter blocks, so values never reach
- * the query text and FalkorDB's plan cache keeps working. The FalkorDB
- * client (connection, GRAPH.QUERY, reply parsing) closes the header.
+ * the query text and FalkorDB's plan cache keeps working.
+ *
+ * This umbrella includes the parts: graph_model.h (mutations, Cypher),
+ * graph_sink.h (the sink interface), graph_falkor.h (the FalkorDB client
+ * and sink), graph_store.h (the embedded store), graph_load.h (loading).
  */
 #ifndef KNUT_GRAPH_H
 #define KNUT_GRAPH_H

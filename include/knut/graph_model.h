@@ -156,6 +156,8 @@ typedef struct knut_graph_set {
 
 typedef struct knut_graph_mutation knut_graph_mutation;
 
+/* Makes an empty mutation (free with knut_graph_mutation_free); KNUT_ENOMEM
+ * with *out NULL on failure. A mutation belongs to one thread at a time. */
 KNUT_EXTERN knut_status knut_graph_mutation_new(knut_graph_mutation **out, knut_error *err);
 /* Frees m, every set, and releases every stream (NULL-safe). */
 KNUT_EXTERN void knut_graph_mutation_free(knut_graph_mutation *m);

@@ -1,10 +1,10 @@
 /*
  * knut graphar: Apache GraphAr `gar/v1`. This header holds the info model
  * (graph, vertex and edge info YAML files), loading them with file:line:col
- * errors, dumping them in the exact text form the reference C++ library
- * writes, the directory/chunk layout (every data file's path), chunk math,
- * and the 8-byte count files. Chunk readers, the writer and the validator
- * build on these structs, which are therefore transparent.
+ * errors, and dumping them in the exact text form the reference C++ library
+ * writes (the layout, chunk math and count files are in graphar_layout.h).
+ * Chunk readers, the writer and the validator build on these structs,
+ * which are therefore transparent.
  *
  * Ownership: every string and array inside an info struct belongs to it and
  * is freed by its _free function. Infos added to a graph belong to the graph.
@@ -243,6 +243,8 @@ typedef struct knut_graphar_graph_info {
     char *source;
 } knut_graphar_graph_info;
 
+/* Free an info and everything in it (NULL-safe). A graph frees the vertex
+ * and edge infos added to it: do not free those separately. */
 KNUT_EXTERN void knut_graphar_vertex_info_free(knut_graphar_vertex_info *vi);
 KNUT_EXTERN void knut_graphar_edge_info_free(knut_graphar_edge_info *ei);
 KNUT_EXTERN void knut_graphar_graph_info_free(knut_graphar_graph_info *gi);
@@ -267,6 +269,9 @@ KNUT_EXTERN knut_status knut_graphar_vertex_info_add_group(knut_graphar_vertex_i
                                                            knut_graphar_property_group **out,
                                                            knut_error *err);
 
+/* Makes an edge info without adjacency lists or groups (add them below);
+ * chunk sizes must be > 0 (KNUT_EINVAL), prefix NULL: the default one.
+ * Free with knut_graphar_edge_info_free unless added to a graph. */
 KNUT_EXTERN knut_status knut_graphar_edge_info_new(knut_graphar_edge_info **out,
                                                    const char *src_type, const char *edge_type,
                                                    const char *dst_type, int64_t chunk_size,
@@ -346,7 +351,8 @@ KNUT_EXTERN knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, c
 KNUT_EXTERN knut_status knut_graphar_graph_load_yaml(knut_graphar_graph_info **out,
                                                      const char *text, size_t len, const char *name,
                                                      const char *dir, knut_error *err);
-/* Single vertex / edge info files, from a path or from memory. */
+/* Single vertex / edge info files, from a path (read through
+ * knut_conf_load_file, so capped at KNUT_CONF_MAX_BYTES) or from memory. */
 KNUT_EXTERN knut_status knut_graphar_vertex_load(knut_graphar_vertex_info **out, const char *path,
                                                  knut_error *err);
 KNUT_EXTERN knut_status knut_graphar_vertex_load_yaml(knut_graphar_vertex_info **out,
@@ -389,6 +395,7 @@ KNUT_EXTERN knut_status knut_graphar_edge_dump(const knut_graphar_edge_info *ei,
  * load) and the prefix is always written.
  */
 #define KNUT_GRAPHAR_DUMP_CXX 0x1u
+/* Appends the graph YAML to out (the buffer's cap applies: KNUT_ETOOBIG). */
 KNUT_EXTERN knut_status knut_graphar_graph_dump(const knut_graphar_graph_info *gi, unsigned flags,
                                                 knut_buf *out, knut_error *err);
 

@@ -190,6 +190,8 @@ typedef struct knut_graphar_import_options {
 } knut_graphar_import_options;
 #define KNUT_GRAPHAR_IMPORT_OPTIONS_INIT {.version = KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION}
 
+/* Loads and checks an import config (YAML, at most KNUT_CONF_MAX_BYTES);
+ * errors name file:line:col. Free with knut_graphar_import_free. */
 KNUT_EXTERN knut_status knut_graphar_import_load(knut_graphar_import **out, const char *path,
                                                  knut_error *err);
 /* Runs the import (opts may be NULL). *graph_yml (may be NULL) gets the
