@@ -129,16 +129,17 @@ toolchain_symbol() {
 mode=${1:-}
 [ -n "$mode" ] || usage
 shift
+if [ "$mode" = --public ]; then
+    public_decls "${1:-$here/../include}"
+    exit 0
+fi
+lib=${1:?the library to check}
+inc=${2:-$here/../include}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 case "$mode" in
---public)
-    public_decls "${1:-$here/../include}"
-    ;;
 --shared)
-    lib=${1:?libknut.so}
-    inc=${2:-$here/../include}
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
     public_decls "$inc" | sort -u >"$tmp/declared"
     awk '{ print $1 }' "$tmp/declared" >"$tmp/names"
     awk '$2 == "plain" { print $1 }' "$tmp/declared" >"$tmp/plain"
@@ -159,10 +160,6 @@ case "$mode" in
     echo "check-symbols: $lib exports exactly the $n public declarations"
     ;;
 --internal)
-    lib=${1:?libknut.a}
-    inc=${2:-$here/../include}
-    tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
     public_decls "$inc" | awk '{ print $1 }' | sort -u >"$tmp/names"
     re="^knut_($(tr ' ' '|' <<<"$parts"))__[A-Za-z0-9_]+$"
     # "symbol member.o" for every global defined symbol (nm -A prints
