@@ -90,15 +90,23 @@ KNUT_EXTERN const char *knut_strerror(knut_status st);
 /*
  * Caller-owned error detail: one line saying what went wrong, where, and
  * which file/row/column. Fixed size so filling it never allocates.
+ *
+ * `detail` is what a program tests instead of the message text: 0 = none,
+ * else a code of the part that classified a peer's error, from that part's
+ * own range so codes of two parts never collide: graph 0x100-0x1ff
+ * (knut_graph_falkor_error_kind, FalkorDB server errors), duck 0x200-0x2ff
+ * (knut_duck_error_kind, DuckDB error types). knut_error_set and
+ * knut_error_clear reset it; knut_error_prefix keeps it.
  */
 typedef struct knut_error {
     knut_status code;
+    int detail;
     char message[KNUT_ERROR_MSG_MAX];
 } knut_error;
 
-#define KNUT_ERROR_INIT {KNUT_OK, {0}}
+#define KNUT_ERROR_INIT {KNUT_OK, 0, {0}}
 
-/* Clears err (NULL-safe). */
+/* Clears err (NULL-safe): code, detail and message. */
 KNUT_EXTERN void knut_error_clear(knut_error *err);
 
 /*

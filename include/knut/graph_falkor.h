@@ -40,8 +40,23 @@ extern "C" {
  * top-level or inside a reply, are KNUT_EPEER with FalkorDB's message. The
  * password never appears in an error or a log record. A handle is not
  * thread-safe: use one per thread.
+ *
+ * FalkorDB sends its errors as text only. The client classifies a server
+ * error once, where the reply is read, into err->detail (and a batch
+ * item's error.detail); callers test the detail, never the message.
  */
 typedef struct knut_graph_falkor knut_graph_falkor;
+
+/* knut_error.detail of a FalkorDB server error (KNUT_EPEER); 0: not one. */
+typedef enum knut_graph_falkor_error_kind {
+    KNUT_GRAPH_FALKOR_ERR_OTHER = 0x100,     /* any other server error */
+    KNUT_GRAPH_FALKOR_ERR_INDEX_EXISTS,      /* "Attribute 'k' is already indexed" */
+    KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY,         /* the graph's key does not exist (RO_QUERY) */
+    KNUT_GRAPH_FALKOR_ERR_SYNTAX,            /* the query text does not parse */
+    KNUT_GRAPH_FALKOR_ERR_TIMEOUT,           /* the query ran past its TIMEOUT */
+    KNUT_GRAPH_FALKOR_ERR_OOM,               /* the query's memory cap, or maxmemory */
+    KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND    /* no graph module: a plain Redis/Valkey */
+} knut_graph_falkor_error_kind;
 
 #define KNUT_GRAPH_FALKOR_OPTIONS_VERSION 1
 #define KNUT_GRAPH_FALKOR_MAX_REPLY_DEFAULT ((int64_t)512 << 20)

@@ -24,6 +24,7 @@ void knut_error_clear(knut_error *err)
     if (!err)
         return;
     err->code = KNUT_OK;
+    err->detail = 0;
     err->message[0] = '\0';
 }
 
@@ -32,6 +33,7 @@ knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt, 
     if (!err)
         return code;
     err->code = code;
+    err->detail = 0; /* a new error: whoever classifies it sets the detail after */
     int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
     if (n < 0)
         snprintf(err->message, sizeof err->message, "%s", knut_strerror(code));

@@ -37,7 +37,11 @@ static knut_status query_cmd(const knut_graph_falkor *g, knut_buf *cmd, const ch
                                                                   : "GRAPH.QUERY",
                            graph, query, "--compact", "TIMEOUT", timeout};
     snprintf(timeout, sizeof timeout, "%d", g->opts.query_timeout_ms);
-    return knut_graph__falkor_cmd_append(cmd, g->opts.query_timeout_ms > 0 ? 6 : 4, argv, err);
+    knut_status st =
+        knut_graph__falkor_cmd_append(cmd, g->opts.query_timeout_ms > 0 ? 6 : 4, argv, err);
+    if (st != KNUT_OK) /* every error of the client names the peer (graph.h) */
+        knut_error_prefix(err, "%s: ", g->peer);
+    return st;
 }
 
 /*
@@ -246,6 +250,7 @@ static void fail_rest(knut_graph_falkor_batch_item *items, size_t from, size_t n
     for (size_t i = from; i < n; i++) {
         items[i].status = cause->code;
         knut_error_set(&items[i].error, cause->code, "%s (%s)", cause->message, why);
+        items[i].error.detail = cause->detail;
     }
 }
 
@@ -311,8 +316,11 @@ done:
         return KNUT_OK;
     if (st == KNUT_OK && items[first].status != KNUT_OK)
         st = items[first].status;
-    return knut_error_set(err, st, "%s: %zu of %zu batched queries failed; first (#%zu): %s",
-                          g->peer, failed, n, first, items[first].error.message);
+    knut_error_set(err, st, "%s: %zu of %zu batched queries failed; first (#%zu): %s", g->peer,
+                   failed, n, first, items[first].error.message);
+    if (err)
+        err->detail = items[first].error.detail;
+    return st;
 }
 
 /* ---- decoding without a server ----------------------------------------- */

@@ -50,8 +50,7 @@ knut_status knut_graph__falkor_peer_error(const knut_graph_falkor *g, const char
     memcpy(text, msg, n);
     text[n] = '\0';
     scrub(text, g->password);
-    return knut_error_set(err, KNUT_EPEER, "%s: %s%s%s", g->peer, what ? what : "",
-                          what ? ": " : "", text);
+    return knut_graph__falkor_server_error(err, g->peer, what, text, strlen(text));
 }
 
 /* ---- socket I/O -------------------------------------------------------- */
@@ -245,10 +244,9 @@ static knut_status read_limit(knut_graph_falkor *g, knut_error *err)
     falkor_cur c = {g->rbuf + g->rpos, g->rbuf + g->rpos + len};
     falkor_item it, v;
     if (knut_graph__falkor_cur_next(&c, &it) == KNUT_OK && it.type == '-') {
-        /* "unknown command" means a plain Redis/Valkey: say so */
-        char head[64] = {0};
-        memcpy(head, it.s, (size_t)it.n < sizeof head - 1 ? (size_t)it.n : sizeof head - 1);
-        int plain = strstr(head, "unknown command") != NULL;
+        /* an unknown command means a plain Redis/Valkey: say so */
+        int plain = knut_graph__falkor_error_kind(it.s, (size_t)it.n) ==
+                    KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND;
         st = knut_graph__falkor_peer_error(g, plain ? "GRAPH.CONFIG (is the FalkorDB module "
                                                       "loaded?)"
                                                     : "GRAPH.CONFIG GET RESULTSET_SIZE",

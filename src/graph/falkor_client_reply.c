@@ -454,7 +454,7 @@ knut_status knut_graph__falkor_reply_scan(falkor_reply *r, const char *buf, size
     falkor_item top, it;
     knut_status st = next(&s, &top, 0, "reply");
     if (st == KNUT_OK && top.type == '-')
-        return knut_error_set(err, KNUT_EPEER, "%s: %.*s", peer, (int)top.n, top.s);
+        return knut_graph__falkor_server_error(err, peer, NULL, top.s, (size_t)top.n);
     if (st == KNUT_OK && top.type != '*')
         st = fail(&s, KNUT_EPARSE, "the reply is not an array (RESP '%c')", top.type);
     /* An error element anywhere at the top level is the server's verdict:
@@ -462,7 +462,7 @@ knut_status knut_graph__falkor_reply_scan(falkor_reply *r, const char *buf, size
     for (int64_t i = 0; st == KNUT_OK && i < top.n; i++) {
         st = next(&s, &it, 0, "reply");
         if (st == KNUT_OK && it.type == '-')
-            return knut_error_set(err, KNUT_EPEER, "%s: %.*s", peer, (int)it.n, it.s);
+            return knut_graph__falkor_server_error(err, peer, NULL, it.s, (size_t)it.n);
         if (st == KNUT_OK && knut_graph__falkor_cur_skip(&s.c, &it) != KNUT_OK)
             st = fail(&s, KNUT_EPARSE, "malformed RESP in element %lld", (long long)i);
     }

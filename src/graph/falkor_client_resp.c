@@ -216,3 +216,48 @@ knut_status knut_graph__falkor_cmd_append(knut_buf *b, int argc, const char *con
     }
     return knut_buf_check(b, err);
 }
+
+/* ---- server errors ----------------------------------------------------- */
+
+/* FalkorDB's error texts knut acts on, the one place they are matched. */
+static const struct {
+    const char *text;
+    int anywhere; /* 0: the message starts with it (after "ERR ") */
+    knut_graph_falkor_error_kind kind;
+} server_errors[] = {
+    {"already indexed", 1, KNUT_GRAPH_FALKOR_ERR_INDEX_EXISTS},  /* Attribute 'k' is ... */
+    {"empty key", 1, KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY},           /* Invalid graph operation on */
+    {"errMsg: ", 0, KNUT_GRAPH_FALKOR_ERR_SYNTAX},               /* the parser's report */
+    {"Query timed out", 0, KNUT_GRAPH_FALKOR_ERR_TIMEOUT},
+    {"Query's mem consumption exceeded capacity", 0, KNUT_GRAPH_FALKOR_ERR_OOM},
+    {"OOM ", 0, KNUT_GRAPH_FALKOR_ERR_OOM},                      /* the server's maxmemory */
+    {"unknown command", 0, KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND}, /* no graph module */
+};
+
+int knut_graph__falkor_error_kind(const char *msg, size_t len)
+{
+    if (len >= 4 && memcmp(msg, "ERR ", 4) == 0) {
+        msg += 4;
+        len -= 4;
+    }
+    for (size_t i = 0; i < sizeof server_errors / sizeof server_errors[0]; i++) {
+        size_t n = strlen(server_errors[i].text);
+        for (size_t at = 0; at + n <= len; at++) {
+            if (memcmp(msg + at, server_errors[i].text, n) == 0)
+                return server_errors[i].kind;
+            if (!server_errors[i].anywhere)
+                break;
+        }
+    }
+    return KNUT_GRAPH_FALKOR_ERR_OTHER;
+}
+
+knut_status knut_graph__falkor_server_error(knut_error *err, const char *peer, const char *what,
+                                            const char *msg, size_t len)
+{
+    knut_status st = knut_error_set(err, KNUT_EPEER, "%s: %s%s%.*s", peer, what ? what : "",
+                                    what ? ": " : "", (int)len, msg);
+    if (err)
+        err->detail = knut_graph__falkor_error_kind(msg, len);
+    return st;
+}

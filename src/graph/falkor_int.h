@@ -73,6 +73,13 @@ knut_status knut_graph__falkor_cur_skip(falkor_cur *c, const falkor_item *it);
 knut_status knut_graph__falkor_cmd_append(knut_buf *b, int argc, const char *const *argv,
                                           knut_error *err);
 
+/* The knut_graph_falkor_error_kind of a server error's text (a RESP '-'
+ * element): the one place FalkorDB's messages are matched. */
+int knut_graph__falkor_error_kind(const char *msg, size_t len);
+/* KNUT_EPEER "peer: [what: ]<msg>" with err->detail set to its kind. */
+knut_status knut_graph__falkor_server_error(knut_error *err, const char *peer, const char *what,
+                                            const char *msg, size_t len);
+
 /* ---- compact reply decoding (falkor_client_reply.c, _arrow.c) ---------- */
 
 /* What a column (or a list element, or map value) holds. */

@@ -73,7 +73,7 @@ static knut_status index_create(falkor_sink *s, const fsink_index_key *k, knut_e
         st = knut_graph_falkor_query(s->g, s->graph, q.data, 0, &r, err);
         knut_graph_falkor_result_reset(&r);
         /* Someone (or an earlier sink) made it already: that is the goal. */
-        if (st == KNUT_EPEER && strstr(err->message, "already indexed") != NULL) {
+        if (st == KNUT_EPEER && err->detail == KNUT_GRAPH_FALKOR_ERR_INDEX_EXISTS) {
             knut_error_clear(err);
             st = KNUT_OK;
         }
@@ -251,15 +251,14 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
                               (long long)q[0].first_row,
                               (long long)(q[n - 1].first_row + q[n - 1].n_rows - 1),
                               batch_err.message);
+    /* The item's message names the server already (graph.h). */
     const knut_graph_falkor_batch_item *it = &s->items[first];
-    const char *peer = knut_graph_falkor_peer(s->g);
-    int named = strstr(it->error.message, peer) != NULL;
     return knut_error_set(err, it->status,
-                          "set '%s': rows %lld-%lld: %s%s%s (%zu of %zu queries of this round "
+                          "set '%s': rows %lld-%lld: %s (%zu of %zu queries of this round "
                           "failed; later rounds were not sent)",
                           set->name, (long long)q[first].first_row,
                           (long long)(q[first].first_row + q[first].n_rows - 1),
-                          named ? "" : peer, named ? "" : ": ", it->error.message, failed, n);
+                          it->error.message, failed, n);
 }
 
 static knut_status edge_plan_rows(falkor_sink *s, int64_t *rows, knut_error *err)
@@ -284,7 +283,7 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
                                knut_graph_sink_stats *stats, knut_error *user_err)
 {
     falkor_sink *s = (falkor_sink *)base;
-    /* A local error: index creation reads the server's message. */
+    /* A local error: index creation reads the server's error kind. */
     knut_error local = KNUT_ERROR_INIT, *err = &local;
     /* Edge deletes after the upserts (an edge upserted and deleted in one
      * mutation ends deleted) and before vertex deletes (which would take

@@ -140,7 +140,7 @@ knut_status knut_graph__fsink_keys(knut_graph_falkor *g, const char *graph,
                                      KNUT_GRAPH_FALKOR_READ_ONLY |
                                          KNUT_GRAPH_FALKOR_ALLOW_TRUNCATED,
                                      &res, &qerr);
-        if (st == KNUT_EPEER && after < 0 && strstr(qerr.message, "empty key")) {
+        if (st == KNUT_EPEER && after < 0 && qerr.detail == KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY) {
             st = KNUT_OK; /* no such graph yet: it holds nothing */
             break;
         }

@@ -158,7 +158,7 @@ knut_status knut_graph__fsink_probe(knut_graph_falkor *g, const char *graph,
     st = knut_graph_falkor_query(g, graph, q.data, KNUT_GRAPH_FALKOR_READ_ONLY, &r, err);
     /* A graph deleted behind the sink's back holds nothing: MERGE (which
      * creates it again) decides, as it would without the probe. */
-    if (st == KNUT_EPEER && err && strstr(err->message, "empty key") != NULL) {
+    if (st == KNUT_EPEER && err && err->detail == KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY) {
         knut_error_clear(err);
         st = KNUT_OK;
         goto cleanup;

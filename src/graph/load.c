@@ -301,7 +301,7 @@ static knut_status graph_missing(knut_graph_falkor *g, const char *graph, int *m
     *missing = 0;
     if (st == KNUT_OK)
         return KNUT_OK;
-    if (st == KNUT_EPEER && strstr(e.message, "empty key")) {
+    if (st == KNUT_EPEER && e.detail == KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY) {
         *missing = 1;
         return KNUT_OK;
     }

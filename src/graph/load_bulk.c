@@ -415,7 +415,7 @@ static knut_status run_query(knut_graph_falkor *g, const char *graph, const char
     return st;
 }
 
-/* CREATE INDEX on (label, prop), "already indexed" being fine. */
+/* CREATE INDEX on (label, prop), an index already there being fine. */
 static knut_status make_index(bulk_state *s, const char *label, const char *prop,
                               knut_error *err)
 {
@@ -430,7 +430,7 @@ static knut_status make_index(bulk_state *s, const char *label, const char *prop
         st = knut_buf_check(&q, err);
     knut_error e = KNUT_ERROR_INIT;
     if (st == KNUT_OK && (st = run_query(s->g, s->graph, q.data, &e)) != KNUT_OK) {
-        if (strstr(e.message, "already indexed"))
+        if (e.detail == KNUT_GRAPH_FALKOR_ERR_INDEX_EXISTS)
             st = KNUT_OK;
         else if (err)
             *err = e;

@@ -353,6 +353,9 @@ static void test_graph_falkor_client__batch(void **state)
     knut_status st = knut_graph_falkor_batch(g, "g", items, 3, 0, &e);
     expect_error(st, &e, KNUT_EPEER, "1 of 3 batched queries failed; first (#1): ");
     assert_non_null(strstr(e.message, "Invalid input 'o'"));
+    /* the first failure's kind is the batch's */
+    assert_int_equal(items[1].error.detail, KNUT_GRAPH_FALKOR_ERR_OTHER);
+    assert_int_equal(e.detail, KNUT_GRAPH_FALKOR_ERR_OTHER);
     assert_int_equal(items[0].status, KNUT_OK);
     assert_int_equal(items[0].stats.nodes_created, 1);
     assert_int_equal(items[2].status, KNUT_OK);
@@ -362,6 +365,7 @@ static void test_graph_falkor_client__batch(void **state)
     st = knut_graph_falkor_batch(g, "g", &one, 1, 0, &e);
     expect_error(one.status, &one.error, KNUT_EIO, "may have been applied");
     assert_int_equal(st, KNUT_EIO);
+    assert_int_equal(e.detail, 0); /* not a server error */
     knut_graph_falkor_close(g);
     fake_stop(&f);
 }

@@ -363,6 +363,45 @@ static void test_graph_falkor_reply__server_errors(void **state)
     expect_fail(KNUT_EPEER, "version mismatch", NULL);
 }
 
+/* Each server error text knut acts on, as FalkorDB 4 sends it, gets its
+ * detail kind (and the message keeps the text). */
+static void test_graph_falkor_reply__server_error_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *reply;
+        int kind;
+    } cases[] = {
+        {"-Attribute 'k' is already indexed\r\n", KNUT_GRAPH_FALKOR_ERR_INDEX_EXISTS},
+        {"-ERR Invalid graph operation on empty key\r\n", KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY},
+        {"-errMsg: Invalid input 'R': expected RETURN line: 1, column: 4, offset: 3 errCtx: "
+         "RETRN 1 errCtxOffset: 3\r\n",
+         KNUT_GRAPH_FALKOR_ERR_SYNTAX},
+        {"-Query timed out\r\n", KNUT_GRAPH_FALKOR_ERR_TIMEOUT},
+        {"-Query's mem consumption exceeded capacity\r\n", KNUT_GRAPH_FALKOR_ERR_OOM},
+        {"-OOM command not allowed when used memory > 'maxmemory'.\r\n",
+         KNUT_GRAPH_FALKOR_ERR_OOM},
+        {"-ERR unknown command 'GRAPH.QUERY', with args beginning with: \r\n",
+         KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND},
+        {"-Division by zero\r\n", KNUT_GRAPH_FALKOR_ERR_OTHER},
+        /* a kind is matched where FalkorDB puts it, not anywhere */
+        {"-'Query timed out' not defined\r\n", KNUT_GRAPH_FALKOR_ERR_OTHER},
+        /* the legacy form: the error as the last element */
+        {"*2\r\n*0\r\n-Query timed out\r\n", KNUT_GRAPH_FALKOR_ERR_TIMEOUT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        knut_error e = KNUT_ERROR_INIT;
+        knut_graph_falkor_result r;
+        knut_buf_clear(&R);
+        knut_buf_puts(&R, cases[i].reply);
+        assert_int_equal(knut_graph_falkor_reply_decode(&r, R.data, R.len, &NAMES, NULL, &e),
+                         KNUT_EPEER);
+        if (e.detail != cases[i].kind)
+            fail_msg("'%s': detail %#x, want %#x", cases[i].reply, e.detail, cases[i].kind);
+    }
+    knut_buf_clear(&R);
+}
+
 /* One malformed reply per line: what is wrong, and what the error says. */
 static void test_graph_falkor_reply__malformed(void **state)
 {
@@ -509,6 +548,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_graph_falkor_reply__every_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_falkor_reply__server_error_kinds, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_graph_falkor_reply__mixed_becomes_json_text, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_graph_falkor_reply__nulls_empty_and_batches, setup,
