@@ -49,6 +49,34 @@ typedef struct knut_duck_option {
 /* Version string of the linked DuckDB library ("v1.4.4"); never NULL. */
 KNUT_EXTERN const char *knut_duck_library_version(void);
 
+/* ---- errors ------------------------------------------------------------ */
+
+/*
+ * knut_error.detail of an error DuckDB reported: its kind, from DuckDB's
+ * error type, or where the C API gives only text (a failed prepare, parse
+ * or open) from the message's "Binder Error: " style prefix. Callers test
+ * the kind, never the message. 0: the error did not come from DuckDB.
+ */
+typedef enum knut_duck_error_kind {
+    KNUT_DUCK_ERR_OTHER = 0x200,  /* any other DuckDB error */
+    KNUT_DUCK_ERR_PARSER,         /* the SQL text does not parse */
+    KNUT_DUCK_ERR_CATALOG,        /* no such table, view, function, ... */
+    KNUT_DUCK_ERR_BINDER,         /* a column or expression that does not bind */
+    KNUT_DUCK_ERR_CONVERSION,     /* a value that does not convert or is out of range */
+    KNUT_DUCK_ERR_INVALID_INPUT,  /* bad input: a malformed file, error(), a parameter */
+    KNUT_DUCK_ERR_CONSTRAINT,     /* a key or NOT NULL constraint */
+    KNUT_DUCK_ERR_IO,             /* a file (or URL) that cannot be read or written */
+    KNUT_DUCK_ERR_OUT_OF_MEMORY,  /* memory_limit reached */
+    KNUT_DUCK_ERR_INTERRUPT,      /* knut_duck_conn_interrupt */
+    KNUT_DUCK_ERR_NOT_IMPLEMENTED,
+    KNUT_DUCK_ERR_TRANSACTION     /* a conflict or an aborted transaction */
+} knut_duck_error_kind;
+
+/* Cuts what DuckDB adds after what broke off err's message (NULL-safe):
+ * its advice ("Possible Solution: ...", "Possible fixes: ...") and the echo
+ * of the statement ("LINE 1: ..."), for reasons about a file, not the SQL. */
+KNUT_EXTERN void knut_duck_error_trim(knut_error *err);
+
 /* ---- database and connections ----------------------------------------- */
 
 /*

@@ -18,39 +18,64 @@ const char *knut_duck_library_version(void)
 
 /* ---- errors ------------------------------------------------------------ */
 
-static knut_status duck_status_of(duckdb_error_type t)
+/*
+ * The one table of DuckDB's error kinds: its error type, the knut status
+ * and detail it becomes, and, where knut must read the kind from text (a
+ * failed prepare, parse or open gives no type), the message prefix DuckDB
+ * writes for it. Every prefix here has a unit test that provokes the real
+ * error (tests/unit/test_duck_errors.c); a kind without one is known from
+ * its type only.
+ */
+static const struct {
+    duckdb_error_type type;
+    const char *prefix;
+    knut_status code;
+    knut_duck_error_kind kind;
+} duck_kinds[] = {
+    {DUCKDB_ERROR_PARSER, "Parser Error: ", KNUT_EPARSE, KNUT_DUCK_ERR_PARSER},
+    {DUCKDB_ERROR_SYNTAX, NULL, KNUT_EPARSE, KNUT_DUCK_ERR_PARSER},
+    {DUCKDB_ERROR_CATALOG, "Catalog Error: ", KNUT_ENOTFOUND, KNUT_DUCK_ERR_CATALOG},
+    {DUCKDB_ERROR_BINDER, "Binder Error: ", KNUT_EINVAL, KNUT_DUCK_ERR_BINDER},
+    {DUCKDB_ERROR_CONVERSION, "Conversion Error: ", KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION},
+    {DUCKDB_ERROR_MISMATCH_TYPE, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION},
+    {DUCKDB_ERROR_OUT_OF_RANGE, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION},
+    {DUCKDB_ERROR_DECIMAL, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION},
+    {DUCKDB_ERROR_INVALID_TYPE, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION},
+    {DUCKDB_ERROR_DIVIDE_BY_ZERO, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION},
+    {DUCKDB_ERROR_INVALID_INPUT, "Invalid Input Error: ", KNUT_EINVAL,
+     KNUT_DUCK_ERR_INVALID_INPUT},
+    {DUCKDB_ERROR_PARAMETER_NOT_RESOLVED, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_INVALID_INPUT},
+    {DUCKDB_ERROR_PARAMETER_NOT_ALLOWED, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_INVALID_INPUT},
+    {DUCKDB_ERROR_CONSTRAINT, NULL, KNUT_EINVAL, KNUT_DUCK_ERR_CONSTRAINT},
+    {DUCKDB_ERROR_IO, "IO Error: ", KNUT_EIO, KNUT_DUCK_ERR_IO},
+    {DUCKDB_ERROR_HTTP, NULL, KNUT_EIO, KNUT_DUCK_ERR_IO},
+    {DUCKDB_ERROR_NETWORK, NULL, KNUT_EIO, KNUT_DUCK_ERR_IO},
+    {DUCKDB_ERROR_OUT_OF_MEMORY, "Out of Memory Error: ", KNUT_ENOMEM,
+     KNUT_DUCK_ERR_OUT_OF_MEMORY},
+    {DUCKDB_ERROR_INTERRUPT, NULL, KNUT_ECANCELLED, KNUT_DUCK_ERR_INTERRUPT},
+    {DUCKDB_ERROR_NOT_IMPLEMENTED, NULL, KNUT_EUNSUPPORTED, KNUT_DUCK_ERR_NOT_IMPLEMENTED},
+    {DUCKDB_ERROR_TRANSACTION, NULL, KNUT_ERROR, KNUT_DUCK_ERR_TRANSACTION},
+};
+
+#define N_DUCK_KINDS (sizeof duck_kinds / sizeof duck_kinds[0])
+
+/* The row of type t, or N_DUCK_KINDS: KNUT_ERROR, KNUT_DUCK_ERR_OTHER. */
+static size_t duck_kind_of_type(duckdb_error_type t)
 {
-    switch (t) {
-    case DUCKDB_ERROR_PARSER:
-    case DUCKDB_ERROR_SYNTAX:
-        return KNUT_EPARSE;
-    case DUCKDB_ERROR_CATALOG:
-        return KNUT_ENOTFOUND;
-    case DUCKDB_ERROR_IO:
-    case DUCKDB_ERROR_HTTP:
-    case DUCKDB_ERROR_NETWORK:
-        return KNUT_EIO;
-    case DUCKDB_ERROR_INTERRUPT:
-        return KNUT_ECANCELLED;
-    case DUCKDB_ERROR_OUT_OF_MEMORY:
-        return KNUT_ENOMEM;
-    case DUCKDB_ERROR_NOT_IMPLEMENTED:
-        return KNUT_EUNSUPPORTED;
-    case DUCKDB_ERROR_BINDER:
-    case DUCKDB_ERROR_CONVERSION:
-    case DUCKDB_ERROR_MISMATCH_TYPE:
-    case DUCKDB_ERROR_OUT_OF_RANGE:
-    case DUCKDB_ERROR_INVALID_INPUT:
-    case DUCKDB_ERROR_INVALID_TYPE:
-    case DUCKDB_ERROR_CONSTRAINT:
-    case DUCKDB_ERROR_PARAMETER_NOT_RESOLVED:
-    case DUCKDB_ERROR_PARAMETER_NOT_ALLOWED:
-    case DUCKDB_ERROR_DIVIDE_BY_ZERO:
-    case DUCKDB_ERROR_DECIMAL:
-        return KNUT_EINVAL;
-    default:
-        return KNUT_ERROR;
-    }
+    size_t i = 0;
+    while (i < N_DUCK_KINDS && duck_kinds[i].type != t)
+        i++;
+    return i;
+}
+
+static size_t duck_kind_of_text(const char *msg)
+{
+    size_t i = 0;
+    while (i < N_DUCK_KINDS &&
+           !(msg && duck_kinds[i].prefix &&
+             strncmp(msg, duck_kinds[i].prefix, strlen(duck_kinds[i].prefix)) == 0))
+        i++;
+    return i;
 }
 
 /*
@@ -88,46 +113,47 @@ static void duck_msg_oneline(const char *in, char *out, size_t cap)
     }
 }
 
-static knut_status duck_error_text(knut_error *err, knut_status code, const char *what,
-                                   const char *msg)
+/* "what: <message>" with the code and detail of row k of duck_kinds. */
+static knut_status duck_error_text(knut_error *err, size_t k, const char *what, const char *msg)
 {
     char line[KNUT_ERROR_MSG_MAX];
+    knut_status code = k < N_DUCK_KINDS ? duck_kinds[k].code : KNUT_ERROR;
     duck_msg_oneline(msg ? msg : "unknown DuckDB error", line, sizeof line);
-    return knut_error_set(err, code, "%s: %s", what, line);
+    knut_error_set(err, code, "%s: %s", what, line);
+    if (err)
+        err->detail = k < N_DUCK_KINDS ? (int)duck_kinds[k].kind : KNUT_DUCK_ERR_OTHER;
+    return code;
 }
 
 knut_status knut_duck__result_error(duckdb_result *res, const char *what, knut_error *err)
 {
-    knut_status code = duck_status_of(duckdb_result_error_type(res));
-    return duck_error_text(err, code, what, duckdb_result_error(res));
+    size_t k = duck_kind_of_type(duckdb_result_error_type(res));
+    return duck_error_text(err, k, what, duckdb_result_error(res));
 }
 
 knut_status knut_duck__error_data(duckdb_error_data *ed, const char *what, knut_error *err)
 {
-    knut_status code = duck_status_of(duckdb_error_data_error_type(*ed));
-    duck_error_text(err, code, what, duckdb_error_data_message(*ed));
+    size_t k = duck_kind_of_type(duckdb_error_data_error_type(*ed));
+    knut_status code = duck_error_text(err, k, what, duckdb_error_data_message(*ed));
     duckdb_destroy_error_data(ed);
     return code;
 }
 
 knut_status knut_duck__text_error(const char *msg, const char *what, knut_error *err)
 {
-    static const struct {
-        const char *prefix;
-        knut_status code;
-    } kinds[] = {
-        {"Parser Error", KNUT_EPARSE},      {"Syntax Error", KNUT_EPARSE},
-        {"Catalog Error", KNUT_ENOTFOUND},  {"IO Error", KNUT_EIO},
-        {"HTTP Error", KNUT_EIO},           {"Binder Error", KNUT_EINVAL},
-        {"Conversion Error", KNUT_EINVAL},  {"Invalid Input Error", KNUT_EINVAL},
-        {"Out of Memory Error", KNUT_ENOMEM}, {"INTERRUPT Error", KNUT_ECANCELLED},
-        {"Not implemented Error", KNUT_EUNSUPPORTED},
-    };
-    knut_status code = KNUT_ERROR;
-    for (size_t i = 0; msg && i < sizeof kinds / sizeof kinds[0]; i++)
-        if (strncmp(msg, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
-            code = kinds[i].code;
-    return duck_error_text(err, code, what, msg);
+    return duck_error_text(err, duck_kind_of_text(msg), what, msg);
+}
+
+void knut_duck_error_trim(knut_error *err)
+{
+    /* The sections DuckDB adds after what broke, as duck_msg_oneline joins
+     * them: advice for the user, and the echo of the statement. */
+    static const char *const cut[] = {"; LINE 1:", "; Possible Solution:", "; Possible fixes:"};
+    for (size_t i = 0; err && i < sizeof cut / sizeof cut[0]; i++) {
+        char *p = strstr(err->message, cut[i]);
+        if (p)
+            *p = '\0';
+    }
 }
 
 /* ---- database ---------------------------------------------------------- */

@@ -186,6 +186,29 @@ static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, co
     return st;
 }
 
+/*
+ * 1 when a failed staging statement failed in the table's SQL step rather
+ * than in the file's reader. DuckDB's kind says so for errors about the
+ * query text; any other (a value that does not convert, error(), a bad
+ * file) is the reader's only if reading the file alone fails too. That
+ * reads the file once more, on the failure path only, and every column of
+ * it: with count(*) alone DuckDB would convert none.
+ */
+static int sql_step_failed(knut_duck_conn *c, const sync_file *f, const knut_error *err)
+{
+    if (err->detail == KNUT_DUCK_ERR_PARSER || err->detail == KNUT_DUCK_ERR_CATALOG ||
+        err->detail == KNUT_DUCK_ERR_BINDER)
+        return 1;
+    int64_t rows;
+    return knut_sync__q_int(c,
+                            f->format == KNUT_SYNC_FORMAT_PARQUET
+                                ? "SELECT count(*) FROM read_parquet($1::VARCHAR) t "
+                                  "WHERE t IS NOT NULL"
+                                : "SELECT count(*) FROM read_csv($1::VARCHAR) t "
+                                  "WHERE t IS NOT NULL",
+                            f->path, &rows, NULL) == KNUT_OK;
+}
+
 knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, const sync_file *f,
                                   int idx, int64_t *rows, knut_error *err)
 {
@@ -225,8 +248,7 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
     if (st == KNUT_OK)
         st = knut_duck_stmt_exec(stmt, NULL, err);
     if (st != KNUT_OK) {
-        /* reader errors name the file; anything else came from the SQL step */
-        if (t->sql && err && !strstr(err->message, f->path))
+        if (t->sql && err && c && sql_step_failed(c, f, err))
             knut_error_prefix(err, "sql step: ");
         goto cleanup;
     }

@@ -50,18 +50,6 @@ knut_status knut_sync__stage_precheck(const sync_file *f, knut_error *err)
     "WHERE n > 1 AND line <> '' AND strpos(line, '\"') = 0 "                              \
     "AND len(string_split(line, ',')) <> hc ORDER BY n LIMIT 1) "
 
-/* Cuts DuckDB's advice and the echo of our statement off a reader error:
- * the reason keeps what broke and where (file, line), not our SQL text. */
-static void tidy(knut_error *err)
-{
-    static const char *const cut[] = {"; LINE 1:", "; Possible Solution:", "; Possible fixes:"};
-    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
-        char *p = strstr(err->message, cut[i]);
-        if (p)
-            *p = '\0';
-    }
-}
-
 knut_status knut_sync__stage_explain(knut_duck_conn *c, const sync_file *f, knut_status st,
                                      knut_error *err)
 {
@@ -70,8 +58,9 @@ knut_status knut_sync__stage_explain(knut_duck_conn *c, const sync_file *f, knut
     if (stat(f->path, &sb) != 0 && errno == ENOENT)
         /* not the file's fault: the round counts it pending */
         return knut_error_set(err, KNUT_ENOTFOUND, "vanished while being read");
-    if (err)
-        tidy(err);
+    /* DuckDB's advice and the echo of our statement cut off: the reason
+     * keeps what broke and where (file, line), not our SQL text. */
+    knut_duck_error_trim(err);
     if (!err || f->format != KNUT_SYNC_FORMAT_CSV || f->size > SYNC_CSV_DIAG_MAX_BYTES)
         return st;
     /* DuckDB's sniffer gave up on the header: one column named like

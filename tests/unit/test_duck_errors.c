@@ -1,0 +1,189 @@
+/*
+ * Unit tests of how DuckDB errors become knut_error: every message prefix
+ * in the one table of src/duck/db.c is provoked for real through a failed
+ * prepare (which gives text only) and must give its status and detail; a
+ * few typed errors (failed executions) check the type half of the table;
+ * and every section knut_duck_error_trim cuts is provoked too.
+ */
+#include "duck_fixture.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+/* Prepares sql, which must fail: the error's code and detail. */
+static knut_error prepare_fails(knut_duck_conn *conn, const char *sql)
+{
+    knut_error err = KNUT_ERROR_INIT;
+    knut_duck_stmt *stmt = NULL;
+    if (knut_duck_stmt_prepare(&stmt, conn, sql, &err) == KNUT_OK)
+        fail_msg("prepared, expected an error: %s", sql);
+    assert_null(stmt);
+    return err;
+}
+
+static void expect(const knut_error *e, knut_status code, int detail, const char *prefix)
+{
+    if (e->code != code || e->detail != detail || !strstr(e->message, prefix))
+        fail_msg("got code %d detail %#x: %s", e->code, e->detail, e->message);
+}
+
+/* A small CSV file in a fresh folder; *dir and *path are the caller's. */
+static void csv_file(char *dir, char *path, size_t cap, const char *bytes)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, cap, "%s/f.csv", dir);
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    fputs(bytes, fp);
+    fclose(fp);
+}
+
+static void csv_done(const char *dir, const char *path)
+{
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ---- one test per prefix of the table ----------------------------------- */
+
+static void test_duck_error_parser(void **state)
+{
+    fixture *f = *state;
+    knut_error e = prepare_fails(f->conn, "SELEC 1");
+    expect(&e, KNUT_EPARSE, KNUT_DUCK_ERR_PARSER, "Parser Error: ");
+}
+
+static void test_duck_error_catalog(void **state)
+{
+    fixture *f = *state;
+    knut_error e = prepare_fails(f->conn, "SELECT * FROM no_such_table");
+    expect(&e, KNUT_ENOTFOUND, KNUT_DUCK_ERR_CATALOG, "Catalog Error: ");
+}
+
+static void test_duck_error_binder(void **state)
+{
+    fixture *f = *state;
+    knut_error e = prepare_fails(f->conn, "SELECT no_such_column");
+    expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_BINDER, "Binder Error: ");
+}
+
+static void test_duck_error_conversion(void **state)
+{
+    fixture *f = *state; /* a table function's argument is cast while binding */
+    knut_error e = prepare_fails(f->conn, "SELECT * FROM range('x'::INT)");
+    expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION, "Conversion Error: ");
+}
+
+static void test_duck_error_invalid_input(void **state)
+{
+    fixture *f = *state;
+    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
+    csv_file(dir, path, sizeof path, "id,name\n1,P\xff\xfem\n"); /* not UTF-8 */
+    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s')", path);
+    knut_error e = prepare_fails(f->conn, sql);
+    expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_INVALID_INPUT, "Invalid Input Error: ");
+    csv_done(dir, path);
+}
+
+static void test_duck_error_io(void **state)
+{
+    fixture *f = *state;
+    knut_error e = prepare_fails(f->conn, "SELECT * FROM read_csv('/nonexistent/knut/x.csv')");
+    expect(&e, KNUT_EIO, KNUT_DUCK_ERR_IO, "IO Error: ");
+}
+
+static void test_duck_error_out_of_memory(void **state)
+{
+    fixture *f = *state; /* the CSV sniffer's buffer is far above the limit */
+    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
+    knut_error err = KNUT_ERROR_INIT;
+    csv_file(dir, path, sizeof path, "id,name\n1,a\n");
+    assert_int_equal(knut_duck_exec(f->conn, "SET memory_limit = '100KB'", &err), KNUT_OK);
+    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s')", path);
+    knut_error e = prepare_fails(f->conn, sql);
+    expect(&e, KNUT_ENOMEM, KNUT_DUCK_ERR_OUT_OF_MEMORY, "Out of Memory Error: ");
+    csv_done(dir, path);
+}
+
+/* ---- the type half: executions fail with a typed result ----------------- */
+
+static void test_duck_error_types(void **state)
+{
+    fixture *f = *state;
+    knut_error e = KNUT_ERROR_INIT;
+    assert_int_equal(knut_duck_exec(f->conn, "SELECT 'x'::INT", &e), KNUT_EINVAL);
+    expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_CONVERSION, "Conversion Error: ");
+    assert_int_equal(knut_duck_exec(f->conn, "SELECT error('boom')", &e), KNUT_EINVAL);
+    expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_INVALID_INPUT, "boom");
+    assert_int_equal(knut_duck_exec(f->conn,
+                                    "CREATE TABLE t (k INT PRIMARY KEY); "
+                                    "INSERT INTO t VALUES (1), (1)",
+                                    &e),
+                     KNUT_EINVAL);
+    expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_CONSTRAINT, "Constraint Error: ");
+    /* a new error resets the detail; a prefix keeps it */
+    knut_error_prefix(&e, "ctx: ");
+    assert_int_equal(e.detail, KNUT_DUCK_ERR_CONSTRAINT);
+    knut_error_set(&e, KNUT_EINVAL, "mine");
+    assert_int_equal(e.detail, 0);
+}
+
+/* ---- knut_duck_error_trim: one test per section it cuts ----------------- */
+
+static void trimmed(knut_duck_conn *conn, const char *sql, const char *cut, const char *kept)
+{
+    knut_error e = prepare_fails(conn, sql);
+    if (!strstr(e.message, cut))
+        fail_msg("DuckDB's message has no '%s' any more: %s", cut, e.message);
+    knut_duck_error_trim(&e);
+    if (strstr(e.message, cut) || !strstr(e.message, kept))
+        fail_msg("trimmed to: %s", e.message);
+}
+
+static void test_duck_error_trim_statement_echo(void **state)
+{
+    fixture *f = *state;
+    trimmed(f->conn, "SELECT no_such_column", "; LINE 1:", "no_such_column");
+}
+
+static void test_duck_error_trim_possible_solution(void **state)
+{
+    fixture *f = *state;
+    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
+    csv_file(dir, path, sizeof path, "id,name\n1,P\xff\xfem\n");
+    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s')", path);
+    trimmed(f->conn, sql, "; Possible Solution:", "Line: 2");
+    csv_done(dir, path);
+}
+
+static void test_duck_error_trim_possible_fixes(void **state)
+{
+    fixture *f = *state; /* the sniffer cannot fit the file to the given columns */
+    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
+    csv_file(dir, path, sizeof path, "a,b,c\n1,2\n1,2,3,4\n1\n");
+    snprintf(sql, sizeof sql,
+             "SELECT * FROM read_csv('%s', delim=',', header=true, "
+             "columns={'a': 'INT', 'b': 'INT', 'c': 'INT'})",
+             path);
+    trimmed(f->conn, sql, "; Possible fixes:", "sniffing file");
+    knut_duck_error_trim(NULL);
+    csv_done(dir, path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_duck_error_parser, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_catalog, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_binder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_conversion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_invalid_input, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_io, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_out_of_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_types, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_trim_statement_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_trim_possible_solution, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_trim_possible_fixes, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("duck_errors", tests, NULL, NULL);
+}
