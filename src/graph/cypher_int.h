@@ -60,6 +60,16 @@ knut_status knut_graph__value(knut_buf *out, const knut_arrow_view *v, int64_t i
                               knut_error *err);
 
 /*
+ * The one relationship-pattern writer of every query text
+ * (src/graph/cypher_query.c): "-[var:`TYPE` {`k`: r.list[0], ...}]->", the
+ * map left out without keys (keys may then be NULL). The nodes on either
+ * side are the caller's. `what` names the type in a message ("type", ...).
+ */
+knut_status knut_graph__cypher_rel(knut_buf *out, const char *var, const char *type,
+                                   const char *what, const knut_graph_column *keys,
+                                   size_t n_keys, const char *list, knut_error *err);
+
+/*
  * The update-by-node-id text of a vertex set (src/graph/cypher_query.c):
  * rows carry `i` (a FalkorDB node id) besides k/p/t; a row whose node is
  * gone or no longer has the set's first label and keys matches nothing.

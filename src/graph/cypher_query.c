@@ -107,6 +107,21 @@ static knut_status put_node(knut_buf *out, const char *var, const char *label, c
     return put_key_pattern(out, keys, n_keys, list, err);
 }
 
+knut_status knut_graph__cypher_rel(knut_buf *out, const char *var, const char *type,
+                                   const char *what, const knut_graph_column *keys,
+                                   size_t n_keys, const char *list, knut_error *err)
+{
+    knut_buf_printf(out, "-[%s", var);
+    knut_status st = put_label(out, type, what, err);
+    if (st == KNUT_OK && n_keys > 0) {
+        knut_buf_putc(out, ' ');
+        st = put_key_pattern(out, keys, n_keys, list, err);
+    }
+    if (st == KNUT_OK)
+        knut_buf_puts(out, "]->");
+    return st;
+}
+
 /* One MATCH over the whole pattern: the endpoints are found through their
  * indexes, and only the edge itself is deleted (never a vertex). A row
  * whose pattern matches nothing deletes nothing. */
@@ -117,15 +132,10 @@ static knut_status edge_delete_text(knut_buf *out, const knut_graph_set *set, kn
     if ((st = put_node(out, "a", set->src_label, "source label", set->src_keys,
                        set->n_src_keys, "s", err)) != KNUT_OK)
         return st;
-    knut_buf_puts(out, ")-[e");
-    if ((st = put_label(out, set->type, "relationship type", err)) != KNUT_OK)
+    knut_buf_putc(out, ')');
+    if ((st = knut_graph__cypher_rel(out, "e", set->type, "relationship type", set->keys,
+                                     set->n_keys, "k", err)) != KNUT_OK)
         return st;
-    if (set->n_keys > 0) {
-        knut_buf_putc(out, ' ');
-        if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
-            return st;
-    }
-    knut_buf_puts(out, "]->");
     if ((st = put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
                        set->n_dst_keys, "d", err)) != KNUT_OK)
         return st;
@@ -163,15 +173,11 @@ static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_err
         if ((st = put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
                            set->n_dst_keys, "d", err)) != KNUT_OK)
             return st;
-        knut_buf_puts(out, ") MERGE (a)-[e");
-        if ((st = put_label(out, set->type, "relationship type", err)) != KNUT_OK)
+        knut_buf_puts(out, ") MERGE (a)");
+        if ((st = knut_graph__cypher_rel(out, "e", set->type, "relationship type", set->keys,
+                                         set->n_keys, "k", err)) != KNUT_OK)
             return st;
-        if (set->n_keys > 0) {
-            knut_buf_putc(out, ' ');
-            if ((st = put_key_pattern(out, set->keys, set->n_keys, "k", err)) != KNUT_OK)
-                return st;
-        }
-        knut_buf_puts(out, "]->(b)");
+        knut_buf_puts(out, "(b)");
         return put_prop_sets(out, set, "e", err);
     case KNUT_GRAPH_SET_DELETE:
         knut_buf_puts(out, "MATCH ");

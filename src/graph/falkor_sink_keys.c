@@ -8,6 +8,7 @@
  * harmless: the next page simply starts after the last id received. Names
  * go through knut_graph_cypher_ident; the only value is the id parameter.
  */
+#include "cypher_int.h"
 #include "falkor_sink_int.h"
 
 #include <string.h>
@@ -21,10 +22,10 @@ static knut_status keys_text(knut_buf *b, const knut_graph_key_scan *scan, knut_
     if (scan->type) {
         knut_buf_puts(b, "MATCH (a:");
         st = knut_graph_cypher_ident(b, scan->src.label, strlen(scan->src.label), "label", err);
-        knut_buf_puts(b, ")-[e:");
+        knut_buf_puts(b, ")");
         if (st == KNUT_OK)
-            st = knut_graph_cypher_ident(b, scan->type, strlen(scan->type), "type", err);
-        knut_buf_puts(b, "]->(b:");
+            st = knut_graph__cypher_rel(b, "e", scan->type, "type", NULL, 0, NULL, err);
+        knut_buf_puts(b, "(b:");
         if (st == KNUT_OK)
             st = knut_graph_cypher_ident(b, scan->dst.label, strlen(scan->dst.label), "label",
                                          err);

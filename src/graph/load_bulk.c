@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cypher_int.h"
 #include "falkor_int.h"
 #include "load_int.h"
 
@@ -475,10 +476,8 @@ static knut_status convert_item(bulk_state *s, const load_item *it, knut_error *
         st = knut_graph_cypher_ident(&q, label, strlen(label), "label", err);
         knut_buf_puts(&q, ")");
         if (st == KNUT_OK && it->kind == KNUT_GRAPH_LOAD_EDGES) {
-            knut_buf_puts(&q, "-[e:");
-            st = knut_graph_cypher_ident(&q, it->ei->edge_type, strlen(it->ei->edge_type),
-                                         "type", err);
-            knut_buf_puts(&q, "]->(:");
+            st = knut_graph__cypher_rel(&q, "e", it->ei->edge_type, "type", NULL, 0, NULL, err);
+            knut_buf_puts(&q, "(:");
             if (st == KNUT_OK)
                 st = knut_graph_cypher_ident(&q, it->ei->dst_type, strlen(it->ei->dst_type),
                                              "label", err);
