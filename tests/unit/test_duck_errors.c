@@ -27,22 +27,25 @@ static void expect(const knut_error *e, knut_status code, int detail, const char
         fail_msg("got code %d detail %#x: %s", e->code, e->detail, e->message);
 }
 
-/* A small CSV file in a fresh folder; *dir and *path are the caller's. */
-static void csv_file(char *dir, char *path, size_t cap, const char *bytes)
+/* Prepares read_csv('<a file holding bytes>'<options>), which must fail:
+ * the error. */
+static knut_error csv_prepare_fails(knut_duck_conn *conn, const char *bytes, const char *options)
 {
+    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
     assert_non_null(mkdtemp(dir));
-    snprintf(path, cap, "%s/f.csv", dir);
+    snprintf(path, sizeof path, "%s/f.csv", dir);
     FILE *fp = fopen(path, "wb");
     assert_non_null(fp);
     fputs(bytes, fp);
     fclose(fp);
-}
-
-static void csv_done(const char *dir, const char *path)
-{
+    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s'%s)", path, options);
+    knut_error e = prepare_fails(conn, sql);
     unlink(path);
     rmdir(dir);
+    return e;
 }
+
+#define NOT_UTF8 "id,name\n1,P\xff\xfem\n"
 
 /* ---- one test per prefix of the table ----------------------------------- */
 
@@ -77,12 +80,8 @@ static void test_duck_error_conversion(void **state)
 static void test_duck_error_invalid_input(void **state)
 {
     fixture *f = *state;
-    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
-    csv_file(dir, path, sizeof path, "id,name\n1,P\xff\xfem\n"); /* not UTF-8 */
-    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s')", path);
-    knut_error e = prepare_fails(f->conn, sql);
+    knut_error e = csv_prepare_fails(f->conn, NOT_UTF8, "");
     expect(&e, KNUT_EINVAL, KNUT_DUCK_ERR_INVALID_INPUT, "Invalid Input Error: ");
-    csv_done(dir, path);
 }
 
 static void test_duck_error_io(void **state)
@@ -95,14 +94,10 @@ static void test_duck_error_io(void **state)
 static void test_duck_error_out_of_memory(void **state)
 {
     fixture *f = *state; /* the CSV sniffer's buffer is far above the limit */
-    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
     knut_error err = KNUT_ERROR_INIT;
-    csv_file(dir, path, sizeof path, "id,name\n1,a\n");
     assert_int_equal(knut_duck_exec(f->conn, "SET memory_limit = '100KB'", &err), KNUT_OK);
-    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s')", path);
-    knut_error e = prepare_fails(f->conn, sql);
+    knut_error e = csv_prepare_fails(f->conn, "id,name\n1,a\n", "");
     expect(&e, KNUT_ENOMEM, KNUT_DUCK_ERR_OUT_OF_MEMORY, "Out of Memory Error: ");
-    csv_done(dir, path);
 }
 
 /* ---- the type half: executions fail with a typed result ----------------- */
@@ -130,9 +125,8 @@ static void test_duck_error_types(void **state)
 
 /* ---- knut_duck_error_trim: one test per section it cuts ----------------- */
 
-static void trimmed(knut_duck_conn *conn, const char *sql, const char *cut, const char *kept)
+static void trimmed(knut_error e, const char *cut, const char *kept)
 {
-    knut_error e = prepare_fails(conn, sql);
     if (!strstr(e.message, cut))
         fail_msg("DuckDB's message has no '%s' any more: %s", cut, e.message);
     knut_duck_error_trim(&e);
@@ -143,31 +137,24 @@ static void trimmed(knut_duck_conn *conn, const char *sql, const char *cut, cons
 static void test_duck_error_trim_statement_echo(void **state)
 {
     fixture *f = *state;
-    trimmed(f->conn, "SELECT no_such_column", "; LINE 1:", "no_such_column");
+    trimmed(prepare_fails(f->conn, "SELECT no_such_column"), "; LINE 1:", "no_such_column");
 }
 
 static void test_duck_error_trim_possible_solution(void **state)
 {
     fixture *f = *state;
-    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
-    csv_file(dir, path, sizeof path, "id,name\n1,P\xff\xfem\n");
-    snprintf(sql, sizeof sql, "SELECT * FROM read_csv('%s')", path);
-    trimmed(f->conn, sql, "; Possible Solution:", "Line: 2");
-    csv_done(dir, path);
+    trimmed(csv_prepare_fails(f->conn, NOT_UTF8, ""),
+            "; Possible Solution:", "Line: 2");
 }
 
 static void test_duck_error_trim_possible_fixes(void **state)
 {
     fixture *f = *state; /* the sniffer cannot fit the file to the given columns */
-    char dir[] = "/tmp/knut-duck-XXXXXX", path[256], sql[512];
-    csv_file(dir, path, sizeof path, "a,b,c\n1,2\n1,2,3,4\n1\n");
-    snprintf(sql, sizeof sql,
-             "SELECT * FROM read_csv('%s', delim=',', header=true, "
-             "columns={'a': 'INT', 'b': 'INT', 'c': 'INT'})",
-             path);
-    trimmed(f->conn, sql, "; Possible fixes:", "sniffing file");
+    trimmed(csv_prepare_fails(f->conn, "a,b,c\n1,2\n1,2,3,4\n1\n",
+                              ", delim=',', header=true, "
+                              "columns={'a': 'INT', 'b': 'INT', 'c': 'INT'}"),
+            "; Possible fixes:", "sniffing file");
     knut_duck_error_trim(NULL);
-    csv_done(dir, path);
 }
 
 int main(void)
