@@ -68,6 +68,15 @@ knut_status knut_ipc_fields_init(knut_ipc_fields *out, const struct ArrowSchema 
                                  knut_error *err);
 void knut_ipc_fields_reset(knut_ipc_fields *f);
 
+/* The Type table of t (ipc_type.c); *type_id gets its union member, 0 when
+ * IPC has none for t. flags: the field's (a map's sorted keys). */
+knut_fb_ref knut_ipc_type_encode(knut_fb_builder *b, const knut_arrow_type_info *t, int64_t flags,
+                                 uint8_t *type_id);
+/* Reads the Type of Field table f into *t (a map's sorted keys into *flags);
+ * errors say "field '<path>': ...". */
+knut_status knut_ipc_type_decode(const knut_fb_table *f, const char *path,
+                                 knut_arrow_type_info *t, int64_t *flags, knut_error *err);
+
 /* Encodes the columns of a struct schema as a Schema table. */
 knut_status knut_ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema *schema,
                                    knut_fb_ref *out, knut_error *err);

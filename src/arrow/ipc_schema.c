@@ -1,36 +1,14 @@
 /*
- * Arrow schemas <-> IPC Schema tables. Encoding maps each parsed format
- * string onto its Type union member; decoding does the reverse for bytes
- * from anywhere, so it checks child counts, bit widths and units, limits
- * nesting and the total number of fields, and names the field (as a dotted
- * path) in every error.
+ * Arrow schemas <-> IPC Schema tables. Each field's type goes through the
+ * Type table of ipc_type.c; decoding takes bytes from anywhere, so it
+ * checks child counts, limits nesting and the total number of fields, and
+ * names the field (as a dotted path) in every error.
  */
 #include "ipc_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Members of Schema.fbs's `union Type`. */
-enum {
-    T_NULL = 1, T_INT = 2, T_FLOAT = 3, T_BINARY = 4, T_UTF8 = 5, T_BOOL = 6,
-    T_DECIMAL = 7, T_DATE = 8, T_TIME = 9, T_TIMESTAMP = 10, T_INTERVAL = 11,
-    T_LIST = 12, T_STRUCT = 13, T_UNION = 14, T_FIXED_BINARY = 15,
-    T_FIXED_LIST = 16, T_MAP = 17, T_DURATION = 18, T_LARGE_BINARY = 19,
-    T_LARGE_UTF8 = 20, T_LARGE_LIST = 21, T_RUN_END = 22, T_BINARY_VIEW = 23,
-    T_UTF8_VIEW = 24, T_LIST_VIEW = 25, T_LARGE_LIST_VIEW = 26
-};
-
-static const char *const fb_type_names[] = {
-    "NONE", "Null", "Int", "FloatingPoint", "Binary", "Utf8", "Bool", "Decimal", "Date",
-    "Time", "Timestamp", "Interval", "List", "Struct", "Union", "FixedSizeBinary",
-    "FixedSizeList", "Map", "Duration", "LargeBinary", "LargeUtf8", "LargeList",
-    "RunEndEncoded", "BinaryView", "Utf8View", "ListView", "LargeListView"};
-
-/* Enum values shared with the format: DateUnit DAY = 0, MILLISECOND = 1;
- * TimeUnit SECOND..NANOSECOND = 0..3 (as knut_arrow_time_unit);
- * IntervalUnit YEAR_MONTH, DAY_TIME, MONTH_DAY_NANO = 0..2;
- * Precision HALF, SINGLE, DOUBLE = 0..2. */
 
 /* ---- flattening -------------------------------------------------------- */
 
@@ -127,80 +105,6 @@ static knut_fb_ref metadata_encode(knut_fb_builder *b, const char *metadata)
     return vec;
 }
 
-/* Builds the Type table of t; *type_id gets its union member. */
-static knut_fb_ref type_encode(knut_fb_builder *b, const knut_arrow_type_info *t, int64_t flags,
-                               uint8_t *type_id)
-{
-    knut_fb_ref tz = 0;
-    if (t->type == KNUT_ARROW_TIMESTAMP && t->timezone[0])
-        tz = knut_fb_string_create(b, t->timezone, strlen(t->timezone));
-    knut_fb_table_start(b);
-    switch (t->type) {
-    case KNUT_ARROW_NA: *type_id = T_NULL; break;
-    case KNUT_ARROW_BOOL: *type_id = T_BOOL; break;
-    case KNUT_ARROW_INT8: case KNUT_ARROW_UINT8: case KNUT_ARROW_INT16:
-    case KNUT_ARROW_UINT16: case KNUT_ARROW_INT32: case KNUT_ARROW_UINT32:
-    case KNUT_ARROW_INT64: case KNUT_ARROW_UINT64: {
-        int is_signed = t->type == KNUT_ARROW_INT8 || t->type == KNUT_ARROW_INT16 ||
-                        t->type == KNUT_ARROW_INT32 || t->type == KNUT_ARROW_INT64;
-        *type_id = T_INT;
-        knut_fb_table_add_i32(b, 0, t->byte_width * 8, 0);
-        knut_fb_table_add_u8(b, 1, (uint8_t)is_signed, 0);
-        break;
-    }
-    case KNUT_ARROW_HALF_FLOAT: *type_id = T_FLOAT; break; /* HALF is the default */
-    case KNUT_ARROW_FLOAT: *type_id = T_FLOAT; knut_fb_table_add_i16(b, 0, 1, 0); break;
-    case KNUT_ARROW_DOUBLE: *type_id = T_FLOAT; knut_fb_table_add_i16(b, 0, 2, 0); break;
-    case KNUT_ARROW_UTF8: *type_id = T_UTF8; break;
-    case KNUT_ARROW_LARGE_UTF8: *type_id = T_LARGE_UTF8; break;
-    case KNUT_ARROW_BINARY: *type_id = T_BINARY; break;
-    case KNUT_ARROW_LARGE_BINARY: *type_id = T_LARGE_BINARY; break;
-    case KNUT_ARROW_FIXED_BINARY:
-        *type_id = T_FIXED_BINARY;
-        knut_fb_table_add_i32(b, 0, t->byte_width, 0);
-        break;
-    case KNUT_ARROW_DECIMAL128:
-        *type_id = T_DECIMAL;
-        knut_fb_table_add_i32(b, 0, t->precision, 0);
-        knut_fb_table_add_i32(b, 1, t->scale, 0);
-        knut_fb_table_add_i32(b, 2, 128, 128);
-        break;
-    case KNUT_ARROW_DATE32: *type_id = T_DATE; knut_fb_table_add_i16(b, 0, 0, 1); break;
-    case KNUT_ARROW_DATE64: *type_id = T_DATE; knut_fb_table_add_i16(b, 0, 1, 1); break;
-    case KNUT_ARROW_TIME32: case KNUT_ARROW_TIME64:
-        *type_id = T_TIME;
-        knut_fb_table_add_i16(b, 0, (int16_t)t->unit, 1);
-        knut_fb_table_add_i32(b, 1, t->type == KNUT_ARROW_TIME32 ? 32 : 64, 32);
-        break;
-    case KNUT_ARROW_TIMESTAMP:
-        *type_id = T_TIMESTAMP;
-        knut_fb_table_add_i16(b, 0, (int16_t)t->unit, 0);
-        knut_fb_table_add_ref(b, 1, tz);
-        break;
-    case KNUT_ARROW_DURATION:
-        *type_id = T_DURATION;
-        knut_fb_table_add_i16(b, 0, (int16_t)t->unit, 1);
-        break;
-    case KNUT_ARROW_INTERVAL_MONTHS: *type_id = T_INTERVAL; break;
-    case KNUT_ARROW_INTERVAL_DAY_TIME:
-        *type_id = T_INTERVAL;
-        knut_fb_table_add_i16(b, 0, 1, 0);
-        break;
-    case KNUT_ARROW_INTERVAL_MDN: *type_id = T_INTERVAL; knut_fb_table_add_i16(b, 0, 2, 0); break;
-    case KNUT_ARROW_LIST: *type_id = T_LIST; break;
-    case KNUT_ARROW_LARGE_LIST: *type_id = T_LARGE_LIST; break;
-    case KNUT_ARROW_STRUCT: *type_id = T_STRUCT; break;
-    case KNUT_ARROW_MAP:
-        *type_id = T_MAP;
-        knut_fb_table_add_u8(b, 0, (flags & ARROW_FLAG_MAP_KEYS_SORTED) ? 1 : 0, 0);
-        break;
-    default:
-        *type_id = 0;
-        break;
-    }
-    return knut_fb_table_end(b);
-}
-
 static knut_status field_encode(knut_fb_builder *b, const struct ArrowSchema *s, int depth,
                                 knut_fb_ref *out, knut_error *err)
 {
@@ -234,7 +138,7 @@ static knut_status field_encode(knut_fb_builder *b, const struct ArrowSchema *s,
     knut_fb_ref name_ref = knut_fb_string_create(b, name, strlen(name));
     knut_fb_ref meta = metadata_encode(b, s->metadata);
     uint8_t type_id = 0;
-    knut_fb_ref type = type_encode(b, &t, s->flags, &type_id);
+    knut_fb_ref type = knut_ipc_type_encode(b, &t, s->flags, &type_id);
     if (!type_id) {
         st = knut_error_set(err, KNUT_EUNSUPPORTED, "column '%s': type %s not supported in IPC",
                             name, knut_arrow_type_name(t.type));
@@ -343,161 +247,6 @@ static knut_status bad_field(decode_ctx *c, knut_status code, const char *what)
     return knut_error_set(c->err, code, "field '%s': %s", c->path, what);
 }
 
-/* Reads the Type table into *t (and map's sorted-keys flag into *flags). */
-static knut_status type_decode(const knut_fb_table *f, knut_arrow_type_info *t, int64_t *flags,
-                               decode_ctx *c)
-{
-    uint8_t tt;
-    knut_fb_table tbl;
-    int present;
-    knut_status st = knut_fb_read_u8(f, KNUT_IPC_FIELD_TYPE_TYPE, 0, &tt, c->err);
-    if (!st)
-        st = knut_fb_read_table(f, KNUT_IPC_FIELD_TYPE, &tbl, &present, c->err);
-    if (st)
-        return st;
-    if (tt == 0 || !present)
-        return bad_field(c, KNUT_EPARSE, "no type");
-    int32_t i32a = 0, i32b = 0, i32c = 0;
-    int16_t unit = 0;
-    uint8_t u8 = 0;
-    char buf[96];
-    switch (tt) {
-    case T_NULL: knut_arrow_type_info_init(t, KNUT_ARROW_NA); return KNUT_OK;
-    case T_BOOL: knut_arrow_type_info_init(t, KNUT_ARROW_BOOL); return KNUT_OK;
-    case T_UTF8: knut_arrow_type_info_init(t, KNUT_ARROW_UTF8); return KNUT_OK;
-    case T_LARGE_UTF8: knut_arrow_type_info_init(t, KNUT_ARROW_LARGE_UTF8); return KNUT_OK;
-    case T_BINARY: knut_arrow_type_info_init(t, KNUT_ARROW_BINARY); return KNUT_OK;
-    case T_LARGE_BINARY: knut_arrow_type_info_init(t, KNUT_ARROW_LARGE_BINARY); return KNUT_OK;
-    case T_LIST: knut_arrow_type_info_init(t, KNUT_ARROW_LIST); return KNUT_OK;
-    case T_LARGE_LIST: knut_arrow_type_info_init(t, KNUT_ARROW_LARGE_LIST); return KNUT_OK;
-    case T_STRUCT: knut_arrow_type_info_init(t, KNUT_ARROW_STRUCT); return KNUT_OK;
-    case T_INT: {
-        st = knut_fb_read_i32(&tbl, 0, 0, &i32a, c->err);
-        if (!st)
-            st = knut_fb_read_u8(&tbl, 1, 0, &u8, c->err);
-        if (st)
-            return st;
-        static const knut_arrow_type sig[] = {KNUT_ARROW_INT8, KNUT_ARROW_INT16,
-                                              KNUT_ARROW_INT32, KNUT_ARROW_INT64};
-        static const knut_arrow_type uns[] = {KNUT_ARROW_UINT8, KNUT_ARROW_UINT16,
-                                              KNUT_ARROW_UINT32, KNUT_ARROW_UINT64};
-        int k = i32a == 8 ? 0 : i32a == 16 ? 1 : i32a == 32 ? 2 : i32a == 64 ? 3 : -1;
-        if (k < 0) {
-            snprintf(buf, sizeof buf, "unsupported integer bit width %d", (int)i32a);
-            return bad_field(c, KNUT_EUNSUPPORTED, buf);
-        }
-        knut_arrow_type_info_init(t, u8 ? sig[k] : uns[k]);
-        return KNUT_OK;
-    }
-    case T_FLOAT:
-        st = knut_fb_read_i16(&tbl, 0, 0, &unit, c->err);
-        if (st)
-            return st;
-        if (unit < 0 || unit > 2)
-            return bad_field(c, KNUT_EPARSE, "bad floating point precision");
-        knut_arrow_type_info_init(t, unit == 0 ? KNUT_ARROW_HALF_FLOAT
-                                     : unit == 1 ? KNUT_ARROW_FLOAT
-                                                 : KNUT_ARROW_DOUBLE);
-        return KNUT_OK;
-    case T_FIXED_BINARY:
-        st = knut_fb_read_i32(&tbl, 0, 0, &i32a, c->err);
-        if (st)
-            return st;
-        if (i32a <= 0)
-            return bad_field(c, KNUT_EPARSE, "fixed-size binary width must be positive");
-        knut_arrow_type_info_init(t, KNUT_ARROW_FIXED_BINARY);
-        t->byte_width = i32a;
-        return KNUT_OK;
-    case T_DECIMAL:
-        st = knut_fb_read_i32(&tbl, 0, 0, &i32a, c->err);
-        if (!st)
-            st = knut_fb_read_i32(&tbl, 1, 0, &i32b, c->err);
-        if (!st)
-            st = knut_fb_read_i32(&tbl, 2, 128, &i32c, c->err);
-        if (st)
-            return st;
-        if (i32c != 128)
-            return bad_field(c, KNUT_EUNSUPPORTED, "only 128-bit decimals are supported");
-        if (i32a < 1 || i32a > 38)
-            return bad_field(c, KNUT_EPARSE, "decimal precision out of range 1..38");
-        knut_arrow_type_info_init(t, KNUT_ARROW_DECIMAL128);
-        t->precision = i32a;
-        t->scale = i32b;
-        return KNUT_OK;
-    case T_DATE:
-        st = knut_fb_read_i16(&tbl, 0, 1, &unit, c->err);
-        if (st)
-            return st;
-        if (unit != 0 && unit != 1)
-            return bad_field(c, KNUT_EPARSE, "bad date unit");
-        knut_arrow_type_info_init(t, unit == 0 ? KNUT_ARROW_DATE32 : KNUT_ARROW_DATE64);
-        return KNUT_OK;
-    case T_TIME:
-        st = knut_fb_read_i16(&tbl, 0, 1, &unit, c->err);
-        if (!st)
-            st = knut_fb_read_i32(&tbl, 1, 32, &i32a, c->err);
-        if (st)
-            return st;
-        if (!((unit == 0 || unit == 1) && i32a == 32) && !((unit == 2 || unit == 3) && i32a == 64))
-            return bad_field(c, KNUT_EPARSE, "time unit and bit width do not match");
-        knut_arrow_type_info_init(t, i32a == 32 ? KNUT_ARROW_TIME32 : KNUT_ARROW_TIME64);
-        t->unit = (knut_arrow_time_unit)unit;
-        return KNUT_OK;
-    case T_TIMESTAMP: {
-        const char *tz = NULL;
-        size_t tzl = 0;
-        st = knut_fb_read_i16(&tbl, 0, 0, &unit, c->err);
-        if (!st)
-            st = knut_fb_read_string(&tbl, 1, &tz, &tzl, &present, c->err);
-        if (st)
-            return st;
-        if (unit < 0 || unit > 3)
-            return bad_field(c, KNUT_EPARSE, "bad timestamp unit");
-        knut_arrow_type_info_init(t, KNUT_ARROW_TIMESTAMP);
-        t->unit = (knut_arrow_time_unit)unit;
-        if (present) {
-            if (tzl >= sizeof t->timezone || memchr(tz, 0, tzl))
-                return bad_field(c, KNUT_EUNSUPPORTED, "timezone name too long or not text");
-            memcpy(t->timezone, tz, tzl);
-            t->timezone[tzl] = '\0';
-        }
-        return KNUT_OK;
-    }
-    case T_DURATION:
-        st = knut_fb_read_i16(&tbl, 0, 1, &unit, c->err);
-        if (st)
-            return st;
-        if (unit < 0 || unit > 3)
-            return bad_field(c, KNUT_EPARSE, "bad duration unit");
-        knut_arrow_type_info_init(t, KNUT_ARROW_DURATION);
-        t->unit = (knut_arrow_time_unit)unit;
-        return KNUT_OK;
-    case T_INTERVAL:
-        st = knut_fb_read_i16(&tbl, 0, 0, &unit, c->err);
-        if (st)
-            return st;
-        if (unit < 0 || unit > 2)
-            return bad_field(c, KNUT_EPARSE, "bad interval unit");
-        knut_arrow_type_info_init(t, unit == 0 ? KNUT_ARROW_INTERVAL_MONTHS
-                                     : unit == 1 ? KNUT_ARROW_INTERVAL_DAY_TIME
-                                                 : KNUT_ARROW_INTERVAL_MDN);
-        return KNUT_OK;
-    case T_MAP:
-        st = knut_fb_read_u8(&tbl, 0, 0, &u8, c->err);
-        if (st)
-            return st;
-        knut_arrow_type_info_init(t, KNUT_ARROW_MAP);
-        if (u8)
-            *flags |= ARROW_FLAG_MAP_KEYS_SORTED;
-        return KNUT_OK;
-    default:
-        snprintf(buf, sizeof buf, "type %s is not supported",
-                 tt < sizeof fb_type_names / sizeof fb_type_names[0] ? fb_type_names[tt]
-                                                                    : "(unknown)");
-        return bad_field(c, KNUT_EUNSUPPORTED, buf);
-    }
-}
-
 static knut_status field_decode(const knut_fb_table *f, struct ArrowSchema *out, decode_ctx *c)
 {
     const char *name = "";
@@ -533,7 +282,7 @@ static knut_status field_decode(const knut_fb_table *f, struct ArrowSchema *out,
         st = bad_field(c, KNUT_EUNSUPPORTED, "dictionary-encoded fields are not supported");
         goto cleanup;
     }
-    st = type_decode(f, &t, &flags, c);
+    st = knut_ipc_type_decode(f, c->path, &t, &flags, c->err);
     if (!st)
         st = knut_fb_read_vector(f, KNUT_IPC_FIELD_CHILDREN, 4, &kids, &present, c->err);
     if (!st)
