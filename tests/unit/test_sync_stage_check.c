@@ -4,7 +4,9 @@
  * hold values and leaves an all-null column out of its file's part; a NUL
  * byte in a key names its row; an empty file is refused; a CSV whose rows
  * have a different field count than the header names the first such line;
- * a file gone since the listing is KNUT_ENOTFOUND (pending, not failed).
+ * a file gone since the listing is KNUT_ENOTFOUND (pending, not failed);
+ * a failure of the table's SQL step says "sql step:", one of the file's
+ * reader does not (told apart by DuckDB's error kind, not its text).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -128,12 +130,69 @@ static void test_explain(void **state)
     assert_string_equal(err.message, "No magic bytes found at end of file 'p'");
 }
 
+/* Writes bytes to a fresh file from the mkstemps template path. */
+static sync_file temp_file(char *path, int suffix_len, const char *bytes, size_t len,
+                           knut_sync_format format)
+{
+    int fd = mkstemps(path, suffix_len);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bytes, len), (ssize_t)len);
+    close(fd);
+    sync_file file = {.path = path, .size = (int64_t)len, .format = format};
+    return file;
+}
+
+static void stage_fails(fixture *f, const sync_file *file, const char *sql, int sql_step,
+                        const char *words)
+{
+    knut_sync_prop key = {.column = "id"};
+    knut_sync_vertex_step v = {.keys = &key, .n_keys = 1};
+    knut_sync_table t = {.name = "people", .sql = sql, .vertices = &v, .n_vertices = 1};
+    knut_error err = KNUT_ERROR_INIT;
+    int64_t rows = 0;
+    assert_int_not_equal(knut_sync__stage_file(f->db, &t, file, 0, &rows, &err), KNUT_OK);
+    if ((strncmp(err.message, "sql step: ", 10) == 0) != sql_step || !strstr(err.message, words))
+        fail_msg("%s: %s", sql, err.message);
+}
+
+static void test_sql_step_or_reader(void **state)
+{
+    fixture *f = *state;
+    char csv[] = "/tmp/knut-stage-sql-XXXXXX.csv", late[] = "/tmp/knut-stage-sql-XXXXXX.csv";
+    char pq[] = "/tmp/knut-stage-sql-XXXXXX.parquet";
+    static const char text[] = "id,name\n1,a\n";
+    sync_file c = temp_file(csv, 4, text, sizeof text - 1, KNUT_SYNC_FORMAT_CSV);
+    /* the step's text does not bind */
+    stage_fails(f, &c, "SELECT nope FROM input", 1, "nope");
+    /* the step's own cast fails while running: the file alone reads fine */
+    stage_fails(f, &c, "SELECT CAST(name AS INT) AS id FROM input", 1, "Conversion Error");
+    unlink(csv);
+    /* the reader fails, with the same kind of error as the cast above: a
+     * value past the sniffer's sample does not fit the inferred type */
+    knut_buf big = KNUT_BUF_INIT;
+    knut_buf_puts(&big, "id,name\n");
+    for (int i = 0; i < 30000; i++)
+        knut_buf_printf(&big, "%d,n\n", i);
+    knut_buf_puts(&big, "x,n\n");
+    assert_int_equal(knut_buf_check(&big, NULL), KNUT_OK);
+    c = temp_file(late, 4, big.data, big.len, KNUT_SYNC_FORMAT_CSV);
+    stage_fails(f, &c, "SELECT * FROM input", 0, "Conversion Error");
+    unlink(late);
+    knut_buf_reset(&big);
+    /* not Parquet at all */
+    static const char junk[] = "PAR1 this is not parquet";
+    sync_file p = temp_file(pq, 8, junk, sizeof junk - 1, KNUT_SYNC_FORMAT_PARQUET);
+    stage_fails(f, &p, "SELECT * FROM input", 0, "magic bytes");
+    unlink(pq);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_union_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_key_and_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sql_step_or_reader, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
