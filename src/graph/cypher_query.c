@@ -122,6 +122,16 @@ knut_status knut_graph__cypher_rel(knut_buf *out, const char *var, const char *t
     return st;
 }
 
+/* "(a:`Src` {...}" or "(b:`Dst` {...}": an edge set's endpoint, unclosed. */
+static knut_status put_endpoint(knut_buf *out, const knut_graph_set *set, int dst,
+                                knut_error *err)
+{
+    return dst ? put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
+                          set->n_dst_keys, "d", err)
+               : put_node(out, "a", set->src_label, "source label", set->src_keys,
+                          set->n_src_keys, "s", err);
+}
+
 /* One MATCH over the whole pattern: the endpoints are found through their
  * indexes, and only the edge itself is deleted (never a vertex). A row
  * whose pattern matches nothing deletes nothing. */
@@ -129,15 +139,13 @@ static knut_status edge_delete_text(knut_buf *out, const knut_graph_set *set, kn
 {
     knut_status st;
     knut_buf_puts(out, "MATCH ");
-    if ((st = put_node(out, "a", set->src_label, "source label", set->src_keys,
-                       set->n_src_keys, "s", err)) != KNUT_OK)
+    if ((st = put_endpoint(out, set, 0, err)) != KNUT_OK)
         return st;
     knut_buf_putc(out, ')');
     if ((st = knut_graph__cypher_rel(out, "e", set->type, "relationship type", set->keys,
                                      set->n_keys, "k", err)) != KNUT_OK)
         return st;
-    if ((st = put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
-                       set->n_dst_keys, "d", err)) != KNUT_OK)
+    if ((st = put_endpoint(out, set, 1, err)) != KNUT_OK)
         return st;
     knut_buf_puts(out, ") DELETE e");
     return knut_buf_check(out, err);
@@ -166,12 +174,10 @@ static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_err
         return put_prop_sets(out, set, "n", err);
     case KNUT_GRAPH_SET_EDGE:
         knut_buf_puts(out, "MATCH ");
-        if ((st = put_node(out, "a", set->src_label, "source label", set->src_keys,
-                           set->n_src_keys, "s", err)) != KNUT_OK)
+        if ((st = put_endpoint(out, set, 0, err)) != KNUT_OK)
             return st;
         knut_buf_puts(out, ") MATCH ");
-        if ((st = put_node(out, "b", set->dst_label, "destination label", set->dst_keys,
-                           set->n_dst_keys, "d", err)) != KNUT_OK)
+        if ((st = put_endpoint(out, set, 1, err)) != KNUT_OK)
             return st;
         knut_buf_puts(out, ") MERGE (a)");
         if ((st = knut_graph__cypher_rel(out, "e", set->type, "relationship type", set->keys,
