@@ -106,7 +106,7 @@ typedef struct knut_error {
 
 #define KNUT_ERROR_INIT {KNUT_OK, 0, {0}}
 
-/* Clears err (NULL-safe): code, detail and message. */
+/* Clears err (NULL-safe). */
 KNUT_EXTERN void knut_error_clear(knut_error *err);
 
 /*
