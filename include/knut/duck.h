@@ -183,6 +183,32 @@ KNUT_EXTERN knut_status knut_duck_stmt_query(knut_duck_stmt *stmt, struct ArrowA
 KNUT_EXTERN knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes,
                                             knut_error *err);
 
+/* ---- SQL text: identifiers and literals ------------------------------ */
+
+/*
+ * The one quoting of names and constants into SQL text. Values belong in
+ * parameters (knut_duck_stmt_bind_*); a literal is only for the few places
+ * DuckDB's grammar wants a constant and cannot take a parameter: COPY and
+ * SET options, named arguments of table functions (read_csv(columns =
+ * {...})), and file lists inside SQL text that is stored or handed on as
+ * text (a CREATE VIEW, a query given to the GraphAr writer).
+ *
+ * Both append to b, which keeps ownership with the caller, and report
+ * through b's sticky error: append freely, then knut_buf_check once. The
+ * return value is that sticky status (KNUT_OK, or KNUT_ETOOBIG past b's
+ * cap, KNUT_ENOMEM, KNUT_EINVAL as below).
+ */
+/* Appends name (NUL-terminated) as a double-quoted identifier, embedded
+ * '"' doubled, so any name, a keyword or "" too, is exactly one
+ * identifier. A NULL name sets KNUT_EINVAL. */
+KNUT_EXTERN knut_status knut_duck_ident(knut_buf *b, const char *name);
+/* Appends s[0..len) as a single-quoted string literal, embedded '\''
+ * doubled; other bytes (UTF-8 or not) are copied as they are. DuckDB reads
+ * SQL text as a C string, so a NUL byte cannot be in a literal: one in
+ * s[0..len) appends nothing and sets KNUT_EINVAL. s may be NULL only with
+ * len 0 (the empty literal ''). */
+KNUT_EXTERN knut_status knut_duck_literal(knut_buf *b, const char *s, size_t len);
+
 /* ---- Arrow streams as tables ------------------------------------------ */
 
 /*

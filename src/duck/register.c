@@ -92,18 +92,6 @@ static void scan_src_free(scan_src *a)
     free(a);
 }
 
-/* Appends name as a double-quoted SQL identifier. */
-static void put_ident(knut_buf *b, const char *name)
-{
-    knut_buf_putc(b, '"');
-    for (const char *p = name; *p; p++) {
-        if (*p == '"')
-            knut_buf_putc(b, '"');
-        knut_buf_putc(b, *p);
-    }
-    knut_buf_putc(b, '"');
-}
-
 static knut_status run_sql(knut_duck_conn *conn, const char *sql, const char *what,
                            uint64_t *changes, knut_error *err)
 {
@@ -194,14 +182,14 @@ static knut_status load_stream(knut_duck_conn *conn, const char *name,
 
     if (append) {
         knut_buf_puts(&sql, "INSERT INTO ");
-        put_ident(&sql, name);
+        knut_duck_ident(&sql, name);
     } else {
         knut_buf_puts(&sql, "CREATE OR REPLACE TEMP TABLE ");
-        put_ident(&sql, name);
+        knut_duck_ident(&sql, name);
         knut_buf_puts(&sql, " AS");
     }
     knut_buf_puts(&sql, " SELECT * FROM ");
-    put_ident(&sql, view);
+    knut_duck_ident(&sql, view);
     st = knut_buf_check(&sql, err);
     if (st != KNUT_OK)
         goto cleanup;
@@ -210,7 +198,7 @@ static knut_status load_stream(knut_duck_conn *conn, const char *name,
 cleanup:
     if (have_view) {
         knut_buf_puts(&drop, "DROP VIEW IF EXISTS ");
-        put_ident(&drop, view);
+        knut_duck_ident(&drop, view);
         if (knut_buf_check(&drop, NULL) == KNUT_OK)
             run_sql(conn, drop.data, NULL, NULL, NULL);
     }

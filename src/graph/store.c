@@ -20,17 +20,6 @@ static void store_sink_close(knut_graph_sink *sink)
 static const knut_graph_sink_ops store_sink_ops = {"embedded", knut_gs__apply, store_sink_close,
                                                    knut_gs__keys};
 
-void knut_gs__ident(knut_buf *b, const char *name)
-{
-    knut_buf_putc(b, '"');
-    for (const char *p = name; *p; p++) {
-        if (*p == '"')
-            knut_buf_putc(b, '"');
-        knut_buf_putc(b, *p);
-    }
-    knut_buf_putc(b, '"');
-}
-
 static knut_status prepare_bound(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
                                  const char *const *binds, size_t n, knut_error *err)
 {
@@ -456,7 +445,7 @@ knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStre
                         "%sSELECT $%zu::VARCHAR AS kind, $%zu::VARCHAR AS name, $%zu::VARCHAR AS "
                         "table_name, $%zu::VARCHAR AS keys, count(*) AS rows FROM ",
                         r ? " UNION ALL " : "", r * 4 + 1, r * 4 + 2, r * 4 + 3, r * 4 + 4);
-        knut_gs__ident(&sql, knut_gs__cell(&cat, r, 2));
+        knut_duck_ident(&sql, knut_gs__cell(&cat, r, 2));
     }
     if (cat.n_rows == 0)
         knut_buf_puts(&sql, "SELECT NULL::VARCHAR AS kind, NULL::VARCHAR AS name, NULL::VARCHAR "

@@ -170,9 +170,9 @@ static int staged_all_null(const set_job *j, const knut_graph_column *c)
     knut_buf q = KNUT_BUF_INIT;
     int64_t values = 1;
     knut_buf_puts(&q, "SELECT count(");
-    knut_gs__ident(&q, c->column);
+    knut_duck_ident(&q, c->column);
     knut_buf_puts(&q, ") FROM ");
-    knut_gs__ident(&q, j->stage_name);
+    knut_duck_ident(&q, j->stage_name);
     if (knut_buf_check(&q, NULL) != KNUT_OK ||
         knut_gs__scalar_i64(j->s->conn, q.data, NULL, 0, &values, NULL) != KNUT_OK)
         values = 1;
@@ -200,9 +200,9 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
         st = set_error(j, KNUT_EINVAL, err, "key column missing from the stored table", c->prop);
     } else {
         knut_buf_puts(&sql, "ALTER TABLE ");
-        knut_gs__ident(&sql, j->table);
+        knut_duck_ident(&sql, j->table);
         knut_buf_puts(&sql, " ADD COLUMN ");
-        knut_gs__ident(&sql, c->prop);
+        knut_duck_ident(&sql, c->prop);
         knut_buf_printf(&sql, " %s", knut_gs__type_for_column(want));
         st = knut_buf_check(&sql, err);
         if (st == KNUT_OK)
@@ -252,7 +252,7 @@ static knut_status ensure_table(set_job *j, knut_error *err)
     if (st != KNUT_OK)
         goto cleanup;
     knut_buf_puts(&sql, "CREATE TABLE ");
-    knut_gs__ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     /* No DEFAULT nextval(...): DuckDB 1.4.4 cannot replay a WAL holding
      * ALTER TABLE ADD COLUMN on such a table after a crash. Inserts pass
      * nextval() explicitly instead. No UNIQUE on the vertex id either: the
@@ -266,7 +266,7 @@ static knut_status ensure_table(set_job *j, knut_error *err)
                             KNUT_GS_DST_LABEL "\" VARCHAR NOT NULL");
     for (size_t k = 0; k < set->n_keys; k++) {
         knut_buf_puts(&sql, ", ");
-        knut_gs__ident(&sql, set->keys[k].prop);
+        knut_duck_ident(&sql, set->keys[k].prop);
         knut_buf_printf(&sql, " %s NOT NULL", knut_gs__type_for_column(col_type(j, &set->keys[k])));
     }
     knut_buf_puts(&sql, ", PRIMARY KEY (");
@@ -275,7 +275,7 @@ static knut_status ensure_table(set_job *j, knut_error *err)
     for (size_t k = 0; k < set->n_keys; k++) {
         if (k || !vertex)
             knut_buf_puts(&sql, ", ");
-        knut_gs__ident(&sql, set->keys[k].prop);
+        knut_duck_ident(&sql, set->keys[k].prop);
     }
     knut_buf_puts(&sql, "))");
     if ((st = knut_buf_check(&sql, err)) == KNUT_OK)
@@ -310,7 +310,7 @@ static void dedup_source(knut_buf *b, const char *stage, const knut_graph_column
                          const size_t *ns, size_t ngroups)
 {
     knut_buf_puts(b, "(SELECT * FROM (SELECT *, row_number() OVER () AS \"_knut_row\" FROM ");
-    knut_gs__ident(b, stage);
+    knut_duck_ident(b, stage);
     knut_buf_puts(b, ") QUALIFY row_number() OVER (PARTITION BY ");
     int first = 1;
     for (size_t g = 0; g < ngroups; g++)
@@ -318,7 +318,7 @@ static void dedup_source(knut_buf *b, const char *stage, const knut_graph_column
             if (!first)
                 knut_buf_puts(b, ", ");
             first = 0;
-            knut_gs__ident(b, cols[g][k].column);
+            knut_duck_ident(b, cols[g][k].column);
         }
     knut_buf_puts(b, " ORDER BY \"_knut_row\" DESC) = 1) AS s");
 }
@@ -330,7 +330,7 @@ static void list_cols(knut_buf *b, const knut_graph_column *cols, size_t n, cons
     for (size_t i = 0; i < n; i++) {
         knut_buf_puts(b, ", ");
         knut_buf_puts(b, prefix);
-        knut_gs__ident(b, use_prop ? cols[i].prop : cols[i].column);
+        knut_duck_ident(b, use_prop ? cols[i].prop : cols[i].column);
     }
 }
 
@@ -344,9 +344,9 @@ static void conflict_update(knut_buf *b, const knut_graph_column *props, size_t 
     for (size_t i = 0; i < n; i++) {
         if (i)
             knut_buf_puts(b, ", ");
-        knut_gs__ident(b, props[i].prop);
+        knut_duck_ident(b, props[i].prop);
         knut_buf_puts(b, " = excluded.");
-        knut_gs__ident(b, props[i].prop);
+        knut_duck_ident(b, props[i].prop);
     }
 }
 
@@ -355,9 +355,9 @@ static void match_keys(knut_buf *b, const char *alias, const knut_graph_column *
 {
     for (size_t k = 0; k < n; k++) {
         knut_buf_printf(b, "%s%s.", k ? " AND " : "", alias);
-        knut_gs__ident(b, cols[k].prop);
+        knut_duck_ident(b, cols[k].prop);
         knut_buf_puts(b, " = s.");
-        knut_gs__ident(b, cols[k].column);
+        knut_duck_ident(b, cols[k].column);
     }
 }
 
@@ -375,7 +375,7 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
     size_t ns[] = {set->n_keys};
     knut_buf *b = &j->upsert;
     knut_buf_puts(b, "INSERT INTO ");
-    knut_gs__ident(b, j->table);
+    knut_duck_ident(b, j->table);
     knut_buf_puts(b, " (\"" KNUT_GS_VID "\"");
     list_cols(b, set->keys, set->n_keys, "", 1);
     list_cols(b, set->props, set->n_props, "", 1);
@@ -388,16 +388,16 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
     for (size_t k = 0; k < set->n_keys; k++) {
         if (k)
             knut_buf_puts(b, ", ");
-        knut_gs__ident(b, set->keys[k].prop);
+        knut_duck_ident(b, set->keys[k].prop);
     }
     knut_buf_putc(b, ')');
     conflict_update(b, set->props, set->n_props);
 
     b = &j->members;
     knut_buf_puts(b, "INSERT INTO \"" KNUT_GS_MEMBERS "\" SELECT v.\"" KNUT_GS_VID "\", $1 FROM ");
-    knut_gs__ident(b, j->table);
+    knut_duck_ident(b, j->table);
     knut_buf_puts(b, " AS v SEMI JOIN ");
-    knut_gs__ident(b, j->stage_name);
+    knut_duck_ident(b, j->stage_name);
     knut_buf_puts(b, " AS s ON ");
     match_keys(b, "v", set->keys, set->n_keys);
     /* An anti-join, not ON CONFLICT: the members table has no index (one
@@ -447,13 +447,13 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
         return KNUT_OK; /* every row is skipped */
     knut_buf *b = &j->skipped;
     knut_buf_puts(b, "SELECT count(*) FROM ");
-    knut_gs__ident(b, j->stage_name);
+    knut_duck_ident(b, j->stage_name);
     knut_buf_puts(b, " AS s WHERE NOT EXISTS (SELECT 1 FROM ");
-    knut_gs__ident(b, j->src_table);
+    knut_duck_ident(b, j->src_table);
     knut_buf_puts(b, " AS a WHERE ");
     match_keys(b, "a", set->src_keys, set->n_src_keys);
     knut_buf_puts(b, ") OR NOT EXISTS (SELECT 1 FROM ");
-    knut_gs__ident(b, j->dst_table);
+    knut_duck_ident(b, j->dst_table);
     knut_buf_puts(b, " AS b WHERE ");
     match_keys(b, "b", set->dst_keys, set->n_dst_keys);
     knut_buf_putc(b, ')');
@@ -462,7 +462,7 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
     size_t ns[] = {set->n_src_keys, set->n_dst_keys, set->n_keys};
     b = &j->upsert;
     knut_buf_puts(b, "INSERT INTO ");
-    knut_gs__ident(b, j->table);
+    knut_duck_ident(b, j->table);
     knut_buf_puts(b, " (\"" KNUT_GS_SRC "\", \"" KNUT_GS_DST "\", \"" KNUT_GS_SRC_LABEL "\", \""
                      KNUT_GS_DST_LABEL "\"");
     list_cols(b, set->keys, set->n_keys, "", 1);
@@ -473,17 +473,17 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
     knut_buf_puts(b, " FROM ");
     dedup_source(b, j->stage_name, groups, ns, 3);
     knut_buf_puts(b, " JOIN ");
-    knut_gs__ident(b, j->src_table);
+    knut_duck_ident(b, j->src_table);
     knut_buf_puts(b, " AS a ON ");
     match_keys(b, "a", set->src_keys, set->n_src_keys);
     knut_buf_puts(b, " JOIN ");
-    knut_gs__ident(b, j->dst_table);
+    knut_duck_ident(b, j->dst_table);
     knut_buf_puts(b, " AS b ON ");
     match_keys(b, "b", set->dst_keys, set->n_dst_keys);
     knut_buf_puts(b, " ON CONFLICT (\"" KNUT_GS_SRC "\", \"" KNUT_GS_DST "\"");
     for (size_t k = 0; k < set->n_keys; k++) {
         knut_buf_puts(b, ", ");
-        knut_gs__ident(b, set->keys[k].prop);
+        knut_duck_ident(b, set->keys[k].prop);
     }
     knut_buf_putc(b, ')');
     conflict_update(b, set->props, set->n_props);
@@ -543,9 +543,9 @@ static knut_status delete_batch(set_job *j, knut_graph_sink_stats *stats, knut_e
     knut_status st;
     knut_buf_puts(&sql, "CREATE OR REPLACE TEMP TABLE \"_knut_del\" AS SELECT v.\"" KNUT_GS_VID
                         "\" AS vid FROM ");
-    knut_gs__ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     knut_buf_puts(&sql, " AS v SEMI JOIN ");
-    knut_gs__ident(&sql, j->stage_name);
+    knut_duck_ident(&sql, j->stage_name);
     knut_buf_puts(&sql, " AS s ON ");
     match_keys(&sql, "v", j->set->keys, j->set->n_keys);
     if ((st = knut_buf_check(&sql, err)) != KNUT_OK ||
@@ -554,7 +554,7 @@ static knut_status delete_batch(set_job *j, knut_graph_sink_stats *stats, knut_e
     for (size_t e = 0; e < j->edge_tables.n_rows; e++) {
         knut_buf_clear(&sql);
         knut_buf_puts(&sql, "DELETE FROM ");
-        knut_gs__ident(&sql, knut_gs__cell(&j->edge_tables, e, 0));
+        knut_duck_ident(&sql, knut_gs__cell(&j->edge_tables, e, 0));
         knut_buf_puts(&sql, " WHERE \"" KNUT_GS_SRC "\" IN (SELECT vid FROM \"_knut_del\") OR \""
                             KNUT_GS_DST "\" IN (SELECT vid FROM \"_knut_del\")");
         if ((st = knut_buf_check(&sql, err)) != KNUT_OK ||
@@ -568,7 +568,7 @@ static knut_status delete_batch(set_job *j, knut_graph_sink_stats *stats, knut_e
         goto cleanup;
     knut_buf_clear(&sql);
     knut_buf_puts(&sql, "DELETE FROM ");
-    knut_gs__ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     knut_buf_puts(&sql, " WHERE \"" KNUT_GS_VID "\" IN (SELECT vid FROM \"_knut_del\")");
     if ((st = knut_buf_check(&sql, err)) == KNUT_OK &&
         (st = knut_gs__exec(j->s->conn, sql.data, NULL, 0, &n, err)) == KNUT_OK)
@@ -698,7 +698,7 @@ knut_status knut_gs__apply(knut_graph_sink *sink, knut_graph_mutation *m,
             knut_buf drop = KNUT_BUF_INIT;
             knut_error ignored = KNUT_ERROR_INIT;
             knut_buf_puts(&drop, "DROP TABLE IF EXISTS temp.");
-            knut_gs__ident(&drop, jobs[i].stage_name);
+            knut_duck_ident(&drop, jobs[i].stage_name);
             if (knut_buf_check(&drop, NULL) == KNUT_OK)
                 knut_duck_exec(s->conn, drop.data, &ignored);
             knut_buf_reset(&drop);

@@ -35,9 +35,9 @@ static void join_on(knut_buf *b, const char *alias, const knut_graph_column *col
 {
     for (size_t k = 0; k < n; k++) {
         knut_buf_printf(b, "%s%s.", k ? " AND " : "", alias);
-        knut_gs__ident(b, cols[k].prop);
+        knut_duck_ident(b, cols[k].prop);
         knut_buf_puts(b, " = s.");
-        knut_gs__ident(b, cols[k].column);
+        knut_duck_ident(b, cols[k].column);
     }
 }
 
@@ -54,22 +54,22 @@ knut_status knut_gs__edge_delete_sql(knut_graph_store *s, const knut_graph_set *
         goto cleanup;
     /* DISTINCT: a row named twice must not make DuckDB see one edge twice. */
     knut_buf_puts(out, "DELETE FROM ");
-    knut_gs__ident(out, table);
+    knut_duck_ident(out, table);
     knut_buf_puts(out, " AS e USING (SELECT DISTINCT a.\"" KNUT_GS_VID "\" AS \"_knut_s\", b.\""
                        KNUT_GS_VID "\" AS \"_knut_d\"");
     for (size_t k = 0; k < set->n_keys; k++) {
         knut_buf_puts(out, ", s.");
-        knut_gs__ident(out, set->keys[k].column);
+        knut_duck_ident(out, set->keys[k].column);
         knut_buf_printf(out, " AS \"_knut_k%zu\"", k);
     }
     knut_buf_puts(out, " FROM ");
-    knut_gs__ident(out, stage);
+    knut_duck_ident(out, stage);
     knut_buf_puts(out, " AS s JOIN ");
-    knut_gs__ident(out, src);
+    knut_duck_ident(out, src);
     knut_buf_puts(out, " AS a ON ");
     join_on(out, "a", set->src_keys, set->n_src_keys);
     knut_buf_puts(out, " JOIN ");
-    knut_gs__ident(out, dst);
+    knut_duck_ident(out, dst);
     knut_buf_puts(out, " AS b ON ");
     join_on(out, "b", set->dst_keys, set->n_dst_keys);
     knut_buf_puts(out, ") AS d WHERE e.\"" KNUT_GS_SRC "\" = d.\"_knut_s\" AND e.\"" KNUT_GS_DST
@@ -77,7 +77,7 @@ knut_status knut_gs__edge_delete_sql(knut_graph_store *s, const knut_graph_set *
                        KNUT_GS_DST_LABEL "\" = $2");
     for (size_t k = 0; k < set->n_keys; k++) {
         knut_buf_puts(out, " AND e.");
-        knut_gs__ident(out, set->keys[k].prop);
+        knut_duck_ident(out, set->keys[k].prop);
         knut_buf_printf(out, " = d.\"_knut_k%zu\"", k);
     }
     st = knut_buf_check(out, err);

@@ -68,11 +68,11 @@ static knut_status add_props(knut_graphar_property_group *g, const knut_gs_rows 
         st = knut_graphar_group_add_property(g, name, t ? t : "string", primary, !primary,
                                              KNUT_GRAPHAR_CARD_SINGLE, err);
         knut_buf_puts(sel, t ? ", s." : ", CAST(s.");
-        knut_gs__ident(sel, name);
+        knut_duck_ident(sel, name);
         if (!t)
             knut_buf_puts(sel, " AS VARCHAR)");
         knut_buf_puts(sel, " AS ");
-        knut_gs__ident(sel, name);
+        knut_duck_ident(sel, name);
     }
     return st;
 }
@@ -105,7 +105,7 @@ static knut_status export_vertex(knut_graph_store *s, knut_graphar_graph_info *g
         goto cleanup;
     /* The other labels its vertices carry become GraphAr labels. */
     knut_buf_puts(&lsql, "SELECT DISTINCT l.label FROM \"" KNUT_GS_MEMBERS "\" AS l SEMI JOIN ");
-    knut_gs__ident(&lsql, table);
+    knut_duck_ident(&lsql, table);
     knut_buf_puts(&lsql, " AS v ON v.\"" KNUT_GS_VID "\" = l.vid WHERE l.label <> $1 ORDER BY 1");
     if ((st = knut_buf_check(&lsql, err)) != KNUT_OK ||
         (st = knut_gs__rows(s->conn, lsql.data, &label, 1, &labels, err)) != KNUT_OK)
@@ -139,7 +139,7 @@ static knut_status export_vertex(knut_graph_store *s, knut_graphar_graph_info *g
                         label_cols[l]);
     }
     knut_buf_puts(&sql, " FROM ");
-    knut_gs__ident(&sql, table);
+    knut_duck_ident(&sql, table);
     knut_buf_puts(&sql, " AS s LEFT JOIN (SELECT vid, list(label) AS labels FROM \"" KNUT_GS_MEMBERS
                         "\" GROUP BY vid) AS m ON m.vid = s.\"" KNUT_GS_VID "\" ORDER BY s.\""
                         KNUT_GS_VID "\"");
@@ -194,7 +194,7 @@ static knut_status export_edge(knut_graph_store *s, knut_graphar_graph_info *gi,
     if (st == KNUT_OK && g)
         st = add_props(g, &cols, NULL, ft == KNUT_GRAPHAR_FILE_CSV, &sql, err);
     knut_buf_puts(&sql, " FROM ");
-    knut_gs__ident(&sql, table);
+    knut_duck_ident(&sql, table);
     knut_buf_puts(&sql, " AS s WHERE \"" KNUT_GS_SRC_LABEL "\" = $1 AND \"" KNUT_GS_DST_LABEL
                         "\" = $2");
     if (st == KNUT_OK)
@@ -264,7 +264,7 @@ knut_status knut_graph_store_export_graphar(knut_graph_store *store, const char 
         knut_buf_clear(&sql);
         knut_buf_puts(&sql, "SELECT DISTINCT \"" KNUT_GS_SRC_LABEL "\", \"" KNUT_GS_DST_LABEL
                             "\" FROM ");
-        knut_gs__ident(&sql, knut_gs__cell(&et, e, 1));
+        knut_duck_ident(&sql, knut_gs__cell(&et, e, 1));
         knut_buf_puts(&sql, " ORDER BY 1, 2");
         if ((st = knut_buf_check(&sql, err)) != KNUT_OK ||
             (st = knut_gs__rows(store->conn, sql.data, NULL, 0, &pairs, err)) != KNUT_OK)

@@ -32,9 +32,6 @@ struct knut_graph_store {
     int64_t edges_skipped; /* by the last apply */
 };
 
-/* "name" with inner double quotes doubled. */
-void knut_gs__ident(knut_buf *b, const char *name);
-
 /* Runs sql (a prepared statement) with n text binds ($1..$n; NULL binds
  * NULL). *changes (may be NULL) gets the rows changed. */
 knut_status knut_gs__exec(knut_duck_conn *conn, const char *sql, const char *const *binds,

@@ -31,7 +31,7 @@ static void select_keys(knut_buf *b, const char *alias, const char *const *keys,
 {
     for (size_t k = 0; k < n; k++) {
         knut_buf_printf(b, ", %s.", alias);
-        knut_gs__ident(b, keys[k]);
+        knut_duck_ident(b, keys[k]);
         if (prefix)
             knut_buf_printf(b, " AS \"%s%zu\"", prefix, k);
     }
@@ -46,7 +46,7 @@ static knut_status vertex_keys(knut_graph_store *s, const knut_graph_key_scan *s
     knut_buf_puts(sql, "SELECT v.\"" KNUT_GS_VID "\"::BIGINT AS \"_knut_id\"");
     select_keys(sql, "v", scan->keys, scan->n_keys, NULL);
     knut_buf_puts(sql, " FROM ");
-    knut_gs__ident(sql, *table);
+    knut_duck_ident(sql, *table);
     knut_buf_puts(sql, " AS v");
     return knut_buf_check(sql, err);
 }
@@ -71,11 +71,11 @@ static knut_status edge_keys(knut_graph_store *s, const knut_graph_key_scan *sca
     select_keys(sql, "a", scan->src.keys, scan->src.n_keys, "_knut_s");
     select_keys(sql, "b", scan->dst.keys, scan->dst.n_keys, "_knut_d");
     knut_buf_puts(sql, " FROM ");
-    knut_gs__ident(sql, *table);
+    knut_duck_ident(sql, *table);
     knut_buf_puts(sql, " AS e JOIN ");
-    knut_gs__ident(sql, src);
+    knut_duck_ident(sql, src);
     knut_buf_puts(sql, " AS a ON a.\"" KNUT_GS_VID "\" = e.\"" KNUT_GS_SRC "\" JOIN ");
-    knut_gs__ident(sql, dst);
+    knut_duck_ident(sql, dst);
     knut_buf_puts(sql, " AS b ON b.\"" KNUT_GS_VID "\" = e.\"" KNUT_GS_DST "\" WHERE e.\""
                        KNUT_GS_SRC_LABEL "\" = $1 AND e.\"" KNUT_GS_DST_LABEL "\" = $2");
     st = knut_buf_check(sql, err);

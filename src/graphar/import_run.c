@@ -103,16 +103,17 @@ static knut_status add_groups(build *b, knut_graphar_vertex_info *vi, knut_graph
             knut_buf_puts(&b->sel, ", ");
             if (p->delimiter) {
                 knut_buf_puts(&b->sel, "string_split(s.");
-                knut_graphar_w__sql_ident(&b->sel, p->column);
+                knut_duck_ident(&b->sel, p->column);
                 knut_buf_puts(&b->sel, ", ");
-                knut_graphar_w__sql_str(&b->sel, p->delimiter);
+                /* b->query goes to the writer as SQL text: no parameters. */
+                knut_duck_literal(&b->sel, p->delimiter, strlen(p->delimiter));
                 knut_buf_puts(&b->sel, ")");
             } else {
                 knut_buf_puts(&b->sel, "s.");
-                knut_graphar_w__sql_ident(&b->sel, p->column);
+                knut_duck_ident(&b->sel, p->column);
             }
             knut_buf_puts(&b->sel, " AS ");
-            knut_graphar_w__sql_ident(&b->sel, p->name);
+            knut_duck_ident(&b->sel, p->name);
         }
     }
     return st;
@@ -227,15 +228,16 @@ static knut_status run_vertex(build *b, knut_graphar_writer *w, knut_graphar_gra
         knut_buf_puts(&b->sel, ", ");
         if (v->labels[l].column) {
             knut_buf_puts(&b->sel, "s.");
-            knut_graphar_w__sql_ident(&b->sel, col);
+            knut_duck_ident(&b->sel, col);
         } else {
             /* The reference's `:LABEL` convention: names joined by ';'. */
             knut_buf_puts(&b->sel, "coalesce(list_contains(string_split(s.");
-            knut_graphar_w__sql_ident(&b->sel, col);
+            knut_duck_ident(&b->sel, col);
             knut_buf_puts(&b->sel, ", ");
-            knut_graphar_w__sql_str(&b->sel, v->label_delimiter);
+            /* b->query goes to the writer as SQL text: no parameters. */
+            knut_duck_literal(&b->sel, v->label_delimiter, strlen(v->label_delimiter));
             knut_buf_puts(&b->sel, "), ");
-            knut_graphar_w__sql_str(&b->sel, v->labels[l].name);
+            knut_duck_literal(&b->sel, v->labels[l].name, strlen(v->labels[l].name));
             knut_buf_puts(&b->sel, "), false)");
         }
         knut_buf_printf(&b->sel, " AS __knut_label%zu", l);
@@ -410,8 +412,8 @@ knut_status knut_graphar_import_run(knut_graphar_import *imp,
         /* Relative paths inside queries resolve where the config is, as
          * `table:` paths do. */
         knut_buf set = KNUT_BUF_INIT;
-        knut_buf_puts(&set, "SET file_search_path = ");
-        knut_graphar_w__sql_str(&set, imp->dir);
+        knut_buf_puts(&set, "SET file_search_path = "); /* SET takes no parameter */
+        knut_duck_literal(&set, imp->dir, strlen(imp->dir));
         if (!(st = knut_buf_check(&set, err)))
             st = knut_duck_exec(b.conn, set.data, err);
         knut_buf_reset(&set);

@@ -19,7 +19,9 @@ static knut_status oom(knut_error *err)
     return knut_error_set(err, KNUT_ENOMEM, "import: out of memory");
 }
 
-/* A read_csv option value: booleans and integers bare, the rest quoted. */
+/* A read_csv option value: booleans and integers bare, the rest quoted.
+ * The source becomes SQL text the writer embeds in its own statements, so
+ * option values and file names cannot be parameters here: literals. */
 static void csv_value(knut_buf *b, const char *v)
 {
     static const char *const words[] = {"true", "false", "yes", "no", "on", "off"};
@@ -34,7 +36,7 @@ static void csv_value(knut_buf *b, const char *v)
     if (digits && strlen(v) < 18)
         knut_buf_puts(b, v);
     else
-        knut_graphar_w__sql_str(b, v);
+        knut_duck_literal(b, v, strlen(v));
 }
 
 void knut_graphar_i__source_sql(const imp_source *s, knut_buf *b)
@@ -47,7 +49,7 @@ void knut_graphar_i__source_sql(const imp_source *s, knut_buf *b)
     for (size_t i = 0; i < s->n_paths; i++) {
         if (i)
             knut_buf_puts(b, ", ");
-        knut_graphar_w__sql_str(b, s->paths[i]);
+        knut_duck_literal(b, s->paths[i], strlen(s->paths[i]));
     }
     knut_buf_puts(b, "]");
     for (size_t i = 0; s->csv_opts && i < knut_conf_len(s->csv_opts); i++) {
@@ -164,9 +166,9 @@ char *knut_graphar_i__key_alias(knut_buf *sel, const imp_group *gs, size_t ng,
     else
         strcpy(alias, col);
     knut_buf_puts(sel, ", s.");
-    knut_graphar_w__sql_ident(sel, col);
+    knut_duck_ident(sel, col);
     knut_buf_puts(sel, " AS ");
-    knut_graphar_w__sql_ident(sel, alias);
+    knut_duck_ident(sel, alias);
     return alias;
 }
 

@@ -162,9 +162,6 @@ knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p,
 knut_status knut_graphar__sql_column(knut_buf *sql, const knut_graphar__col *c,
                                      const knut_graphar_file_type ft,
                                      const knut_graphar__probe *pr, knut_error *err);
-/* Appends s as a SQL identifier ("..." with '"' doubled) / string literal. */
-void knut_graphar__sql_ident(knut_buf *sql, const char *s);
-void knut_graphar__sql_string(knut_buf *sql, const char *s);
 
 /* ---- output types and batches (read_array.c) --------------------------- */
 

@@ -21,28 +21,6 @@
  * thousand columns, far below anything a real chunk has. */
 #define PROBE_LINE_MAX ((size_t)1 << 20)
 
-void knut_graphar__sql_ident(knut_buf *sql, const char *s)
-{
-    knut_buf_putc(sql, '"');
-    for (; *s; s++) {
-        if (*s == '"')
-            knut_buf_putc(sql, '"');
-        knut_buf_putc(sql, *s);
-    }
-    knut_buf_putc(sql, '"');
-}
-
-void knut_graphar__sql_string(knut_buf *sql, const char *s)
-{
-    knut_buf_putc(sql, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            knut_buf_putc(sql, '\'');
-        knut_buf_putc(sql, *s);
-    }
-    knut_buf_putc(sql, '\'');
-}
-
 void knut_graphar__probe_reset(knut_graphar__probe *pr)
 {
     if (!pr)
@@ -330,12 +308,15 @@ static const char *text_decl(const knut_graphar__col *c, knut_graphar_file_type 
     return t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "VARCHAR" : sql_scalar(t);
 }
 
+/* The reader's named arguments (columns, delim, force_not_null) must be
+ * constants when DuckDB binds the table function, so names and types go in
+ * as literals; the file path itself stays a parameter. */
 static void put_decl(knut_buf *sql, int *first, const char *name, const char *type)
 {
     knut_buf_puts(sql, *first ? "" : ", ");
-    knut_graphar__sql_string(sql, name);
+    knut_duck_literal(sql, name, strlen(name));
     knut_buf_puts(sql, ": ");
-    knut_graphar__sql_string(sql, type);
+    knut_duck_literal(sql, type, strlen(type));
     *first = 0;
 }
 
@@ -353,7 +334,7 @@ knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p,
         knut_buf_printf(sql, "read_csv($%d, header = true, auto_detect = false, delim = ",
                         param);
         char d[2] = {pr->delim ? pr->delim : ',', 0};
-        knut_graphar__sql_string(sql, d);
+        knut_duck_literal(sql, d, strlen(d));
         knut_buf_puts(sql, ", quote = '\"', escape = '\"', allow_quoted_nulls = false, "
                            "columns = {");
         for (size_t i = 0; i < pr->n_names; i++) {
@@ -372,7 +353,7 @@ knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p,
                 c->prop->type != KNUT_GRAPHAR_TYPE_STRING)
                 continue;
             knut_buf_puts(sql, first ? ", force_not_null = [" : ", ");
-            knut_graphar__sql_string(sql, pr->names[i]);
+            knut_duck_literal(sql, pr->names[i], strlen(pr->names[i]));
             first = 0;
         }
         knut_buf_puts(sql, first ? ")" : "])");
@@ -413,7 +394,7 @@ knut_status knut_graphar__sql_column(knut_buf *sql, const knut_graphar__col *c,
 {
     knut_buf x = KNUT_BUF_INIT;
     knut_buf_printf(&x, "s%zu.", c->src);
-    knut_graphar__sql_ident(&x, c->name);
+    knut_duck_ident(&x, c->name);
     knut_status st = knut_buf_check(&x, err);
     if (st != KNUT_OK)
         goto cleanup;

@@ -156,7 +156,7 @@ static knut_status chunk_sql(rstream *s, knut_duck_conn *conn, knut_buf *sql, kn
             knut_graphar__probe_find(&probes[k], KNUT_GRAPHAR__VINDEX) < 0)
             continue;
         knut_buf_printf(sql, "%sCAST(s%zu.", n > 0 ? ", " : "", k);
-        knut_graphar__sql_ident(sql, KNUT_GRAPHAR__VINDEX);
+        knut_duck_ident(sql, KNUT_GRAPHAR__VINDEX);
         knut_buf_printf(sql, " AS BIGINT) AS h%zu", k);
         s->check_col[s->n_checks] = n++;
         s->check_src[s->n_checks++] = k;

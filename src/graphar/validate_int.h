@@ -277,8 +277,6 @@ int gv_sql_describe(gv_ctx *c, const char *path, knut_graphar_file_type ft, gv_c
  * number in the file (0-based). The path is bound as $1.
  */
 void gv_sql_source(knut_buf *sql, knut_graphar_file_type ft);
-/* Appends a quoted identifier ("a""b"). */
-void gv_sql_ident(knut_buf *sql, const char *name);
 /* Appends TRY_CAST("name" AS BIGINT). */
 void gv_sql_int_col(knut_buf *sql, const char *name);
 

@@ -218,21 +218,10 @@ int gv_sql_open(gv_ctx *c)
     return 0;
 }
 
-void gv_sql_ident(knut_buf *sql, const char *name)
-{
-    knut_buf_putc(sql, '"');
-    for (const char *p = name; *p; p++) {
-        if (*p == '"')
-            knut_buf_putc(sql, '"');
-        knut_buf_putc(sql, *p);
-    }
-    knut_buf_putc(sql, '"');
-}
-
 void gv_sql_int_col(knut_buf *sql, const char *name)
 {
     knut_buf_puts(sql, "TRY_CAST(");
-    gv_sql_ident(sql, name);
+    knut_duck_ident(sql, name);
     knut_buf_puts(sql, " AS BIGINT)");
 }
 

@@ -33,10 +33,10 @@ static void filter_expr(knut_buf *e, const char *pre, const char *name, const ch
 {
     knut_buf_clear(e);
     knut_buf_printf(e, "count(*) FILTER (WHERE %s", pre);
-    gv_sql_ident(e, name);
+    knut_duck_ident(e, name);
     knut_buf_puts(e, mid);
     if (name2)
-        gv_sql_ident(e, name2);
+        knut_duck_ident(e, name2);
     knut_buf_printf(e, "%s)", post);
 }
 

@@ -36,7 +36,7 @@ static void drop(ajob *a, char **table)
         return;
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "DROP TABLE IF EXISTS ");
-    knut_graphar_w__sql_ident(&sql, *table);
+    knut_duck_ident(&sql, *table);
     if (sql.data)
         (void)knut_duck_exec(a->w->conn, sql.data, NULL);
     knut_buf_reset(&sql);
@@ -50,10 +50,10 @@ static knut_status sort_edges(ajob *a, const char *map, knut_error *err)
     const char *other = strcmp(a->key, "__knut_src") == 0 ? "__knut_dst" : "__knut_src";
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "CREATE TEMP TABLE ");
-    knut_graphar_w__sql_ident(&sql, a->sorted);
+    knut_duck_ident(&sql, a->sorted);
     knut_buf_printf(&sql, " AS SELECT *, %s // %lld AS __knut_part FROM ", a->key,
                     (long long)a->vcs);
-    knut_graphar_w__sql_ident(&sql, map);
+    knut_duck_ident(&sql, map);
     /* Sorting by the aligned index orders by part too; __knut_row breaks
      * the last ties so the output is the same on every run. */
     if (ordered)
@@ -71,7 +71,7 @@ static knut_status sort_edges(ajob *a, const char *map, knut_error *err)
         return knut_error_prefix(err, "%s: ", a->where);
     /* Edges per part; parts are few (vertex count / chunk size). */
     knut_buf_puts(&sql, "SELECT __knut_part, count(*) FROM ");
-    knut_graphar_w__sql_ident(&sql, a->sorted);
+    knut_duck_ident(&sql, a->sorted);
     knut_buf_puts(&sql, " GROUP BY 1 ORDER BY 1");
     gar_rows r;
     memset(&r, 0, sizeof r);
@@ -126,7 +126,7 @@ static knut_status prepare(ajob *a, const knut_graphar_property_group *g, gar_co
         knut_buf_puts(&sel, "SELECT ");
         for (size_t k = 0; k < g->n_props; k++) {
             knut_buf_printf(&sel, "%s" KNUT_GRAPHAR_W_PCOL " AS ", k ? ", " : "", base + k);
-            knut_graphar_w__sql_ident(&sel, g->props[k].name);
+            knut_duck_ident(&sel, g->props[k].name);
             cols[k] = g->props[k].name;
             if (g->props[k].type == KNUT_GRAPHAR_TYPE_STRING &&
                 !knut_graphar_w__prop_is_list(&g->props[k]))
@@ -134,7 +134,7 @@ static knut_status prepare(ajob *a, const knut_graphar_property_group *g, gar_co
         }
     }
     knut_buf_puts(&sel, " FROM ");
-    knut_graphar_w__sql_ident(&sel, a->sorted);
+    knut_duck_ident(&sel, a->sorted);
     knut_buf_puts(&sel, " AS w WHERE w.rowid BETWEEN $2 AND $3 ORDER BY w.rowid");
     knut_status st = knut_buf_check(&sel, err);
     if (!st)
@@ -203,10 +203,10 @@ static knut_status write_offsets(ajob *a, knut_error *err)
      * vertex is below p*vcs + k; k runs to vcs, so the last entries of a
      * short last part repeat the part's total (padded, as C++). */
     knut_buf_puts(&sql, "CREATE TEMP TABLE ");
-    knut_graphar_w__sql_ident(&sql, a->offsets);
+    knut_duck_ident(&sql, a->offsets);
     knut_buf_printf(&sql,
                     " AS WITH deg AS (SELECT %s AS v, count(*) AS n FROM ", a->key);
-    knut_graphar_w__sql_ident(&sql, a->sorted);
+    knut_duck_ident(&sql, a->sorted);
     /* g.v is the vertex of row k (NULL for the extra row k = vcs), so the
      * join is a plain equi-join DuckDB hashes. */
     knut_buf_printf(&sql,
@@ -227,7 +227,7 @@ static knut_status write_offsets(ajob *a, knut_error *err)
     if ((st = knut_graphar_w__table_count(a->w, a->offsets, &rows, err)))
         return knut_error_prefix(err, "%s: ", a->where);
     knut_buf_puts(&sql, "SELECT \"_graphArOffset\" FROM ");
-    knut_graphar_w__sql_ident(&sql, a->offsets);
+    knut_duck_ident(&sql, a->offsets);
     knut_buf_puts(&sql, " AS w WHERE w.rowid BETWEEN $2 AND $3 ORDER BY w.rowid");
     static const char *const off_cols[] = {"_graphArOffset"};
     gar_copy cp = {NULL};

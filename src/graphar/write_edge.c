@@ -37,7 +37,7 @@ static void drop_table(knut_graphar_writer *w, char **table)
         return;
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "DROP TABLE IF EXISTS ");
-    knut_graphar_w__sql_ident(&sql, *table);
+    knut_duck_ident(&sql, *table);
     if (sql.data)
         (void)knut_duck_exec(w->conn, sql.data, NULL);
     knut_buf_reset(&sql);
@@ -153,16 +153,16 @@ static knut_status materialise(ejob *j, knut_error *err)
     const knut_graphar_edge_info *ei = j->ei;
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "CREATE TEMP TABLE ");
-    knut_graphar_w__sql_ident(&sql, j->raw);
+    knut_duck_ident(&sql, j->raw);
     knut_buf_puts(&sql, " AS SELECT ");
     for (size_t k = 0; k < j->src->n_src_keys; k++) {
         knut_buf_puts(&sql, k ? ", s." : "s.");
-        knut_graphar_w__sql_ident(&sql, j->src->src_keys[k]);
+        knut_duck_ident(&sql, j->src->src_keys[k]);
         knut_buf_printf(&sql, " AS " ESRC, k);
     }
     for (size_t k = 0; k < j->src->n_dst_keys; k++) {
         knut_buf_puts(&sql, ", s.");
-        knut_graphar_w__sql_ident(&sql, j->src->dst_keys[k]);
+        knut_duck_ident(&sql, j->src->dst_keys[k]);
         knut_buf_printf(&sql, " AS " EDST, k);
     }
     for (size_t g = 0, i = 0; g < ei->n_groups; g++)
@@ -212,15 +212,15 @@ static knut_status map_keys(ejob *j, knut_error *err)
 {
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "CREATE TEMP TABLE ");
-    knut_graphar_w__sql_ident(&sql, j->map);
+    knut_duck_ident(&sql, j->map);
     knut_buf_puts(&sql, " AS SELECT r.rowid AS __knut_row, vs.rowid AS __knut_src, "
                         "vd.rowid AS __knut_dst");
     for (size_t i = 0; i < n_props(j->ei); i++)
         knut_buf_printf(&sql, ", r." KNUT_GRAPHAR_W_PCOL, i);
     knut_buf_puts(&sql, " FROM ");
-    knut_graphar_w__sql_ident(&sql, j->raw);
+    knut_duck_ident(&sql, j->raw);
     knut_buf_puts(&sql, " AS r LEFT JOIN ");
-    knut_graphar_w__sql_ident(&sql, j->sv->table);
+    knut_duck_ident(&sql, j->sv->table);
     knut_buf_puts(&sql, " AS vs ON ");
     /* Keys cast to the vertex key types: a key that does not convert is
      * unknown (and reported with its row), not a failed statement. */
@@ -228,7 +228,7 @@ static knut_status map_keys(ejob *j, knut_error *err)
         knut_buf_printf(&sql, "%svs.__knut_k%zu = TRY_CAST(r." ESRC " AS %s)", k ? " AND " : "",
                         k, k, j->sv->key_types[k]);
     knut_buf_puts(&sql, " LEFT JOIN ");
-    knut_graphar_w__sql_ident(&sql, j->dv->table);
+    knut_duck_ident(&sql, j->dv->table);
     knut_buf_puts(&sql, " AS vd ON ");
     for (size_t k = 0; k < j->dv->n_keys; k++)
         knut_buf_printf(&sql, "%svd.__knut_k%zu = TRY_CAST(r." EDST " AS %s)", k ? " AND " : "",
@@ -247,7 +247,7 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
 {
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "SELECT count(*), min(__knut_row) FROM ");
-    knut_graphar_w__sql_ident(&sql, j->map);
+    knut_duck_ident(&sql, j->map);
     knut_buf_puts(&sql, " WHERE __knut_src IS NULL OR __knut_dst IS NULL");
     int64_t v[2] = {0, -1};
     knut_status st = knut_buf_check(&sql, err);
@@ -263,9 +263,9 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
         knut_buf_puts(&sql, ", ");
         key_sql(&sql, j->dv->n_keys, "__knut_d");
         knut_buf_puts(&sql, " FROM ");
-        knut_graphar_w__sql_ident(&sql, j->map);
+        knut_duck_ident(&sql, j->map);
         knut_buf_puts(&sql, " AS m JOIN ");
-        knut_graphar_w__sql_ident(&sql, j->raw);
+        knut_duck_ident(&sql, j->raw);
         knut_buf_printf(&sql, " AS r ON r.rowid = m.__knut_row WHERE m.__knut_row = %lld",
                         (long long)v[1]);
         gar_rows r;
@@ -299,21 +299,21 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
         knut_buf_puts(&sql, "SELECT r.rowid + 1 AS \"row\"");
         for (size_t k = 0; k < j->src->n_src_keys; k++) {
             knut_buf_printf(&sql, ", r." ESRC " AS ", k);
-            knut_graphar_w__sql_ident(&sql, j->src->src_keys[k]);
+            knut_duck_ident(&sql, j->src->src_keys[k]);
         }
         for (size_t k = 0; k < j->src->n_dst_keys; k++) {
             knut_buf_printf(&sql, ", r." EDST " AS ", k);
-            knut_graphar_w__sql_ident(&sql, j->src->dst_keys[k]);
+            knut_duck_ident(&sql, j->src->dst_keys[k]);
         }
         for (size_t g = 0, i = 0; g < j->ei->n_groups; g++)
             for (size_t k = 0; k < j->ei->groups[g].n_props; k++, i++) {
                 knut_buf_printf(&sql, ", r." KNUT_GRAPHAR_W_PCOL " AS ", i);
-                knut_graphar_w__sql_ident(&sql, j->ei->groups[g].props[k].name);
+                knut_duck_ident(&sql, j->ei->groups[g].props[k].name);
             }
         knut_buf_puts(&sql, " FROM ");
-        knut_graphar_w__sql_ident(&sql, j->map);
+        knut_duck_ident(&sql, j->map);
         knut_buf_puts(&sql, " AS m JOIN ");
-        knut_graphar_w__sql_ident(&sql, j->raw);
+        knut_duck_ident(&sql, j->raw);
         knut_buf_puts(&sql, " AS r ON r.rowid = m.__knut_row WHERE (m.__knut_src IS NULL OR "
                             "m.__knut_dst IS NULL) AND $2 <= $3 ORDER BY 1");
         gar_copy cp;
@@ -330,7 +330,7 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
     }
     knut_buf_clear(&sql);
     knut_buf_puts(&sql, "DELETE FROM ");
-    knut_graphar_w__sql_ident(&sql, j->map);
+    knut_duck_ident(&sql, j->map);
     knut_buf_puts(&sql, " WHERE __knut_src IS NULL OR __knut_dst IS NULL");
     if (!(st = knut_buf_check(&sql, err)))
         st = knut_graphar_w__exec(j->w, sql.data, "dropping edges with unknown endpoints", err);
@@ -393,7 +393,7 @@ knut_status knut_graphar_writer_write_edges(knut_graphar_writer *w, const char *
     drop_table(w, &j.raw);
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "SELECT count(*) FROM ");
-    knut_graphar_w__sql_ident(&sql, j.map);
+    knut_duck_ident(&sql, j.map);
     if (!(st = knut_buf_check(&sql, err)))
         st = knut_graphar_w__query_i64(w->conn, sql.data, &j.rows, 1, "counting edges", err);
     knut_buf_reset(&sql);

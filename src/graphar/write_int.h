@@ -38,10 +38,6 @@ struct knut_graphar_writer {
 
 /* ---- SQL text ---------------------------------------------------------- */
 
-/* "name" with inner double quotes doubled. */
-void knut_graphar_w__sql_ident(knut_buf *b, const char *name);
-/* 'text' with inner single quotes doubled. */
-void knut_graphar_w__sql_str(knut_buf *b, const char *s);
 /* The DuckDB type a property is stored as (BIGINT, TIMESTAMP_MS, DOUBLE[]). */
 void knut_graphar_w__sql_type(knut_buf *b, const knut_graphar_property *p);
 /* The type values are parsed as: sql_type, but TIMESTAMP for timestamps

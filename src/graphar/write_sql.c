@@ -13,28 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- quoting and types ------------------------------------------------- */
-
-static void put_quoted(knut_buf *b, const char *s, char q)
-{
-    knut_buf_putc(b, q);
-    for (const char *p = s ? s : ""; *p; p++) {
-        if (*p == q)
-            knut_buf_putc(b, q);
-        knut_buf_putc(b, *p);
-    }
-    knut_buf_putc(b, q);
-}
-
-void knut_graphar_w__sql_ident(knut_buf *b, const char *name)
-{
-    put_quoted(b, name, '"');
-}
-
-void knut_graphar_w__sql_str(knut_buf *b, const char *s)
-{
-    put_quoted(b, s, '\'');
-}
+/* ---- types ------------------------------------------------------------ */
 
 static const char *scalar_sql(knut_graphar_type t)
 {
@@ -82,7 +61,7 @@ void knut_graphar_w__sql_cast(knut_buf *b, const char *column, const knut_grapha
     knut_graphar_type t = p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
     int two = t == KNUT_GRAPHAR_TYPE_TIMESTAMP;
     knut_buf_puts(b, two ? "CAST(CAST(s." : "CAST(s.");
-    knut_graphar_w__sql_ident(b, column);
+    knut_duck_ident(b, column);
     knut_buf_puts(b, " AS ");
     knut_graphar_w__sql_parse_type(b, p);
     if (two) {
@@ -109,7 +88,7 @@ void knut_graphar_w__sql_source(knut_buf *b, const char *query, const char *tabl
         /* A newline first, so a query ending in a -- comment still closes. */
         knut_buf_puts(b, "\n)");
     } else {
-        knut_graphar_w__sql_ident(b, table);
+        knut_duck_ident(b, table);
     }
 }
 
@@ -270,7 +249,9 @@ knut_status knut_graphar_w__copy_prepare(knut_graphar_writer *w, gar_copy *cp, c
     if (ft == KNUT_GRAPHAR_FILE_PARQUET) {
         /* Chunk files have no extension, so the format is always named. */
         knut_buf_puts(&sql, "FORMAT parquet, COMPRESSION ");
-        knut_graphar_w__sql_str(&sql, zstd ? "zstd" : w->compression);
+        /* COPY options are constants in DuckDB's grammar, never parameters. */
+        const char *codec = zstd ? "zstd" : w->compression;
+        knut_duck_literal(&sql, codec, strlen(codec));
     } else {
         /* The reference's CSV dialect (Arrow's writer): a header of quoted
          * names, ',', '"' quoting, null as an empty field, every string
@@ -292,13 +273,13 @@ knut_status knut_graphar_w__copy_prepare(knut_graphar_writer *w, gar_copy *cp, c
         knut_buf_putc(&head, '\n');
         knut_buf_puts(&sql, "FORMAT csv, HEADER false, DELIMITER ',', QUOTE '\"', "
                             "ESCAPE '\"', NULLSTR '', SUFFIX '\n', PREFIX ");
-        knut_graphar_w__sql_str(&sql, head.data ? head.data : "");
+        knut_duck_literal(&sql, head.data, head.len); /* a COPY option: constant */
         if (n_string_cols) {
             knut_buf_puts(&sql, ", FORCE_QUOTE (");
             for (size_t i = 0; i < n_string_cols; i++) {
                 if (i)
                     knut_buf_puts(&sql, ", ");
-                knut_graphar_w__sql_ident(&sql, string_cols[i]);
+                knut_duck_ident(&sql, string_cols[i]);
             }
             knut_buf_puts(&sql, ")");
         }
@@ -354,7 +335,7 @@ knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *tabl
 {
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "SELECT count(*), min(rowid), max(rowid) FROM ");
-    knut_graphar_w__sql_ident(&sql, table);
+    knut_duck_ident(&sql, table);
     int64_t v[3] = {0, 0, 0};
     knut_status st = knut_buf_check(&sql, err);
     if (!st)
@@ -388,19 +369,19 @@ knut_status knut_graphar_w__diagnose_casts(knut_graphar_writer *w, const char *r
     knut_buf_puts(&sql, "SELECT CASE");
     for (size_t i = 0; i < n; i++) {
         knut_buf_puts(&sql, " WHEN s.");
-        knut_graphar_w__sql_ident(&sql, columns[i]);
+        knut_duck_ident(&sql, columns[i]);
         knut_buf_puts(&sql, " IS NOT NULL AND TRY_CAST(s.");
-        knut_graphar_w__sql_ident(&sql, columns[i]);
+        knut_duck_ident(&sql, columns[i]);
         knut_buf_printf(&sql, " AS %s) IS NULL THEN %zu", types[i], i + 1);
     }
     knut_buf_puts(&sql, " ELSE 0 END::BIGINT AS bad, CASE");
     for (size_t i = 0; i < n; i++) {
         knut_buf_puts(&sql, " WHEN s.");
-        knut_graphar_w__sql_ident(&sql, columns[i]);
+        knut_duck_ident(&sql, columns[i]);
         knut_buf_puts(&sql, " IS NOT NULL AND TRY_CAST(s.");
-        knut_graphar_w__sql_ident(&sql, columns[i]);
+        knut_duck_ident(&sql, columns[i]);
         knut_buf_printf(&sql, " AS %s) IS NULL THEN CAST(s.", types[i]);
-        knut_graphar_w__sql_ident(&sql, columns[i]);
+        knut_duck_ident(&sql, columns[i]);
         knut_buf_puts(&sql, " AS VARCHAR)");
     }
     knut_buf_printf(&sql, " END AS val FROM %s AS s", relation);

@@ -108,11 +108,11 @@ static knut_status materialise(vjob *j, knut_error *err)
     const knut_graphar_vertex_info *vi = j->vi;
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "CREATE TEMP TABLE ");
-    knut_graphar_w__sql_ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     knut_buf_puts(&sql, " AS SELECT ");
     for (size_t k = 0; k < j->n_keys; k++) {
         knut_buf_puts(&sql, k ? ", s." : "s.");
-        knut_graphar_w__sql_ident(&sql, j->keys[k]);
+        knut_duck_ident(&sql, j->keys[k]);
         knut_buf_printf(&sql, " AS " VKEY, k);
     }
     size_t i = 0;
@@ -125,7 +125,7 @@ static knut_status materialise(vjob *j, knut_error *err)
         }
     for (size_t l = 0; l < vi->n_labels; l++) {
         knut_buf_puts(&sql, ", coalesce(CAST(s.");
-        knut_graphar_w__sql_ident(&sql, label_col(j, l));
+        knut_duck_ident(&sql, label_col(j, l));
         knut_buf_printf(&sql, " AS BOOLEAN), false) AS " VLABEL, l);
     }
     knut_buf_printf(&sql, " FROM %s AS s", j->rel.data);
@@ -204,7 +204,7 @@ static knut_status check_rows(vjob *j, knut_error *err)
                                 i, i);
         }
     knut_buf_puts(&sql, " FROM ");
-    knut_graphar_w__sql_ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     knut_status st = knut_buf_check(&sql, err);
     gar_rows r;
     memset(&r, 0, sizeof r);
@@ -218,7 +218,7 @@ static knut_status check_rows(vjob *j, knut_error *err)
     if (!st && NEXT_COUNT() > 0) {
         for (size_t k = 0; k < j->n_keys; k++) {
             knut_buf_printf(&a, "%ss.", k ? " OR " : "");
-            knut_graphar_w__sql_ident(&a, j->keys[k]);
+            knut_duck_ident(&a, j->keys[k]);
             knut_buf_puts(&a, " IS NULL");
         }
         st = knut_buf_check(&a, err);
@@ -235,7 +235,7 @@ static knut_status check_rows(vjob *j, knut_error *err)
             char fmt[300];
             if (nulls > 0 && !p->is_nullable) {
                 knut_buf_puts(&a, "s.");
-                knut_graphar_w__sql_ident(&a, p->name);
+                knut_duck_ident(&a, p->name);
                 knut_buf_puts(&a, " IS NULL");
                 snprintf(fmt, sizeof fmt, "column '%.200s' is null but the property is %s",
                          p->name, p->is_primary ? "a primary key" : "not nullable");
@@ -270,7 +270,7 @@ static knut_status check_unique(vjob *j, knut_error *err)
     for (size_t k = 0; k < j->n_keys; k++)
         knut_buf_printf(&sql, ", CAST(" VKEY " AS VARCHAR)", k);
     knut_buf_puts(&sql, "), count(*), min(rowid) + 1, max(rowid) + 1 FROM ");
-    knut_graphar_w__sql_ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     /* the earliest duplicate: the same report on every run, whatever
      * order the threads aggregate in */
     knut_buf_puts(&sql, " GROUP BY ALL HAVING count(*) > 1 ORDER BY 3 LIMIT 1");
@@ -315,7 +315,7 @@ static knut_status key_types(vjob *j, char ***out, knut_error *err)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "SELECT column_name, column_type FROM (DESCRIBE ");
-    knut_graphar_w__sql_ident(&sql, j->table);
+    knut_duck_ident(&sql, j->table);
     knut_buf_puts(&sql, ")");
     gar_rows r;
     memset(&r, 0, sizeof r);
@@ -401,14 +401,14 @@ static knut_status write_files(vjob *j, knut_error *err)
         knut_buf_puts(&sel, "SELECT w.rowid AS \"_graphArVertexIndex\"");
         for (size_t k = 0; k < grp->n_props; k++) {
             knut_buf_printf(&sel, ", " KNUT_GRAPHAR_W_PCOL " AS ", base + k);
-            knut_graphar_w__sql_ident(&sel, grp->props[k].name);
+            knut_duck_ident(&sel, grp->props[k].name);
             cols[k + 1] = grp->props[k].name;
             if (grp->props[k].type == KNUT_GRAPHAR_TYPE_STRING &&
                 !knut_graphar_w__prop_is_list(&grp->props[k]))
                 strs[n_strs++] = grp->props[k].name;
         }
         knut_buf_puts(&sel, " FROM ");
-        knut_graphar_w__sql_ident(&sel, j->table);
+        knut_duck_ident(&sel, j->table);
         knut_buf_puts(&sel, " AS w WHERE w.rowid BETWEEN $2 AND $3 ORDER BY w.rowid");
         if (!(st = knut_buf_check(&sel, err)))
             st = write_chunks(j, sel.data, grp->file_type, cols, grp->n_props + 1, strs, n_strs,
@@ -419,10 +419,10 @@ static knut_status write_files(vjob *j, knut_error *err)
         knut_buf_puts(&sel, "SELECT ");
         for (size_t l = 0; l < vi->n_labels; l++) {
             knut_buf_printf(&sel, "%s" VLABEL " AS ", l ? ", " : "", l);
-            knut_graphar_w__sql_ident(&sel, vi->labels[l]);
+            knut_duck_ident(&sel, vi->labels[l]);
         }
         knut_buf_puts(&sel, " FROM ");
-        knut_graphar_w__sql_ident(&sel, j->table);
+        knut_duck_ident(&sel, j->table);
         knut_buf_puts(&sel, " AS w WHERE w.rowid BETWEEN $2 AND $3 ORDER BY w.rowid");
         /* Labels are always Parquet, zstd-compressed, as the reference. */
         if (!(st = knut_buf_check(&sel, err)))
@@ -532,7 +532,7 @@ cleanup:
     if (j.table) {
         knut_buf drop = KNUT_BUF_INIT;
         knut_buf_puts(&drop, "DROP TABLE IF EXISTS ");
-        knut_graphar_w__sql_ident(&drop, j.table);
+        knut_duck_ident(&drop, j.table);
         if (drop.data)
             (void)knut_duck_exec(w->conn, drop.data, NULL);
         knut_buf_reset(&drop);

@@ -32,7 +32,7 @@ static knut_status keys_fn(void *ctx, struct ArrowArrayStream *rows, knut_error 
         return knut_duck_append_stream(k->conn, k->table, rows, NULL, err);
     st = knut_duck_register_stream(k->conn, "_knut_old_tmp", rows, err);
     knut_buf_puts(&q, "CREATE OR REPLACE TABLE ");
-    knut_sync__ident(&q, k->table);
+    knut_duck_ident(&q, k->table);
     knut_buf_puts(&q, " AS SELECT * FROM _knut_old_tmp; DROP TABLE _knut_old_tmp");
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = knut_duck_exec(k->conn, q.data, err);
@@ -116,11 +116,11 @@ static knut_status match_expr(knut_buf *q, knut_duck_db *db, const char *old,
         return st;
     int cast = strcmp(bt, ot) != 0 && plain_type(ot);
     knut_buf_puts(q, cast ? "TRY_CAST(b." : "b.");
-    knut_sync__ident(q, bcol);
+    knut_duck_ident(q, bcol);
     if (cast)
         knut_buf_printf(q, " AS %s)", ot);
     knut_buf_puts(q, " = o.");
-    knut_sync__ident(q, ocol);
+    knut_duck_ident(q, ocol);
     return KNUT_OK;
 }
 
@@ -137,12 +137,12 @@ static knut_status absent_query(knut_buf *q, knut_duck_db *db, const char *old,
     knut_status st = KNUT_OK;
     for (size_t k = 0; k < km->n; k++) {
         knut_buf_puts(q, k ? ", o." : "SELECT o.");
-        knut_sync__ident(q, km->old[k]);
+        knut_duck_ident(q, km->old[k]);
         knut_buf_puts(q, " AS ");
-        knut_sync__ident(q, names[k]);
+        knut_duck_ident(q, names[k]);
     }
     knut_buf_puts(q, " FROM ");
-    knut_sync__ident(q, old);
+    knut_duck_ident(q, old);
     knut_buf_puts(q, " AS o");
     if (rows > 0) {
         knut_buf_puts(q, " WHERE NOT EXISTS (SELECT 1 FROM " BATCH " AS b WHERE ");

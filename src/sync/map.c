@@ -30,9 +30,9 @@ typedef struct sel {
 static void sel_col(sel *s, const char *column, const char *as)
 {
     knut_buf_puts(&s->sql, s->n ? ", " : "SELECT ");
-    knut_sync__ident(&s->sql, column);
+    knut_duck_ident(&s->sql, column);
     knut_buf_puts(&s->sql, " AS ");
-    knut_sync__ident(&s->sql, as);
+    knut_duck_ident(&s->sql, as);
     if (s->n < sizeof s->names / sizeof s->names[0])
         s->names[s->n] = as;
     s->n++;
@@ -51,7 +51,7 @@ static void sel_tail(sel *s, const knut_sync_table *t, const char *extra_where,
     for (size_t i = 0; i < n_keys; i++) {
         if (i)
             knut_buf_puts(&s->sql, ", ");
-        knut_sync__ident(&s->sql, keys[i]);
+        knut_duck_ident(&s->sql, keys[i]);
     }
     knut_buf_puts(&s->sql, " ORDER BY " ORD " DESC) = 1");
 }
@@ -179,7 +179,7 @@ static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut
     const knut_sync_vertex_step *v = &t->vertices[0];
     sel_col(&s, v->keys[0].column, "_knut_s0");
     sel_col(&s, f->column, "_knut_d0");
-    knut_sync__ident(&where, f->column);
+    knut_duck_ident(&where, f->column);
     knut_buf_puts(&where, " IS NOT NULL"); /* no foreign key: no edge */
     knut_status st = knut_buf_check(&where, err);
     if (st == KNUT_OK) {

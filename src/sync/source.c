@@ -61,16 +61,6 @@ knut_status knut_sync__file_read(knut_buf *b, const char *path, size_t max, knut
     return st;
 }
 
-void knut_sync__ident(knut_buf *b, const char *name)
-{
-    knut_buf_putc(b, '"');
-    for (const char *p = name; *p; p++) {
-        if (*p == '"')
-            knut_buf_putc(b, '"');
-        knut_buf_putc(b, *p);
-    }
-    knut_buf_putc(b, '"');
-}
 
 void knut_sync__files_reset(sync_file_list *l)
 {

@@ -56,7 +56,7 @@ knut_status knut_sync__columns(knut_duck_conn *c, const char *table, sync_names 
     struct ArrowSchema schema = {0};
     memset(out, 0, sizeof *out);
     knut_buf_puts(&q, "SELECT * FROM ");
-    knut_sync__ident(&q, table);
+    knut_duck_ident(&q, table);
     knut_buf_puts(&q, " LIMIT 0");
     knut_status st = knut_buf_check(&q, err);
     if (st == KNUT_OK)
@@ -156,9 +156,9 @@ static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, co
                 int64_t nulls = 0;
                 knut_buf_clear(&q);
                 knut_buf_puts(&q, "SELECT count(*) FROM ");
-                knut_sync__ident(&q, tbl);
+                knut_duck_ident(&q, tbl);
                 knut_buf_puts(&q, " WHERE ");
-                knut_sync__ident(&q, keys[s][k].column);
+                knut_duck_ident(&q, keys[s][k].column);
                 knut_buf_puts(&q, " IS NULL");
                 if ((st = knut_buf_check(&q, err)) == KNUT_OK)
                     st = knut_sync__q_int(c, q.data, NULL, &nulls, err);
@@ -171,7 +171,7 @@ static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, co
         int64_t bad = 0;
         knut_buf_clear(&q);
         knut_buf_puts(&q, "SELECT count(*) FROM ");
-        knut_sync__ident(&q, tbl);
+        knut_duck_ident(&q, tbl);
         knut_buf_puts(&q, " WHERE " KNUT_SYNC_CHANGE_COLUMN " IS NULL OR "
                           KNUT_SYNC_CHANGE_COLUMN "::VARCHAR NOT IN " CHANGE_KINDS);
         if ((st = knut_buf_check(&q, err)) == KNUT_OK)

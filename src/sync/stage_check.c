@@ -87,9 +87,9 @@ static knut_status key_nul(knut_duck_conn *c, const char *tbl, const knut_sync_p
     int64_t row = 0;
     knut_buf_clear(q);
     knut_buf_puts(q, "SELECT min(_knut_ord & 4294967295) FROM ");
-    knut_sync__ident(q, tbl);
+    knut_duck_ident(q, tbl);
     knut_buf_puts(q, " WHERE strpos(CAST(");
-    knut_sync__ident(q, k->column);
+    knut_duck_ident(q, k->column);
     knut_buf_puts(q, " AS VARCHAR), chr(0)) > 0");
     knut_status st = knut_buf_check(q, err);
     if (st == KNUT_OK)
@@ -143,9 +143,9 @@ static knut_status col_types(knut_duck_conn *c, const int *idx, size_t n, const 
         if (!knut_sync__names_has(&cols[i], col))
             continue;
         knut_buf_printf(q, "%s(SELECT typeof(", first ? "" : " UNION ALL ");
-        knut_sync__ident(q, col);
+        knut_duck_ident(q, col);
         knut_buf_printf(q, ") AS t FROM _knut_m%d WHERE ", idx[i]);
-        knut_sync__ident(q, col);
+        knut_duck_ident(q, col);
         knut_buf_puts(q, " IS NOT NULL LIMIT 1)");
         first = 0;
     }
@@ -198,14 +198,14 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
                 continue; /* null everywhere: the union's type is as good as any */
             knut_buf_clear(&q);
             knut_buf_puts(&q, "SELECT count(");
-            knut_sync__ident(&q, col);
+            knut_duck_ident(&q, col);
             knut_buf_printf(&q, ") FROM _knut_m%d", idx[i]);
             if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
                 st = knut_sync__q_int(c, q.data, NULL, &values, err);
             if (st != KNUT_OK || values > 0)
                 continue;
             knut_buf_puts(out, excluded ? ", " : "EXCLUDE (");
-            knut_sync__ident(out, col);
+            knut_duck_ident(out, col);
             excluded = 1;
         }
         knut_buf_printf(out, "%sFROM _knut_m%d", excluded ? ") " : "", idx[i]);
