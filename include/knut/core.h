@@ -251,6 +251,22 @@ KNUT_EXTERN char *knut_buf_detach(knut_buf *b, size_t *len_out);
 /* The sticky error with a message, or KNUT_OK. */
 KNUT_EXTERN knut_status knut_buf_check(const knut_buf *b, knut_error *err);
 
+/* ---- whole files ------------------------------------------------------- */
+
+/*
+ * Reads the whole file at path into out, refusing more than max bytes: the
+ * one reader for files read at once (configs, GraphAr info YAML, the sync
+ * file ledger). out's old contents are freed and out->max becomes max, so
+ * the cap is stated at every call; there is no default. The cap holds on
+ * what is actually read, so pipes and /proc files (no size) are capped too.
+ * out is the caller's (knut_buf_reset it); on failure it is left empty.
+ * Errors name the file: KNUT_ENOTFOUND (no such file), KNUT_EINVAL (a
+ * directory, or max 0), KNUT_ETOOBIG ("over the <max>-byte limit"),
+ * KNUT_EIO (cannot open or read), KNUT_ENOMEM.
+ */
+KNUT_EXTERN knut_status knut_file_read(const char *path, size_t max, knut_buf *out,
+                                       knut_error *err);
+
 /* ---- config loading ---------------------------------------------------- */
 
 /*

@@ -354,85 +354,19 @@ static int has_json_ext(const char *path)
     return n >= 5 && strcasecmp(path + n - 5, ".json") == 0;
 }
 
-/* Reads the whole file, refusing more than KNUT_CONF_MAX_BYTES. */
-static knut_status read_capped(const char *path, char **out, size_t *len_out, knut_error *err)
-{
-    knut_status st = KNUT_OK;
-    char *data = NULL;
-    size_t len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        st = knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO,
-                            "%s: cannot open: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        st = knut_error_set(err, KNUT_EINVAL, "%s: is a directory, not a config file", path);
-        goto cleanup;
-    }
-    /* Pipes and /proc files report no size, so the cap is enforced on what
-     * is actually read, one byte past the limit to detect overflow. */
-    size_t cap = 0;
-    for (;;) {
-        if (len == cap) {
-            if (cap > KNUT_CONF_MAX_BYTES) {
-                st = knut_error_set(err, KNUT_ETOOBIG,
-                                    "%s: config is over the %zu-byte limit", path,
-                                    KNUT_CONF_MAX_BYTES);
-                goto cleanup;
-            }
-            size_t ncap = cap ? cap * 2 : 16384;
-            if (ncap > KNUT_CONF_MAX_BYTES + 1)
-                ncap = KNUT_CONF_MAX_BYTES + 1;
-            char *nd = realloc(data, ncap);
-            if (!nd) {
-                st = knut_error_set(err, KNUT_ENOMEM, "%s: out of memory reading config", path);
-                goto cleanup;
-            }
-            data = nd;
-            cap = ncap;
-        }
-        ssize_t r = read(fd, data + len, cap - len);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            st = knut_error_set(err, KNUT_EIO, "%s: cannot read: %s", path, strerror(errno));
-            goto cleanup;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    if (len > KNUT_CONF_MAX_BYTES) {
-        st = knut_error_set(err, KNUT_ETOOBIG, "%s: config is over the %zu-byte limit", path,
-                            KNUT_CONF_MAX_BYTES);
-        goto cleanup;
-    }
-    *out = data;
-    *len_out = len;
-    data = NULL;
-cleanup:
-    if (fd >= 0)
-        close(fd);
-    free(data);
-    return st;
-}
-
 knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, out);
     *out = NULL;
     KNUT_ASSERT_ARG(err, path);
-    char *text = NULL;
-    size_t len = 0;
-    knut_status st = read_capped(path, &text, &len, err);
+    knut_buf text = KNUT_BUF_INIT;
+    knut_status st = knut_file_read(path, KNUT_CONF_MAX_BYTES, &text, err);
     if (st != KNUT_OK)
         return st;
     if (has_json_ext(path))
-        st = knut_conf_load_json(out, text, len, path, err);
+        st = knut_conf_load_json(out, text.data, text.len, path, err);
     else
-        st = knut_conf_load_yaml(out, text, len, path, err);
-    free(text);
+        st = knut_conf_load_yaml(out, text.data, text.len, path, err);
+    knut_buf_reset(&text);
     return st;
 }

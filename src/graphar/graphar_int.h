@@ -48,6 +48,19 @@ knut_status knut_graphar__vertex_from_conf(knut_graphar_vertex_info **out,
 knut_status knut_graphar__edge_from_conf(knut_graphar_edge_info **out, const knut_conf *root,
                                          const char *source, knut_error *err);
 
+/* ---- count files (layout.c) -------------------------------------------- */
+
+/*
+ * The one reader of GraphAr's 8-byte little-endian count files, for the
+ * readers (knut_graphar_count_read) and the validator (which reports each
+ * case as its own rule). *value gets the raw int64, negative too: the
+ * caller judges it. KNUT_ENOTFOUND: no such file or folder; KNUT_EIO: not
+ * a regular file, or unreadable; KNUT_EPARSE: not exactly 8 bytes, *size
+ * (may be NULL) getting the size found. err names the file.
+ */
+knut_status knut_graphar__count_load(const char *path, int64_t *value, int64_t *size,
+                                     knut_error *err);
+
 /* ---- load context helpers (info_load.c) -------------------------------- */
 
 /* Sets err to "file:line:col: field: <fmt>" at node n. */

@@ -238,16 +238,23 @@ knut_status knut_graphar_count_decode(const void *bytes, size_t len, const char 
     return KNUT_OK;
 }
 
-knut_status knut_graphar_count_read(const char *path, int64_t *out, knut_error *err)
+knut_status knut_graphar__count_load(const char *path, int64_t *value, int64_t *size,
+                                     knut_error *err)
 {
-    KNUT_ASSERT_ARG(err, path && out);
+    KNUT_ASSERT_ARG(err, path && value);
     knut_status st = KNUT_OK;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO,
+        return knut_error_set(err,
+                              errno == ENOENT || errno == ENOTDIR ? KNUT_ENOTFOUND : KNUT_EIO,
                               "%s: cannot open count file: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = knut_error_set(err, KNUT_EIO, "%s: count file is not a regular file", path);
+        goto cleanup;
+    }
     /* Read one byte more than needed so a longer file is caught even where
-     * fstat sizes are unreliable (pipes, some network filesystems). */
+     * fstat sizes are unreliable (some network filesystems). */
     unsigned char buf[9];
     size_t got = 0;
     while (got < sizeof buf) {
@@ -262,18 +269,34 @@ knut_status knut_graphar_count_read(const char *path, int64_t *out, knut_error *
             break;
         got += (size_t)r;
     }
-    if (got > 8) {
-        struct stat sb;
-        long long size = fstat(fd, &sb) == 0 ? (long long)sb.st_size : (long long)got;
+    if (got != 8 || sb.st_size != 8) {
+        long long found = got > 8 ? (long long)sb.st_size : (long long)got;
+        if (size)
+            *size = found;
         st = knut_error_set(err, KNUT_EPARSE,
                             "%s: count file must be exactly 8 bytes (little-endian int64), "
                             "found %lld",
-                            path, size);
+                            path, found);
         goto cleanup;
     }
-    st = knut_graphar_count_decode(buf, got, path, out, err);
+    uint64_t u = 0;
+    for (int i = 7; i >= 0; i--)
+        u = (u << 8) | buf[i];
+    *value = (int64_t)u;
 cleanup:
     close(fd);
+    return st;
+}
+
+knut_status knut_graphar_count_read(const char *path, int64_t *out, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, path && out);
+    int64_t v = 0;
+    knut_status st = knut_graphar__count_load(path, &v, NULL, err);
+    if (st == KNUT_OK && v < 0)
+        return knut_error_set(err, KNUT_EPARSE, "%s: negative count %lld", path, (long long)v);
+    if (st == KNUT_OK)
+        *out = v;
     return st;
 }
 

@@ -50,9 +50,11 @@ static knut_status probe_add(knut_graphar__probe *pr, const char *name, size_t l
     return KNUT_OK;
 }
 
-/* Reads the first line of path (without the newline and a UTF-8 BOM). */
+/* Reads the first line of path (without the newline and a UTF-8 BOM) into
+ * line (a fresh buffer), capped at PROBE_LINE_MAX. */
 static knut_status first_line(const char *path, knut_buf *line, knut_error *err)
 {
+    knut_buf_init(line, PROBE_LINE_MAX);
     FILE *f = fopen(path, "rb");
     if (!f)
         return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO, "%s: %s", path,

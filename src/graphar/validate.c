@@ -202,29 +202,6 @@ static char *join(const char *a, const char *b)
     return s;
 }
 
-/* Reads a whole (small) file; NULL with e set on failure. */
-static char *read_text(const char *path, size_t *len, knut_error *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        knut_error_set(e, KNUT_EIO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    knut_buf b;
-    knut_buf_init(&b, KNUT_CONF_MAX_BYTES);
-    char chunk[8192];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        if (knut_buf_append(&b, chunk, got) != KNUT_OK)
-            break;
-    fclose(f);
-    if (knut_buf_check(&b, e) != KNUT_OK) {
-        knut_buf_reset(&b);
-        return NULL;
-    }
-    return knut_buf_detach(&b, len);
-}
-
 /*
  * The graph YAML alone (parse-only), then each listed file on its own. The
  * infos that load go into c->vertices / c->edges (owned by the caller via
@@ -239,14 +216,13 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
         return NULL;
     size_t reported = gv_prescan(c, root, path, 'g');
     knut_conf_free(root);
-    size_t len = 0;
-    char *text = read_text(path, &len, &e);
-    if (!text) {
+    knut_buf text = KNUT_BUF_INIT;
+    if (knut_file_read(path, KNUT_CONF_MAX_BYTES, &text, &e) != KNUT_OK) {
         loader_issue(c, GV_INFO_UNREADABLE, path, &e);
         return NULL;
     }
-    knut_status st = knut_graphar_graph_load_yaml(&gi, text, len, path, NULL, &e);
-    free(text);
+    knut_status st = knut_graphar_graph_load_yaml(&gi, text.data, text.len, path, NULL, &e);
+    knut_buf_reset(&text);
     if (st != KNUT_OK) {
         if (st == KNUT_ENOMEM)
             gv_fail(c, st, &e);

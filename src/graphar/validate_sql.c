@@ -150,48 +150,27 @@ void gv_index_report(gv_ctx *c, const gv_index_set *s, int64_t expected, const c
 
 int gv_count_read(gv_ctx *c, const char *path, int64_t *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR)
-            return 0;
-        gv_issue(c, GV_COUNT_MISSING, path, NULL, NULL, "cannot open count file: %s",
-                 strerror(errno));
-        return -1;
-    }
-    struct stat sb;
-    unsigned char buf[9];
-    size_t got = 0;
-    int rc = -1;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        gv_issue(c, GV_COUNT_MISSING, path, NULL, NULL, "count file is not a regular file");
-        goto cleanup;
-    }
-    while (got < sizeof buf) {
-        ssize_t r = read(fd, buf + got, sizeof buf - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    if (got != 8 || sb.st_size != 8) {
+    knut_error e = KNUT_ERROR_INIT;
+    int64_t v = 0, size = 0;
+    knut_status st = knut_graphar__count_load(path, &v, &size, &e);
+    if (st == KNUT_ENOTFOUND)
+        return 0;
+    if (st == KNUT_EPARSE) {
         gv_issue(c, GV_COUNT_SIZE, path, NULL, NULL,
                  "count file has %lld bytes; it must be exactly 8 (a little-endian int64)",
-                 (long long)sb.st_size);
-        goto cleanup;
+                 (long long)size);
+        return -1;
     }
-    uint64_t u = 0;
-    for (int k = 7; k >= 0; k--)
-        u = (u << 8) | buf[k];
-    if ((int64_t)u < 0) {
-        gv_issue(c, GV_COUNT_NEGATIVE, path, NULL, NULL, "negative count %lld", (long long)u);
-        goto cleanup;
+    if (st != KNUT_OK) {
+        gv_issue(c, GV_COUNT_MISSING, path, NULL, NULL, "%s", e.message);
+        return -1;
     }
-    *out = (int64_t)u;
-    rc = 1;
-cleanup:
-    close(fd);
-    return rc;
+    if (v < 0) {
+        gv_issue(c, GV_COUNT_NEGATIVE, path, NULL, NULL, "negative count %lld", (long long)v);
+        return -1;
+    }
+    *out = v;
+    return 1;
 }
 
 /* ---- engine ------------------------------------------------------------ */

@@ -432,7 +432,7 @@ knut_status knut_sync_config_load(knut_sync_config **out, const char *path, knut
     *out = NULL;
     knut_buf b = KNUT_BUF_INIT;
     char *dir = NULL;
-    knut_status st = knut_sync__file_read(&b, path, KNUT_CONF_MAX_BYTES, err);
+    knut_status st = knut_file_read(path, KNUT_CONF_MAX_BYTES, &b, err);
     if (st != KNUT_OK)
         goto cleanup;
     if (!(dir = knut_sync__dirname(path))) {

@@ -40,28 +40,6 @@ char *knut_sync__dirname(const char *path)
     return strndup(path, (size_t)(slash - path));
 }
 
-knut_status knut_sync__file_read(knut_buf *b, const char *path, size_t max, knut_error *err)
-{
-    knut_buf_init(b, max);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO, "%s: %s", path,
-                              strerror(errno));
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        knut_buf_append(b, chunk, n);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad)
-        return knut_error_set(err, KNUT_EIO, "%s: read error", path);
-    knut_status st = knut_buf_check(b, err);
-    if (st != KNUT_OK)
-        knut_error_prefix(err, "%s: ", path);
-    return st;
-}
-
-
 void knut_sync__files_reset(sync_file_list *l)
 {
     for (size_t i = 0; i < l->n; i++)

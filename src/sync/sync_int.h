@@ -24,7 +24,6 @@ const char *knut_sync__renamed(const void *rename_map, const char *column);
 /* ---- source.c (also the small helpers) ---- */
 char *knut_sync__path_join(const char *dir, const char *path); /* path if absolute */
 char *knut_sync__dirname(const char *path);
-knut_status knut_sync__file_read(knut_buf *b, const char *path, size_t max, knut_error *err);
 
 /* ---- source.c: files of a table ---- */
 typedef struct sync_file {

@@ -317,6 +317,19 @@ static void test_graphar_layout__count_files(void **state)
     assert_non_null(strstr(err.message, path));
     snprintf(path, sizeof path, "%s/no/such/dir/edge_count0", dir);
     assert_int_equal(knut_graphar_count_write(path, 1, &err), KNUT_ENOTFOUND);
+    /* a missing folder is a missing file, a folder is not a count file */
+    assert_int_equal(knut_graphar_count_read(path, &v, &err), KNUT_ENOTFOUND);
+    assert_int_equal(knut_graphar_count_read(dir, &v, &err), KNUT_EIO);
+    assert_non_null(strstr(err.message, "not a regular file"));
+    /* a negative count read from a file: the one reader hands it up raw,
+     * count_read refuses it */
+    snprintf(path, sizeof path, "%s/edge_count0", dir);
+    f = fopen(path, "wb");
+    assert_int_equal(fwrite(neg, 1, 8, f), 8);
+    fclose(f);
+    assert_int_equal(knut_graphar_count_read(path, &v, &err), KNUT_EPARSE);
+    assert_non_null(strstr(err.message, "negative count -1"));
+    assert_int_equal(unlink(path), 0);
     assert_int_equal(rmdir(dir), 0);
 }
 

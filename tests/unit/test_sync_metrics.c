@@ -139,7 +139,7 @@ static void test_write_file(void **state)
     knut_error err = KNUT_ERROR_INIT;
     assert_int_equal(knut_sync__metrics_write_file(m, path, &err), KNUT_OK);
     knut_buf got = KNUT_BUF_INIT;
-    assert_int_equal(knut_sync__file_read(&got, path, 1 << 20, &err), KNUT_OK);
+    assert_int_equal(knut_file_read(path, 1 << 20, &got, &err), KNUT_OK);
     assert_int_equal(got.len, strlen(EXPECTED));
     assert_memory_equal(got.data, EXPECTED, got.len);
     assert_int_not_equal(access(tmp, F_OK), 0); /* renamed away */
