@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,16 +25,6 @@ static const char ledger_ddl[] =
     "CREATE TABLE IF NOT EXISTS _knut_sync_ledger (\"table\" VARCHAR NOT NULL, "
     "path VARCHAR NOT NULL, size BIGINT, mtime BIGINT, hash VARCHAR, status VARCHAR NOT NULL, "
     "reason VARCHAR, round BIGINT, rows BIGINT, PRIMARY KEY (\"table\", path))";
-
-static void entry_reset(sync_entry *e)
-{
-    free(e->table);
-    free(e->path);
-    free(e->hash);
-    free(e->status);
-    free(e->reason);
-    memset(e, 0, sizeof *e);
-}
 
 static char *dup_or_null(const char *s)
 {
@@ -84,12 +75,12 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
                     dup_or_null(e->status), dup_or_null(e->reason), e->size, e->mtime_ns,
                     e->round, e->rows};
     if (!c.table || !c.path || !c.status || (e->hash && !c.hash) || (e->reason && !c.reason)) {
-        entry_reset(&c);
+        knut_sync__entry_reset(&c);
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
     sync_entry *old = knut_sync__ledger_find(l, e->table, e->path);
     if (old) {
-        entry_reset(old);
+        knut_sync__entry_reset(old);
         *old = c;
         return KNUT_OK;
     }
@@ -97,7 +88,7 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
         size_t cap = l->cap ? l->cap * 2 : 64;
         sync_entry *p = realloc(l->items, cap * sizeof *p);
         if (!p) {
-            entry_reset(&c);
+            knut_sync__entry_reset(&c);
             return knut_error_set(err, KNUT_ENOMEM, "out of memory");
         }
         l->items = p;
@@ -106,7 +97,7 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
     if (2 * (l->n + 1) >= l->n_slots) {
         knut_status st = index_rebuild(l, l->n_slots ? l->n_slots * 2 : 256, err);
         if (st != KNUT_OK) {
-            entry_reset(&c);
+            knut_sync__entry_reset(&c);
             return st;
         }
     }
@@ -133,7 +124,7 @@ void knut_sync__ledger_forget(sync_ledger *l, const char *table, const char *pat
     sync_entry *e = knut_sync__ledger_find(l, table, path);
     if (!e)
         return;
-    entry_reset(e);
+    knut_sync__entry_reset(e);
     *e = l->items[--l->n]; /* the last entry fills the hole */
     /* Reinsert everything into the same slots: no allocation, cannot fail. */
     memset(l->slots, 0, l->n_slots * sizeof *l->slots);
@@ -153,7 +144,7 @@ int64_t knut_sync__ledger_max_round(const sync_ledger *l)
 void knut_sync__ledger_reset(sync_ledger *l)
 {
     for (size_t i = 0; i < l->n; i++)
-        entry_reset(&l->items[i]);
+        knut_sync__entry_reset(&l->items[i]);
     free(l->items);
     free(l->slots);
     free(l->file);
@@ -227,86 +218,114 @@ cleanup:
     return st;
 }
 
+/* "ledger FILE, entry i", for the codec's messages. */
+static void entry_where(char *dst, size_t cap, const char *file, size_t i)
+{
+    snprintf(dst, cap, "ledger %s, entry %zu", file, i);
+}
+
 knut_status knut_sync__ledger_open_file(sync_ledger *l, const char *file, knut_error *err)
 {
     memset(l, 0, sizeof *l);
     if (!(l->file = strdup(file)))
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    json_error_t je;
-    json_t *root = json_load_file(file, 0, &je);
-    if (!root) {
-        if (access(file, F_OK) != 0 && errno == ENOENT)
-            return KNUT_OK; /* first run */
-        return knut_error_set(err, KNUT_EPARSE, "ledger %s:%d:%d: %s", file, je.line, je.column,
-                              je.text);
+    knut_buf text = KNUT_BUF_INIT;
+    json_t *root = NULL;
+    knut_status st = knut_file_read(file, SYNC_LEDGER_FILE_MAX, &text, err);
+    if (st == KNUT_ENOTFOUND) {
+        st = KNUT_OK; /* first run */
+        goto cleanup;
     }
-    knut_status st = KNUT_OK;
-    json_t *entries = json_object_get(root, "entries"), *it;
+    if (st != KNUT_OK) {
+        knut_error_prefix(err, "ledger: ");
+        goto cleanup;
+    }
+    json_error_t je;
+    if (!(root = json_loadb(text.data, text.len, JSON_REJECT_DUPLICATES, &je))) {
+        st = knut_error_set(err, KNUT_EPARSE, "ledger %s:%d:%d: %s", file, je.line, je.column,
+                            je.text);
+        goto cleanup;
+    }
+    json_t *entries = json_object_get(root, "entries");
+    json_t *version = json_object_get(root, "version");
+    if (!json_is_object(root) || json_object_size(root) != 2 || !json_is_array(entries) ||
+        !json_is_integer(version) || json_integer_value(version) != 1) {
+        st = knut_error_set(err, KNUT_EPARSE,
+                            "ledger %s: not a ledger: must be {\"version\": 1, \"entries\": [...]}",
+                            file);
+        goto cleanup;
+    }
+    json_t *it;
     size_t i;
-    if (!json_is_array(entries))
-        st = knut_error_set(err, KNUT_EPARSE, "ledger %s: no 'entries' array", file);
     json_array_foreach(entries, i, it)
     {
+        char where[4200];
+        entry_where(where, sizeof where, file, i);
+        sync_entry e;
+        if ((st = knut_sync__entry_from_json(it, where, &e, err)) != KNUT_OK)
+            break;
+        st = mem_put(l, &e, err);
+        knut_sync__entry_reset(&e);
         if (st != KNUT_OK)
             break;
-        sync_entry e = {0};
-        e.table = (char *)json_string_value(json_object_get(it, "table"));
-        e.path = (char *)json_string_value(json_object_get(it, "path"));
-        e.hash = (char *)json_string_value(json_object_get(it, "hash"));
-        e.status = (char *)json_string_value(json_object_get(it, "status"));
-        e.reason = (char *)json_string_value(json_object_get(it, "reason"));
-        e.size = json_integer_value(json_object_get(it, "size"));
-        e.mtime_ns = json_integer_value(json_object_get(it, "mtime"));
-        e.round = json_integer_value(json_object_get(it, "round"));
-        e.rows = json_integer_value(json_object_get(it, "rows"));
-        if (!e.table || !e.path || !e.status)
-            st = knut_error_set(err, KNUT_EPARSE, "ledger %s: entry %zu lacks table/path/status",
-                                file, i);
-        else
-            st = mem_put(l, &e, err);
     }
+cleanup:
     json_decref(root);
+    knut_buf_reset(&text);
     return st;
 }
 
-static json_t *entry_json(const sync_entry *e)
+/* Appends one entry's line to the document. */
+static knut_status doc_put(knut_buf *doc, knut_buf *line, const sync_entry *e, const char *file,
+                           size_t i, knut_error *err)
 {
-    return json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I}", "table", e->table, "path",
-                     e->path, "size", (json_int_t)e->size, "mtime", (json_int_t)e->mtime_ns,
-                     "hash", e->hash, "status", e->status, "reason", e->reason, "round",
-                     (json_int_t)e->round, "rows", (json_int_t)e->rows);
+    char where[4200];
+    entry_where(where, sizeof where, file, i);
+    knut_status st = knut_sync__entry_encode(line, e, where, err);
+    if (st != KNUT_OK)
+        return st;
+    knut_buf_puts(doc, i ? ",\n" : "\n");
+    return knut_buf_append(doc, line->data, line->len);
 }
 
-/* The whole ledger (memory + the new entries) to file.tmp, fsync, rename. */
+/* The whole ledger (memory + the new entries) to file.tmp, fsync, rename:
+ * one entry a line, each through the codec. */
 static knut_status file_write(sync_ledger *l, const sync_entry *add, size_t n, knut_error *err)
 {
     knut_status st = KNUT_OK;
-    json_t *arr = json_array();
-    json_t *root = json_pack("{s:i, s:o}", "version", 1, "entries", arr);
-    char *text = NULL;
-    knut_buf tmp = KNUT_BUF_INIT;
+    /* The cap the loader holds to: a ledger that would not load again is
+     * refused here, before it replaces the good one. */
+    knut_buf doc, line = KNUT_BUF_INIT, tmp = KNUT_BUF_INIT;
+    knut_buf_init(&doc, SYNC_LEDGER_FILE_MAX);
     int fd = -1;
-    for (size_t i = 0; i < l->n; i++) {
+    size_t k = 0;
+    knut_buf_puts(&doc, "{\"version\": 1, \"entries\": [");
+    for (size_t i = 0; i < l->n && st == KNUT_OK; i++) {
         int replaced = 0;
         for (size_t j = 0; j < n && !replaced; j++)
             replaced = strcmp(add[j].table, l->items[i].table) == 0 &&
                        strcmp(add[j].path, l->items[i].path) == 0;
         if (!replaced)
-            json_array_append_new(arr, entry_json(&l->items[i]));
+            st = doc_put(&doc, &line, &l->items[i], l->file, k++, err);
     }
-    for (size_t j = 0; j < n; j++)
-        json_array_append_new(arr, entry_json(&add[j]));
-    if (!root || !(text = json_dumps(root, JSON_INDENT(1)))) {
-        st = knut_error_set(err, KNUT_ENOMEM, "ledger %s: cannot encode", l->file);
+    for (size_t j = 0; j < n && st == KNUT_OK; j++)
+        st = doc_put(&doc, &line, &add[j], l->file, k++, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    knut_buf_puts(&doc, "\n]}\n");
+    if (doc.error == KNUT_ETOOBIG) {
+        st = knut_error_set(err, KNUT_ETOOBIG,
+                            "ledger %s: over the %zu-byte limit of a file ledger", l->file,
+                            (size_t)SYNC_LEDGER_FILE_MAX);
         goto cleanup;
     }
     knut_buf_printf(&tmp, "%s.tmp", l->file);
-    if ((st = knut_buf_check(&tmp, err)) != KNUT_OK)
+    if ((st = knut_buf_check(&doc, err)) != KNUT_OK || (st = knut_buf_check(&tmp, err)) != KNUT_OK)
         goto cleanup;
     fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    size_t len = strlen(text), off = 0;
+    size_t len = doc.len, off = 0;
     while (fd >= 0 && off < len) {
-        ssize_t w = write(fd, text + off, len - off);
+        ssize_t w = write(fd, doc.data + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -334,8 +353,8 @@ static knut_status file_write(sync_ledger *l, const sync_entry *add, size_t n, k
     }
     free(dir);
 cleanup:
-    free(text);
-    json_decref(root);
+    knut_buf_reset(&doc);
+    knut_buf_reset(&line);
     knut_buf_reset(&tmp);
     return st;
 }

@@ -98,17 +98,20 @@ static knut_status load_page(struct sync_valkey *v, sync_ledger *l, const redisR
     knut_status st = KNUT_OK;
     for (size_t i = 0; i + 1 < arr->elements && st == KNUT_OK; i += 2) {
         const redisReply *f = arr->element[i], *val = arr->element[i + 1];
-        char where[512];
+        char field[512], where[1024];
         sync_entry e;
         if (f->type != REDIS_REPLY_STRING || val->type != REDIS_REPLY_STRING)
             return knut_error_set(err, KNUT_EPARSE, "%s: ledger '%s': unexpected HSCAN reply",
                                   v->addr.peer, v->hash_key);
-        field_show(where, sizeof where, f->str, f->len);
-        st = knut_sync__vk_entry_decode(val->str, val->len, &e, err);
+        field_show(field, sizeof field, f->str, f->len);
+        snprintf(where, sizeof where, "%s: ledger '%s' field '%s'", v->addr.peer, v->hash_key,
+                 field);
+        st = knut_sync__entry_decode(val->str, val->len, where, &e, err);
         if (st == KNUT_OK) {
             knut_sync__vk_field(fb, e.table, e.path);
             if (fb->len != f->len || memcmp(fb->data, f->str, f->len) != 0)
-                st = knut_error_set(err, KNUT_EPARSE, "entry names another table/path");
+                st = knut_error_set(err, KNUT_EPARSE, "%s: entry names another table/path",
+                                    where);
         }
         if (st == KNUT_OK && e.path[0] != '/' && strcmp(v->base, ".") != 0) {
             char *full = knut_sync__path_join(v->base, e.path); /* as the source lists it */
@@ -119,10 +122,7 @@ static knut_status load_page(struct sync_valkey *v, sync_ledger *l, const redisR
         }
         if (st == KNUT_OK)
             st = knut_sync__ledger_remember(l, &e, 1, err);
-        knut_sync__vk_entry_reset(&e);
-        if (st != KNUT_OK && st != KNUT_ENOMEM)
-            knut_error_prefix(err, "%s: ledger '%s' field '%s': ", v->addr.peer, v->hash_key,
-                              where);
+        knut_sync__entry_reset(&e);
     }
     return st;
 }

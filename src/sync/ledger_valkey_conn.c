@@ -1,7 +1,7 @@
 /*
  * The shared ledger's plumbing: the redis:// URL, one hiredis connection
  * (connect and command timeouts, AUTH, reconnect after any failure), and
- * the encoding of a ledger entry as a hash field and a JSON value. hiredis
+ * the hash field of a ledger entry (its value is the ledger codec's JSON). hiredis
  * writes with write(2), which raises SIGPIPE when the server has gone: the
  * signal is blocked around each command and a pending one is consumed, so
  * a Valkey restart is an error for the round, never the death of the job.
@@ -10,7 +10,6 @@
 #include "knut/net.h"
 
 #include <hiredis/hiredis.h>
-#include <jansson.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -142,78 +141,4 @@ knut_status knut_sync__vk_field(knut_buf *out, const char *table, const char *pa
     knut_buf_append(out, table, strlen(table));
     knut_buf_putc(out, '\0');
     return knut_buf_append(out, path, strlen(path));
-}
-
-knut_status knut_sync__vk_entry_encode(knut_buf *out, const sync_entry *e)
-{
-    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I}", "table", e->table,
-                          "path", e->path, "size", (json_int_t)e->size, "mtime",
-                          (json_int_t)e->mtime_ns, "hash", e->hash, "status", e->status,
-                          "reason", e->reason, "round", (json_int_t)e->round, "rows",
-                          (json_int_t)e->rows);
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    knut_status st = text ? KNUT_OK : KNUT_ENOMEM;
-    knut_buf_clear(out);
-    if (text)
-        st = knut_buf_puts(out, text);
-    free(text);
-    json_decref(o);
-    return st;
-}
-
-void knut_sync__vk_entry_reset(sync_entry *e)
-{
-    free(e->table);
-    free(e->path);
-    free(e->hash);
-    free(e->status);
-    free(e->reason);
-    memset(e, 0, sizeof *e);
-}
-
-static char *opt_str(json_t *o, const char *key, int *bad)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v))
-        return NULL;
-    char *s = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
-    if (!s)
-        *bad = 1;
-    return s;
-}
-
-knut_status knut_sync__vk_entry_decode(const char *s, size_t len, sync_entry *e, knut_error *err)
-{
-    memset(e, 0, sizeof *e);
-    if (len > VK_MAX_ENTRY)
-        return knut_error_set(err, KNUT_ETOOBIG, "entry of %zu bytes (cap %d)", len,
-                              VK_MAX_ENTRY);
-    json_error_t je;
-    json_t *o = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
-    if (!o)
-        return knut_error_set(err, KNUT_EPARSE, "entry is not JSON: %s (column %d)", je.text,
-                              je.column);
-    int bad = !json_is_object(o);
-    static const char *const ints[] = {"size", "mtime", "round", "rows"};
-    int64_t *dst[] = {&e->size, &e->mtime_ns, &e->round, &e->rows};
-    for (size_t i = 0; i < 4 && !bad; i++) {
-        json_t *v = json_object_get(o, ints[i]);
-        if (v && !json_is_integer(v))
-            bad = 1;
-        *dst[i] = v ? json_integer_value(v) : 0;
-    }
-    if (!bad) {
-        e->table = opt_str(o, "table", &bad);
-        e->path = opt_str(o, "path", &bad);
-        e->hash = opt_str(o, "hash", &bad);
-        e->status = opt_str(o, "status", &bad);
-        e->reason = opt_str(o, "reason", &bad);
-    }
-    json_decref(o);
-    if (bad || !e->table || !e->path || !e->status) {
-        knut_sync__vk_entry_reset(e);
-        return knut_error_set(err, KNUT_EPARSE,
-                              "entry lacks table/path/status or has a value of the wrong type");
-    }
-    return KNUT_OK;
 }

@@ -19,8 +19,6 @@ struct redisReply;
 
 #define VK_CONNECT_MS 2000
 #define VK_COMMAND_MS 5000
-/* One entry's JSON: a path, a hash and a failure reason fit many times over. */
-#define VK_MAX_ENTRY 65536
 /* Fields per HSCAN call, so one reply stays small. */
 #define VK_SCAN_COUNT "500"
 
@@ -53,13 +51,8 @@ void knut_sync__vk_close(vk_conn *c);
 
 /* Field of an entry in the ledger hash: table NUL path (no name holds a NUL). */
 knut_status knut_sync__vk_field(knut_buf *out, const char *table, const char *path);
-/* The entry as one JSON object (the same keys as the JSON file ledger). */
-knut_status knut_sync__vk_entry_encode(knut_buf *out, const sync_entry *e);
-/* Decodes a value into e (owned strings: knut_sync__vk_entry_reset); the
- * message says what is wrong, the caller adds where. */
-knut_status knut_sync__vk_entry_decode(const char *s, size_t len, sync_entry *e,
-                                       knut_error *err);
-void knut_sync__vk_entry_reset(sync_entry *e);
+/* Values of the hash are entries in the ledger codec's JSON
+ * (knut_sync__entry_encode / _decode, ledger_entry.c). */
 
 /* The ledger version of a table (its commits counted by the server) that
  * memory holds: a lease taken on an unchanged version skips the re-read. */

@@ -278,7 +278,9 @@ knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, 
         sync_entry se = e[i];
         se.path = (char *)stored_path(v, e[i].path);
         knut_sync__vk_field(&bufs[2 * i], se.table, se.path);
-        knut_sync__vk_entry_encode(&bufs[2 * i + 1], &se);
+        char where[600];
+        snprintf(where, sizeof where, "%s: ledger '%s'", v->addr.peer, v->hash_key);
+        st = knut_sync__entry_encode(&bufs[2 * i + 1], &se, where, err);
         for (size_t k = 0; k < 2 && st == KNUT_OK; k++) {
             st = knut_buf_check(&bufs[2 * i + k], err);
             argv[7 + 2 * i + k] = bufs[2 * i + k].data;

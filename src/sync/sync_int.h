@@ -56,6 +56,37 @@ typedef struct sync_entry {
     int64_t size, mtime_ns, round, rows;
 } sync_entry;
 
+/* ---- ledger_entry.c: one entry as JSON, for the file and Valkey ledgers ---- */
+
+/* One entry's text at most, encoded or decoded: a path, a hash and a
+ * failure reason fit many times over. */
+#define SYNC_ENTRY_MAX 65536
+struct json_t;
+/*
+ * The entry as one compact JSON object of exactly the keys table, path,
+ * size, mtime, hash, status, reason, round, rows (hash, reason: null when
+ * NULL). out is cleared first. The decoder's rules are checked first, so
+ * nothing is written that would not load: EPARSE naming the key, EINVAL for
+ * text that is not UTF-8, ETOOBIG past SYNC_ENTRY_MAX. where names the
+ * ledger and the entry in messages ("ledger FILE, entry 3").
+ */
+knut_status knut_sync__entry_encode(knut_buf *out, const sync_entry *e, const char *where,
+                                    knut_error *err);
+/*
+ * Decodes an entry into e (owned strings: knut_sync__entry_reset; all NULL
+ * on failure). Strict: every key present with its type (table, path,
+ * status non-empty strings; hash, reason a string or null; the four
+ * numbers integers), status done/failed/removed, hash at most 64 lowercase
+ * hex digits, size/round/rows >= 0; an unknown key is refused. EPARSE
+ * names where and the key; ETOOBIG past SYNC_ENTRY_MAX bytes.
+ */
+knut_status knut_sync__entry_decode(const char *s, size_t len, const char *where, sync_entry *e,
+                                    knut_error *err);
+/* The same from an object already parsed (an item of the file's array). */
+knut_status knut_sync__entry_from_json(const struct json_t *o, const char *where, sync_entry *e,
+                                       knut_error *err);
+void knut_sync__entry_reset(sync_entry *e);
+
 typedef struct sync_ledger {
     sync_entry *items;
     size_t n, cap;
@@ -67,6 +98,11 @@ typedef struct sync_ledger {
 } sync_ledger;
 
 knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, knut_error *err);
+/* The file ledger is read whole and rewritten whole on each commit: fine
+ * for thousands of files (about 250 bytes an entry), and 256 MiB, a
+ * million entries, is where it stops (a write that would pass it fails,
+ * so the file always loads again). */
+#define SYNC_LEDGER_FILE_MAX ((size_t)256 << 20)
 knut_status knut_sync__ledger_open_file(sync_ledger *l, const char *file, knut_error *err);
 void knut_sync__ledger_reset(sync_ledger *l);
 sync_entry *knut_sync__ledger_find(sync_ledger *l, const char *table, const char *path);

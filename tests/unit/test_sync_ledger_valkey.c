@@ -1,9 +1,7 @@
 /*
- * The shared ledger's pure parts: an entry encoded as JSON decodes back
- * to the same entry (NULL hash/reason, quotes, non-ASCII, 64-bit numbers),
- * bad values are refused with a reason (not JSON, wrong types, missing
- * keys, over the size cap), the hash field is table NUL path, and the
- * redis:// URL parser takes user/password/IPv6/port and refuses the rest
+ * The shared ledger's pure parts (its entries' JSON is the ledger codec's,
+ * tested in test_sync_ledger_entry.c): the hash field is table NUL path,
+ * and the redis:// URL parser takes user/password/IPv6/port and refuses the rest
  * without ever quoting the URL (it may hold a password).
  */
 #include <setjmp.h>
@@ -17,70 +15,6 @@
 #include <cmocka.h>
 
 #include "sync/ledger_valkey_int.h"
-
-static void roundtrip(const sync_entry *in)
-{
-    knut_buf b = KNUT_BUF_INIT;
-    knut_error err = KNUT_ERROR_INIT;
-    sync_entry out;
-    assert_int_equal(knut_sync__vk_entry_encode(&b, in), KNUT_OK);
-    assert_int_equal(knut_sync__vk_entry_decode(b.data, b.len, &out, &err), KNUT_OK);
-    assert_string_equal(out.table, in->table);
-    assert_string_equal(out.path, in->path);
-    assert_string_equal(out.status, in->status);
-    if (in->hash)
-        assert_string_equal(out.hash, in->hash);
-    else
-        assert_null(out.hash);
-    if (in->reason)
-        assert_string_equal(out.reason, in->reason);
-    else
-        assert_null(out.reason);
-    assert_true(out.size == in->size && out.mtime_ns == in->mtime_ns);
-    assert_true(out.round == in->round && out.rows == in->rows);
-    knut_sync__vk_entry_reset(&out);
-    knut_buf_reset(&b);
-}
-
-static void test_entry_roundtrip(void **state)
-{
-    (void)state;
-    sync_entry done = {"people", "/drops/people/part-0001.parquet", "ab12cd", "done", NULL,
-                       1234, INT64_C(1796064630050896231), 7, 10};
-    roundtrip(&done);
-    sync_entry failed = {"t\"x", "/d/\xc3\xa9t\xc3\xa9 \"q\"\\n.csv", NULL, "failed",
-                         "row 3, column 'id': \"x\" is not an integer", -1, 0, INT64_MAX, 0};
-    roundtrip(&failed);
-}
-
-static void test_entry_refused(void **state)
-{
-    (void)state;
-    static const char *const bad[] = {
-        "not json",
-        "[1, 2]",
-        "{\"table\": \"t\", \"path\": \"p\"}",                          /* no status */
-        "{\"table\": \"t\", \"path\": 3, \"status\": \"done\"}",        /* path not a string */
-        "{\"table\": \"t\", \"path\": \"p\", \"status\": \"done\", \"rows\": \"9\"}",
-        "{\"table\": \"t\", \"table\": \"u\", \"path\": \"p\", \"status\": \"done\"}",
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        sync_entry e;
-        knut_error err = KNUT_ERROR_INIT;
-        assert_int_equal(knut_sync__vk_entry_decode(bad[i], strlen(bad[i]), &e, &err),
-                         KNUT_EPARSE);
-        assert_true(err.message[0] != '\0');
-        assert_null(e.table);
-    }
-    size_t n = VK_MAX_ENTRY + 1;
-    char *big = malloc(n);
-    assert_non_null(big);
-    memset(big, ' ', n);
-    sync_entry e;
-    knut_error err = KNUT_ERROR_INIT;
-    assert_int_equal(knut_sync__vk_entry_decode(big, n, &e, &err), KNUT_ETOOBIG);
-    free(big);
-}
 
 static void test_field(void **state)
 {
@@ -133,8 +67,6 @@ static void test_url(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_entry_roundtrip),
-        cmocka_unit_test(test_entry_refused),
         cmocka_unit_test(test_field),
         cmocka_unit_test(test_url),
     };
