@@ -54,8 +54,9 @@ static knut_status entry_check(const sync_entry *e, const char *where, knut_erro
         if (n > ENTRY_HASH_MAX || strspn(e->hash, "0123456789abcdef") != n)
             return bad(err, where, "hash", "must be null or at most 64 lowercase hex digits");
     }
-    if (e->size < 0)
-        return bad(err, where, "size", "must be >= 0");
+    /* A tombstone (full snapshots) records the gone file's size as -1. */
+    if (e->size < (strcmp(e->status, SYNC_STATUS_REMOVED) == 0 ? -1 : 0))
+        return bad(err, where, "size", "must be >= 0 (-1 only when \"removed\")");
     if (e->round < 0)
         return bad(err, where, "round", "must be >= 0");
     if (e->rows < 0)

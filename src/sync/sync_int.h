@@ -77,7 +77,8 @@ knut_status knut_sync__entry_encode(knut_buf *out, const sync_entry *e, const ch
  * on failure). Strict: every key present with its type (table, path,
  * status non-empty strings; hash, reason a string or null; the four
  * numbers integers), status done/failed/removed, hash at most 64 lowercase
- * hex digits, size/round/rows >= 0; an unknown key is refused. EPARSE
+ * hex digits, size/round/rows >= 0 (size -1 too for a "removed"
+ * tombstone); an unknown key is refused. EPARSE
  * names where and the key; ETOOBIG past SYNC_ENTRY_MAX bytes.
  */
 knut_status knut_sync__entry_decode(const char *s, size_t len, const char *where, sync_entry *e,

@@ -59,6 +59,9 @@ static void test_roundtrip(void **state)
     sync_entry removed = {"t", "p", "", SYNC_STATUS_REMOVED, NULL, INT64_MAX, INT64_MIN, 0,
                           INT64_MAX};
     roundtrip(&removed);
+    /* a tombstone as full snapshots write it: no hash, size and mtime -1 */
+    sync_entry tomb = {"t", "p", NULL, SYNC_STATUS_REMOVED, NULL, -1, -1, 5, 0};
+    roundtrip(&tomb);
 }
 
 /* Text as the ledgers wrote it before the codec: it must keep loading. */
@@ -119,6 +122,7 @@ static void test_refused(void **state)
         {"{" GOOD_HEAD ", " GOOD_NUMS ", \"hash\": null, \"reason\": []}", "\"reason\" must be a string or null"},
         {"{" GOOD_HEAD ", \"size\": \"1\", \"mtime\": 2, \"round\": 3, \"rows\": 4, " GOOD_NULLS "}", "\"size\" must be an integer"},
         {"{" GOOD_HEAD ", \"size\": -1, \"mtime\": 2, \"round\": 3, \"rows\": 4, " GOOD_NULLS "}", "\"size\" must be >= 0"},
+        {"{\"table\": \"t\", \"path\": \"p\", \"status\": \"removed\", \"size\": -2, \"mtime\": 2, \"round\": 3, \"rows\": 4, " GOOD_NULLS "}", "\"size\" must be >= 0"},
         {"{" GOOD_HEAD ", \"size\": 1, \"mtime\": 2.5, \"round\": 3, \"rows\": 4, " GOOD_NULLS "}", "\"mtime\" must be an integer"},
         {"{" GOOD_HEAD ", \"size\": 1, \"mtime\": 2, \"round\": -3, \"rows\": 4, " GOOD_NULLS "}", "\"round\" must be >= 0"},
         {"{" GOOD_HEAD ", \"size\": 1, \"mtime\": 2, \"round\": 3, \"rows\": true, " GOOD_NULLS "}", "\"rows\" must be an integer"},
