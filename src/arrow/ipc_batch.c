@@ -173,7 +173,7 @@ struct knut_ipc_pool {
     knut_ipc_body *items[POOL_MAX_BODIES]; /* oldest first */
 };
 
-knut_ipc_pool *knut_ipc_pool_new(void)
+knut_ipc_pool *knut_arrow__ipc_pool_new(void)
 {
     knut_ipc_pool *p = calloc(1, sizeof *p);
     if (!p)
@@ -201,7 +201,7 @@ static void body_destroy(knut_ipc_body *b)
     free(b);
 }
 
-void knut_ipc_pool_close(knut_ipc_pool *p)
+void knut_arrow__ipc_pool_close(knut_ipc_pool *p)
 {
     if (!p)
         return;
@@ -246,7 +246,7 @@ static void pool_put(knut_ipc_pool *p, knut_ipc_body *b)
     pool_unref(p); /* b no longer holds the pool */
 }
 
-knut_ipc_body *knut_ipc_body_reuse(knut_ipc_pool *p, int64_t len)
+knut_ipc_body *knut_arrow__ipc_body_reuse(knut_ipc_pool *p, int64_t len)
 {
     if (!p || len < POOL_MIN_BYTES / 2)
         return NULL;
@@ -278,7 +278,7 @@ knut_ipc_body *knut_ipc_body_reuse(knut_ipc_pool *p, int64_t len)
     return b;
 }
 
-knut_ipc_body *knut_ipc_body_new(knut_ipc_pool *p, int64_t len)
+knut_ipc_body *knut_arrow__ipc_body_new(knut_ipc_pool *p, int64_t len)
 {
     knut_ipc_body *b = malloc(sizeof *b);
     if (!b)
@@ -296,12 +296,12 @@ knut_ipc_body *knut_ipc_body_new(knut_ipc_pool *p, int64_t len)
     return b;
 }
 
-uint8_t *knut_ipc_body_data(knut_ipc_body *b)
+uint8_t *knut_arrow__ipc_body_data(knut_ipc_body *b)
 {
     return b->data;
 }
 
-knut_status knut_ipc_body_resize(knut_ipc_body *b, int64_t new_len)
+knut_status knut_arrow__ipc_body_resize(knut_ipc_body *b, int64_t new_len)
 {
     if (new_len <= b->cap) {
         UNPOISON(b->data, new_len);
@@ -329,7 +329,7 @@ static void body_ref(knut_ipc_body *b)
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
 }
 
-void knut_ipc_body_unref(knut_ipc_body *b)
+void knut_arrow__ipc_body_unref(knut_ipc_body *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
         if (b->pool)
@@ -360,7 +360,7 @@ static void node_release(struct ArrowArray *a)
             n->children[i]->release(n->children[i]);
     for (int i = 0; i < 3; i++)
         free(n->owned[i]);
-    knut_ipc_body_unref(n->body);
+    knut_arrow__ipc_body_unref(n->body);
     free(n);
     a->release = NULL;
 }
@@ -411,8 +411,8 @@ static knut_status buffer_next(dec *d, ipc_node *n, int slot, int align, const u
                                int64_t *len, const char *field)
 {
     int64_t i = d->buffer++;
-    int64_t off = knut_fb_vector_struct_i64(&d->bufs, (uint32_t)i, KNUT_IPC_STRUCT_SIZE, 0);
-    int64_t blen = knut_fb_vector_struct_i64(&d->bufs, (uint32_t)i, KNUT_IPC_STRUCT_SIZE, 8);
+    int64_t off = knut_arrow__fb_vector_struct_i64(&d->bufs, (uint32_t)i, KNUT_IPC_STRUCT_SIZE, 0);
+    int64_t blen = knut_arrow__fb_vector_struct_i64(&d->bufs, (uint32_t)i, KNUT_IPC_STRUCT_SIZE, 8);
     if (off < 0 || blen < 0 || off > d->body_len || blen > d->body_len - off)
         return knut_error_set(d->err, KNUT_EPARSE,
                               "field '%s': buffer %lld (offset %lld, length %lld) lies outside "
@@ -424,7 +424,7 @@ static knut_status buffer_next(dec *d, ipc_node *n, int slot, int align, const u
         *ptr = (const uint8_t *)empty_block;
         return KNUT_OK;
     }
-    *ptr = knut_ipc_body_data(d->body) + off;
+    *ptr = knut_arrow__ipc_body_data(d->body) + off;
     if (align > 1 && ((uintptr_t)*ptr % (uintptr_t)align) != 0) {
         void *copy = malloc((size_t)blen);
         if (!copy)
@@ -484,8 +484,10 @@ static knut_status array_decode(dec *d, struct ArrowArray *out)
     const knut_ipc_field *f = &d->fields->items[d->field];
     const char *name = f->schema->name ? f->schema->name : "";
     int64_t ni = d->field++;
-    int64_t len = knut_fb_vector_struct_i64(&d->nodes, (uint32_t)ni, KNUT_IPC_STRUCT_SIZE, 0);
-    int64_t nulls = knut_fb_vector_struct_i64(&d->nodes, (uint32_t)ni, KNUT_IPC_STRUCT_SIZE, 8);
+    int64_t len =
+        knut_arrow__fb_vector_struct_i64(&d->nodes, (uint32_t)ni, KNUT_IPC_STRUCT_SIZE, 0);
+    int64_t nulls =
+        knut_arrow__fb_vector_struct_i64(&d->nodes, (uint32_t)ni, KNUT_IPC_STRUCT_SIZE, 8);
     knut_arrow_type type = f->type.type;
     const uint8_t *p;
     int64_t blen, last;
@@ -553,9 +555,9 @@ static knut_status array_decode(dec *d, struct ArrowArray *out)
     return st;
 }
 
-knut_status knut_ipc_batch_decode(const knut_fb_table *rb, const struct ArrowSchema *schema,
-                                  const knut_ipc_fields *fields, knut_ipc_body *body,
-                                  int64_t body_len, struct ArrowArray *out, knut_error *err)
+knut_status knut_arrow__ipc_batch_decode(const knut_fb_table *rb, const struct ArrowSchema *schema,
+                                         const knut_ipc_fields *fields, knut_ipc_body *body,
+                                         int64_t body_len, struct ArrowArray *out, knut_error *err)
 {
     dec d = {.fields = fields, .body = body, .body_len = body_len, .err = err};
     int64_t length;
@@ -564,18 +566,18 @@ knut_status knut_ipc_batch_decode(const knut_fb_table *rb, const struct ArrowSch
     knut_status st;
 
     out->release = NULL;
-    st = knut_fb_read_i64(rb, KNUT_IPC_BATCH_LENGTH, 0, &length, err);
+    st = knut_arrow__fb_read_i64(rb, KNUT_IPC_BATCH_LENGTH, 0, &length, err);
     if (!st)
-        st = knut_fb_read_table(rb, KNUT_IPC_BATCH_COMPRESSION, &comp, &present, err);
+        st = knut_arrow__fb_read_table(rb, KNUT_IPC_BATCH_COMPRESSION, &comp, &present, err);
     if (!st && present)
         return knut_error_set(err, KNUT_EUNSUPPORTED,
                               "compressed record batches (LZ4/ZSTD) are not supported");
     if (!st)
-        st = knut_fb_read_vector(rb, KNUT_IPC_BATCH_NODES, KNUT_IPC_STRUCT_SIZE, &d.nodes,
-                                 &present_nodes, err);
+        st = knut_arrow__fb_read_vector(rb, KNUT_IPC_BATCH_NODES, KNUT_IPC_STRUCT_SIZE, &d.nodes,
+                                        &present_nodes, err);
     if (!st)
-        st = knut_fb_read_vector(rb, KNUT_IPC_BATCH_BUFFERS, KNUT_IPC_STRUCT_SIZE, &d.bufs,
-                                 &present_bufs, err);
+        st = knut_arrow__fb_read_vector(rb, KNUT_IPC_BATCH_BUFFERS, KNUT_IPC_STRUCT_SIZE, &d.bufs,
+                                        &present_bufs, err);
     if (st)
         return st;
     if (length < 0)

@@ -14,23 +14,23 @@
 
 /* ---- builder ----------------------------------------------------------- */
 
-void knut_fb_builder_init(knut_fb_builder *b, size_t max_size)
+void knut_arrow__fb_builder_init(knut_fb_builder *b, size_t max_size)
 {
     memset(b, 0, sizeof *b);
     b->max_size = max_size ? max_size : FB_DEFAULT_MAX;
     b->minalign = 1;
 }
 
-void knut_fb_builder_reset(knut_fb_builder *b)
+void knut_arrow__fb_builder_reset(knut_fb_builder *b)
 {
     if (!b)
         return;
     free(b->buf);
     size_t max = b->max_size;
-    knut_fb_builder_init(b, max);
+    knut_arrow__fb_builder_init(b, max);
 }
 
-void knut_fb_builder_clear(knut_fb_builder *b)
+void knut_arrow__fb_builder_clear(knut_fb_builder *b)
 {
     b->size = 0;
     b->minalign = 1;
@@ -99,7 +99,7 @@ static void fb_push_uoffset(knut_fb_builder *b, knut_fb_ref ref)
     fb_push(b, &v, 4);
 }
 
-knut_fb_ref knut_fb_string_create(knut_fb_builder *b, const char *s, size_t len)
+knut_fb_ref knut_arrow__fb_string_create(knut_fb_builder *b, const char *s, size_t len)
 {
     if (len > UINT32_MAX - 8) {
         b->error = b->error ? b->error : KNUT_ETOOBIG;
@@ -118,8 +118,8 @@ knut_fb_ref knut_fb_string_create(knut_fb_builder *b, const char *s, size_t len)
     return (knut_fb_ref)b->size;
 }
 
-knut_fb_ref knut_fb_vector_structs_create(knut_fb_builder *b, const void *elems,
-                                          size_t elem_size, size_t count, size_t align)
+knut_fb_ref knut_arrow__fb_vector_structs_create(knut_fb_builder *b, const void *elems,
+                                                 size_t elem_size, size_t count, size_t align)
 {
     if (count > UINT32_MAX / (elem_size ? elem_size : 1)) {
         b->error = b->error ? b->error : KNUT_ETOOBIG;
@@ -137,8 +137,8 @@ knut_fb_ref knut_fb_vector_structs_create(knut_fb_builder *b, const void *elems,
     return (knut_fb_ref)b->size;
 }
 
-knut_fb_ref knut_fb_vector_refs_create(knut_fb_builder *b, const knut_fb_ref *refs,
-                                       size_t count)
+knut_fb_ref knut_arrow__fb_vector_refs_create(knut_fb_builder *b, const knut_fb_ref *refs,
+                                              size_t count)
 {
     if (count > UINT32_MAX / 4) {
         b->error = b->error ? b->error : KNUT_ETOOBIG;
@@ -153,7 +153,7 @@ knut_fb_ref knut_fb_vector_refs_create(knut_fb_builder *b, const knut_fb_ref *re
     return (knut_fb_ref)b->size;
 }
 
-void knut_fb_table_start(knut_fb_builder *b)
+void knut_arrow__fb_table_start(knut_fb_builder *b)
 {
     if (b->in_table && !b->error)
         b->error = KNUT_EINVAL; /* nested tables are a programming error */
@@ -177,31 +177,31 @@ static void fb_add_scalar(knut_fb_builder *b, int id, const void *p, size_t n)
         b->nfields = id + 1;
 }
 
-void knut_fb_table_add_i64(knut_fb_builder *b, int id, int64_t v, int64_t dflt)
+void knut_arrow__fb_table_add_i64(knut_fb_builder *b, int id, int64_t v, int64_t dflt)
 {
     if (v != dflt)
         fb_add_scalar(b, id, &v, 8);
 }
 
-void knut_fb_table_add_i32(knut_fb_builder *b, int id, int32_t v, int32_t dflt)
+void knut_arrow__fb_table_add_i32(knut_fb_builder *b, int id, int32_t v, int32_t dflt)
 {
     if (v != dflt)
         fb_add_scalar(b, id, &v, 4);
 }
 
-void knut_fb_table_add_i16(knut_fb_builder *b, int id, int16_t v, int16_t dflt)
+void knut_arrow__fb_table_add_i16(knut_fb_builder *b, int id, int16_t v, int16_t dflt)
 {
     if (v != dflt)
         fb_add_scalar(b, id, &v, 2);
 }
 
-void knut_fb_table_add_u8(knut_fb_builder *b, int id, uint8_t v, uint8_t dflt)
+void knut_arrow__fb_table_add_u8(knut_fb_builder *b, int id, uint8_t v, uint8_t dflt)
 {
     if (v != dflt)
         fb_add_scalar(b, id, &v, 1);
 }
 
-void knut_fb_table_add_ref(knut_fb_builder *b, int id, knut_fb_ref ref)
+void knut_arrow__fb_table_add_ref(knut_fb_builder *b, int id, knut_fb_ref ref)
 {
     if (!ref)
         return;
@@ -217,7 +217,7 @@ void knut_fb_table_add_ref(knut_fb_builder *b, int id, knut_fb_ref ref)
         b->nfields = id + 1;
 }
 
-knut_fb_ref knut_fb_table_end(knut_fb_builder *b)
+knut_fb_ref knut_arrow__fb_table_end(knut_fb_builder *b)
 {
     if (!b->in_table) {
         b->error = b->error ? b->error : KNUT_EINVAL;
@@ -266,8 +266,8 @@ knut_fb_ref knut_fb_table_end(knut_fb_builder *b)
     return table;
 }
 
-knut_status knut_fb_builder_finish(knut_fb_builder *b, knut_fb_ref root, const uint8_t **out,
-                                   size_t *len_out, knut_error *err)
+knut_status knut_arrow__fb_builder_finish(knut_fb_builder *b, knut_fb_ref root, const uint8_t **out,
+                                          size_t *len_out, knut_error *err)
 {
     /* 8: the IPC body that follows the metadata must stay 8-byte aligned */
     size_t align = b->minalign > 8 ? b->minalign : 8;
@@ -339,7 +339,7 @@ static knut_status fb_table_at(knut_fb_table *out, const uint8_t *buf, size_t le
     return KNUT_OK;
 }
 
-knut_status knut_fb_root(knut_fb_table *out, const uint8_t *buf, size_t len, knut_error *err)
+knut_status knut_arrow__fb_root(knut_fb_table *out, const uint8_t *buf, size_t len, knut_error *err)
 {
     if (!buf || len < 4)
         return knut_error_set(err, KNUT_EPARSE, "flatbuffer: %zu bytes is too short", len);
@@ -380,10 +380,10 @@ static knut_status fb_field(const knut_fb_table *t, int id, size_t width, size_t
         return KNUT_OK;                                                                    \
     }
 
-FB_READ_SCALAR(knut_fb_read_i64, int64_t, 8)
-FB_READ_SCALAR(knut_fb_read_i32, int32_t, 4)
-FB_READ_SCALAR(knut_fb_read_i16, int16_t, 2)
-FB_READ_SCALAR(knut_fb_read_u8, uint8_t, 1)
+FB_READ_SCALAR(knut_arrow__fb_read_i64, int64_t, 8)
+FB_READ_SCALAR(knut_arrow__fb_read_i32, int32_t, 4)
+FB_READ_SCALAR(knut_arrow__fb_read_i16, int16_t, 2)
+FB_READ_SCALAR(knut_arrow__fb_read_u8, uint8_t, 1)
 
 /* Follows the uoffset stored at pos; the target must leave `need` bytes. */
 static knut_status fb_follow(const uint8_t *buf, size_t len, size_t pos, size_t need,
@@ -398,8 +398,8 @@ static knut_status fb_follow(const uint8_t *buf, size_t len, size_t pos, size_t 
     return KNUT_OK;
 }
 
-knut_status knut_fb_read_table(const knut_fb_table *t, int id, knut_fb_table *out,
-                               int *present, knut_error *err)
+knut_status knut_arrow__fb_read_table(const knut_fb_table *t, int id, knut_fb_table *out,
+                                      int *present, knut_error *err)
 {
     size_t pos, target = 0;
     knut_status st = fb_field(t, id, 4, &pos, err);
@@ -414,11 +414,11 @@ knut_status knut_fb_read_table(const knut_fb_table *t, int id, knut_fb_table *ou
     return st;
 }
 
-knut_status knut_fb_read_string(const knut_fb_table *t, int id, const char **out,
-                                size_t *len_out, int *present, knut_error *err)
+knut_status knut_arrow__fb_read_string(const knut_fb_table *t, int id, const char **out,
+                                       size_t *len_out, int *present, knut_error *err)
 {
     knut_fb_vector v;
-    knut_status st = knut_fb_read_vector(t, id, 1, &v, present, err);
+    knut_status st = knut_arrow__fb_read_vector(t, id, 1, &v, present, err);
     if (st || !*present)
         return st;
     *out = (const char *)(v.buf + v.pos);
@@ -426,8 +426,8 @@ knut_status knut_fb_read_string(const knut_fb_table *t, int id, const char **out
     return KNUT_OK;
 }
 
-knut_status knut_fb_read_vector(const knut_fb_table *t, int id, size_t elem_size,
-                                knut_fb_vector *out, int *present, knut_error *err)
+knut_status knut_arrow__fb_read_vector(const knut_fb_table *t, int id, size_t elem_size,
+                                       knut_fb_vector *out, int *present, knut_error *err)
 {
     size_t pos, target = 0;
     knut_status st = fb_field(t, id, 4, &pos, err);
@@ -453,8 +453,8 @@ knut_status knut_fb_read_vector(const knut_fb_table *t, int id, size_t elem_size
     return KNUT_OK;
 }
 
-knut_status knut_fb_vector_table(const knut_fb_vector *v, uint32_t i, knut_fb_table *out,
-                                 knut_error *err)
+knut_status knut_arrow__fb_vector_table(const knut_fb_vector *v, uint32_t i, knut_fb_table *out,
+                                        knut_error *err)
 {
     if (i >= v->count)
         return knut_error_set(err, KNUT_EINVAL, "flatbuffer: vector index %u out of range", i);
@@ -466,8 +466,8 @@ knut_status knut_fb_vector_table(const knut_fb_vector *v, uint32_t i, knut_fb_ta
     return fb_table_at(out, v->buf, v->len, target, v->depth + 1, err);
 }
 
-int64_t knut_fb_vector_struct_i64(const knut_fb_vector *v, uint32_t i, size_t elem_size,
-                                  size_t off)
+int64_t knut_arrow__fb_vector_struct_i64(const knut_fb_vector *v, uint32_t i, size_t elem_size,
+                                         size_t off)
 {
     int64_t x;
     memcpy(&x, v->buf + v->pos + (size_t)i * elem_size + off, 8);

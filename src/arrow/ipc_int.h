@@ -64,26 +64,26 @@ typedef struct knut_ipc_fields {
 
 /* Flattens the columns of a struct schema; unsupported types and
  * dictionaries: KNUT_EUNSUPPORTED naming the column. */
-knut_status knut_ipc_fields_init(knut_ipc_fields *out, const struct ArrowSchema *schema,
-                                 knut_error *err);
-void knut_ipc_fields_reset(knut_ipc_fields *f);
+knut_status knut_arrow__ipc_fields_init(knut_ipc_fields *out, const struct ArrowSchema *schema,
+                                        knut_error *err);
+void knut_arrow__ipc_fields_reset(knut_ipc_fields *f);
 
 /* The Type table of t (ipc_type.c); *type_id gets its union member, 0 when
  * IPC has none for t. flags: the field's (a map's sorted keys). */
-knut_fb_ref knut_ipc_type_encode(knut_fb_builder *b, const knut_arrow_type_info *t, int64_t flags,
-                                 uint8_t *type_id);
+knut_fb_ref knut_arrow__ipc_type_encode(knut_fb_builder *b, const knut_arrow_type_info *t,
+                                        int64_t flags, uint8_t *type_id);
 /* Reads the Type of Field table f into *t (a map's sorted keys into *flags);
  * errors say "field '<path>': ...". */
-knut_status knut_ipc_type_decode(const knut_fb_table *f, const char *path,
-                                 knut_arrow_type_info *t, int64_t *flags, knut_error *err);
+knut_status knut_arrow__ipc_type_decode(const knut_fb_table *f, const char *path,
+                                        knut_arrow_type_info *t, int64_t *flags, knut_error *err);
 
 /* Encodes the columns of a struct schema as a Schema table. */
-knut_status knut_ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema *schema,
-                                   knut_fb_ref *out, knut_error *err);
+knut_status knut_arrow__ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema *schema,
+                                          knut_fb_ref *out, knut_error *err);
 
 /* Decodes a Schema table into a malloc-owned struct schema ("+s"). */
-knut_status knut_ipc_schema_decode(const knut_fb_table *schema, int64_t max_fields,
-                                   struct ArrowSchema *out, knut_error *err);
+knut_status knut_arrow__ipc_schema_decode(const knut_fb_table *schema, int64_t max_fields,
+                                          struct ArrowSchema *out, knut_error *err);
 
 /* A message body shared by every array of one batch; freed, or kept for
  * reuse by the reader's pool, when the last holder lets go (arrays may be
@@ -95,30 +95,30 @@ typedef struct knut_ipc_body knut_ipc_body;
  * for every batch. Holds at most a few bodies and 256 MiB. */
 typedef struct knut_ipc_pool knut_ipc_pool;
 
-knut_ipc_pool *knut_ipc_pool_new(void);
+knut_ipc_pool *knut_arrow__ipc_pool_new(void);
 /* The reader lets go (NULL-safe): what the pool holds is freed now, and
  * bodies released later free their storage instead of pooling it. */
-void knut_ipc_pool_close(knut_ipc_pool *p);
+void knut_arrow__ipc_pool_close(knut_ipc_pool *p);
 
 /* A pooled body that can hold len bytes (old data, one ref), or NULL when
  * none fits; its storage already exists, so it costs no new memory. */
-knut_ipc_body *knut_ipc_body_reuse(knut_ipc_pool *p, int64_t len);
+knut_ipc_body *knut_arrow__ipc_body_reuse(knut_ipc_pool *p, int64_t len);
 /* A fresh body of len bytes (uninitialised data, at least 8-byte aligned),
  * one ref; its storage goes back to p (NULL: nowhere) when released. */
-knut_ipc_body *knut_ipc_body_new(knut_ipc_pool *p, int64_t len);
-uint8_t *knut_ipc_body_data(knut_ipc_body *b);
+knut_ipc_body *knut_arrow__ipc_body_new(knut_ipc_pool *p, int64_t len);
+uint8_t *knut_arrow__ipc_body_data(knut_ipc_body *b);
 /* Resizes the data to new_len, keeping its bytes (only before any array
  * refers to it). KNUT_ENOMEM on failure (b unchanged). */
-knut_status knut_ipc_body_resize(knut_ipc_body *b, int64_t new_len);
-void knut_ipc_body_unref(knut_ipc_body *b);
+knut_status knut_arrow__ipc_body_resize(knut_ipc_body *b, int64_t new_len);
+void knut_arrow__ipc_body_unref(knut_ipc_body *b);
 
 /*
  * Builds the struct array of one RecordBatch table over body (adding its
  * own references), checking node and buffer counts against fields, every
  * buffer against the body, sizes against lengths, then FULL validation.
  */
-knut_status knut_ipc_batch_decode(const knut_fb_table *rb, const struct ArrowSchema *schema,
-                                  const knut_ipc_fields *fields, knut_ipc_body *body,
-                                  int64_t body_len, struct ArrowArray *out, knut_error *err);
+knut_status knut_arrow__ipc_batch_decode(const knut_fb_table *rb, const struct ArrowSchema *schema,
+                                         const knut_ipc_fields *fields, knut_ipc_body *body,
+                                         int64_t body_len, struct ArrowArray *out, knut_error *err);
 
 #endif /* KNUT_ARROW_IPC_INT_H */

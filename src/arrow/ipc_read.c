@@ -185,15 +185,15 @@ static knut_status body_read(knut_arrow_ipc_reader *r, int64_t len, knut_ipc_bod
         return truncated(err, "the message body", len, left);
     /* a recycled block is memory already held, so a lying length costs
      * nothing extra: no need to grow into it step by step */
-    knut_ipc_body *b = knut_ipc_body_reuse(r->pool, len);
+    knut_ipc_body *b = knut_arrow__ipc_body_reuse(r->pool, len);
     int64_t have = 0, cap = (b || left >= 0 || len <= BODY_STEP) ? len : BODY_STEP;
     if (!b)
-        b = knut_ipc_body_new(r->pool, cap);
+        b = knut_arrow__ipc_body_new(r->pool, cap);
     if (!b)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory for a %lld-byte body",
                               (long long)cap);
     for (;;) {
-        st = read_full(r, knut_ipc_body_data(b) + have, (size_t)(cap - have), &got, err);
+        st = read_full(r, knut_arrow__ipc_body_data(b) + have, (size_t)(cap - have), &got, err);
         if (st)
             goto fail;
         have += (int64_t)got;
@@ -205,7 +205,7 @@ static knut_status body_read(knut_arrow_ipc_reader *r, int64_t len, knut_ipc_bod
             break;
         /* the bytes so far were real: allow twice as many */
         cap = cap > len / 2 ? len : cap * 2;
-        if (knut_ipc_body_resize(b, cap)) {
+        if (knut_arrow__ipc_body_resize(b, cap)) {
             st = knut_error_set(err, KNUT_ENOMEM, "out of memory for a %lld-byte body",
                                 (long long)cap);
             goto fail;
@@ -215,7 +215,7 @@ static knut_status body_read(knut_arrow_ipc_reader *r, int64_t len, knut_ipc_bod
     return KNUT_OK;
 
 fail:
-    knut_ipc_body_unref(b);
+    knut_arrow__ipc_body_unref(b);
     return st;
 }
 
@@ -281,15 +281,15 @@ static knut_status message_read(knut_arrow_ipc_reader *r, knut_fb_table *msg, ui
     int16_t version;
     int present;
     knut_fb_table root;
-    st = knut_fb_root(&root, r->meta, (size_t)meta_len, err);
+    st = knut_arrow__fb_root(&root, r->meta, (size_t)meta_len, err);
     if (!st)
-        st = knut_fb_read_i16(&root, KNUT_IPC_MESSAGE_VERSION, 0, &version, err);
+        st = knut_arrow__fb_read_i16(&root, KNUT_IPC_MESSAGE_VERSION, 0, &version, err);
     if (!st)
-        st = knut_fb_read_u8(&root, KNUT_IPC_MESSAGE_HEADER_TYPE, 0, type, err);
+        st = knut_arrow__fb_read_u8(&root, KNUT_IPC_MESSAGE_HEADER_TYPE, 0, type, err);
     if (!st)
-        st = knut_fb_read_table(&root, KNUT_IPC_MESSAGE_HEADER, msg, &present, err);
+        st = knut_arrow__fb_read_table(&root, KNUT_IPC_MESSAGE_HEADER, msg, &present, err);
     if (!st)
-        st = knut_fb_read_i64(&root, KNUT_IPC_MESSAGE_BODY_LENGTH, 0, body_len, err);
+        st = knut_arrow__fb_read_i64(&root, KNUT_IPC_MESSAGE_BODY_LENGTH, 0, body_len, err);
     if (st)
         return st;
     if (version < KNUT_IPC_METADATA_V4 || version > KNUT_IPC_METADATA_V5)
@@ -360,7 +360,7 @@ knut_status knut_arrow_ipc_reader_new(knut_arrow_ipc_reader **out, knut_arrow_ip
         goto fail_src;
     }
     r->src = src;
-    r->pool = knut_ipc_pool_new();
+    r->pool = knut_arrow__ipc_pool_new();
     if (!r->pool) {
         free(r);
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory creating an IPC reader");
@@ -381,10 +381,10 @@ knut_status knut_arrow_ipc_reader_new(knut_arrow_ipc_reader **out, knut_arrow_ip
         st = knut_error_set(err, KNUT_EPARSE, "expected a Schema message, got %s",
                             header_name(type));
     if (!st)
-        st = knut_ipc_schema_decode(&msg, r->max_fields, &r->schema, err);
+        st = knut_arrow__ipc_schema_decode(&msg, r->max_fields, &r->schema, err);
     if (!st)
-        st = knut_ipc_fields_init(&r->fields, &r->schema, err);
-    knut_ipc_body_unref(body);
+        st = knut_arrow__ipc_fields_init(&r->fields, &r->schema, err);
+    knut_arrow__ipc_body_unref(body);
     if (st) {
         knut_error_prefix(err, "message 0 at byte 0: ");
         knut_arrow_ipc_reader_free(r);
@@ -426,7 +426,8 @@ knut_status knut_arrow_ipc_reader_next(knut_arrow_ipc_reader *r, struct ArrowArr
     }
     if (!st) {
         if (type == KNUT_IPC_HDR_RECORD_BATCH)
-            st = knut_ipc_batch_decode(&msg, &r->schema, &r->fields, body, body_len, out, err);
+            st = knut_arrow__ipc_batch_decode(&msg, &r->schema, &r->fields, body, body_len, out,
+                                              err);
         else if (type == KNUT_IPC_HDR_DICTIONARY_BATCH)
             st = knut_error_set(err, KNUT_EUNSUPPORTED,
                                 "dictionary batches are not supported");
@@ -438,7 +439,7 @@ knut_status knut_arrow_ipc_reader_next(knut_arrow_ipc_reader *r, struct ArrowArr
         else
             st = knut_error_set(err, KNUT_EPARSE, "unknown message header type %u", type);
     }
-    knut_ipc_body_unref(body);
+    knut_arrow__ipc_body_unref(body);
     if (st)
         return reader_fail(r, index, start, st, err);
     return KNUT_OK;
@@ -451,8 +452,8 @@ void knut_arrow_ipc_reader_free(knut_arrow_ipc_reader *r)
     if (r->src.release)
         r->src.release(r->src.ctx);
     knut_arrow_schema_release(&r->schema);
-    knut_ipc_fields_reset(&r->fields);
-    knut_ipc_pool_close(r->pool);
+    knut_arrow__ipc_fields_reset(&r->fields);
+    knut_arrow__ipc_pool_close(r->pool);
     free(r->meta);
     free(r);
 }

@@ -48,8 +48,8 @@ static knut_status flatten(knut_ipc_fields *f, const struct ArrowSchema *s, int 
     return KNUT_OK;
 }
 
-knut_status knut_ipc_fields_init(knut_ipc_fields *out, const struct ArrowSchema *schema,
-                                 knut_error *err)
+knut_status knut_arrow__ipc_fields_init(knut_ipc_fields *out, const struct ArrowSchema *schema,
+                                        knut_error *err)
 {
     memset(out, 0, sizeof *out);
     KNUT_ASSERT_ARG(err, schema && schema->release && schema->format);
@@ -62,11 +62,11 @@ knut_status knut_ipc_fields_init(knut_ipc_fields *out, const struct ArrowSchema 
     for (int64_t i = 0; i < schema->n_children && !st; i++)
         st = flatten(out, schema->children[i], 1, &cap, err);
     if (st)
-        knut_ipc_fields_reset(out);
+        knut_arrow__ipc_fields_reset(out);
     return st;
 }
 
-void knut_ipc_fields_reset(knut_ipc_fields *f)
+void knut_arrow__ipc_fields_reset(knut_ipc_fields *f)
 {
     if (!f)
         return;
@@ -93,14 +93,14 @@ static knut_fb_ref metadata_encode(knut_fb_builder *b, const char *metadata)
     const char *k, *v;
     int32_t kl, vl, i = 0;
     while (i < n && knut_arrow_metadata_next(&r, &k, &kl, &v, &vl)) {
-        knut_fb_ref ks = knut_fb_string_create(b, k, (size_t)kl);
-        knut_fb_ref vs = knut_fb_string_create(b, v, (size_t)vl);
-        knut_fb_table_start(b);
-        knut_fb_table_add_ref(b, KNUT_IPC_KV_KEY, ks);
-        knut_fb_table_add_ref(b, KNUT_IPC_KV_VALUE, vs);
-        kv[i++] = knut_fb_table_end(b);
+        knut_fb_ref ks = knut_arrow__fb_string_create(b, k, (size_t)kl);
+        knut_fb_ref vs = knut_arrow__fb_string_create(b, v, (size_t)vl);
+        knut_arrow__fb_table_start(b);
+        knut_arrow__fb_table_add_ref(b, KNUT_IPC_KV_KEY, ks);
+        knut_arrow__fb_table_add_ref(b, KNUT_IPC_KV_VALUE, vs);
+        kv[i++] = knut_arrow__fb_table_end(b);
     }
-    knut_fb_ref vec = knut_fb_vector_refs_create(b, kv, (size_t)i);
+    knut_fb_ref vec = knut_arrow__fb_vector_refs_create(b, kv, (size_t)i);
     free(kv);
     return vec;
 }
@@ -134,33 +134,33 @@ static knut_status field_encode(knut_fb_builder *b, const struct ArrowSchema *s,
             goto cleanup;
     }
     /* Arrow C++ rejects a Field without a children vector, even a leaf. */
-    knut_fb_ref children = knut_fb_vector_refs_create(b, kids, (size_t)s->n_children);
-    knut_fb_ref name_ref = knut_fb_string_create(b, name, strlen(name));
+    knut_fb_ref children = knut_arrow__fb_vector_refs_create(b, kids, (size_t)s->n_children);
+    knut_fb_ref name_ref = knut_arrow__fb_string_create(b, name, strlen(name));
     knut_fb_ref meta = metadata_encode(b, s->metadata);
     uint8_t type_id = 0;
-    knut_fb_ref type = knut_ipc_type_encode(b, &t, s->flags, &type_id);
+    knut_fb_ref type = knut_arrow__ipc_type_encode(b, &t, s->flags, &type_id);
     if (!type_id) {
         st = knut_error_set(err, KNUT_EUNSUPPORTED, "column '%s': type %s not supported in IPC",
                             name, knut_arrow_type_name(t.type));
         goto cleanup;
     }
-    knut_fb_table_start(b);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_NAME, name_ref);
-    knut_fb_table_add_u8(b, KNUT_IPC_FIELD_NULLABLE, (s->flags & ARROW_FLAG_NULLABLE) ? 1 : 0,
-                         0);
-    knut_fb_table_add_u8(b, KNUT_IPC_FIELD_TYPE_TYPE, type_id, 0);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_TYPE, type);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_CHILDREN, children);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_METADATA, meta);
-    *out = knut_fb_table_end(b);
+    knut_arrow__fb_table_start(b);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_NAME, name_ref);
+    knut_arrow__fb_table_add_u8(b, KNUT_IPC_FIELD_NULLABLE,
+                                (s->flags & ARROW_FLAG_NULLABLE) ? 1 : 0, 0);
+    knut_arrow__fb_table_add_u8(b, KNUT_IPC_FIELD_TYPE_TYPE, type_id, 0);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_TYPE, type);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_CHILDREN, children);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_METADATA, meta);
+    *out = knut_arrow__fb_table_end(b);
 
 cleanup:
     free(kids);
     return st;
 }
 
-knut_status knut_ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema *schema,
-                                   knut_fb_ref *out, knut_error *err)
+knut_status knut_arrow__ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema *schema,
+                                          knut_fb_ref *out, knut_error *err)
 {
     knut_fb_ref *cols = NULL;
     knut_status st = KNUT_OK;
@@ -173,13 +173,13 @@ knut_status knut_ipc_schema_encode(knut_fb_builder *b, const struct ArrowSchema 
     for (int64_t i = 0; i < n && !st; i++)
         st = field_encode(b, schema->children[i], 1, &cols[i], err);
     if (!st) {
-        knut_fb_ref fields = knut_fb_vector_refs_create(b, cols, (size_t)n);
+        knut_fb_ref fields = knut_arrow__fb_vector_refs_create(b, cols, (size_t)n);
         knut_fb_ref meta = metadata_encode(b, schema->metadata);
-        knut_fb_table_start(b);
+        knut_arrow__fb_table_start(b);
         /* endianness Little is the default, so it is left out */
-        knut_fb_table_add_ref(b, KNUT_IPC_SCHEMA_FIELDS, fields);
-        knut_fb_table_add_ref(b, KNUT_IPC_SCHEMA_METADATA, meta);
-        *out = knut_fb_table_end(b);
+        knut_arrow__fb_table_add_ref(b, KNUT_IPC_SCHEMA_FIELDS, fields);
+        knut_arrow__fb_table_add_ref(b, KNUT_IPC_SCHEMA_METADATA, meta);
+        *out = knut_arrow__fb_table_end(b);
     }
     free(cols);
     return st;
@@ -198,7 +198,7 @@ static knut_status metadata_decode(const knut_fb_table *t, int id, char **out, d
 {
     knut_fb_vector v;
     int present;
-    knut_status st = knut_fb_read_vector(t, id, 4, &v, &present, c->err);
+    knut_status st = knut_arrow__fb_read_vector(t, id, 4, &v, &present, c->err);
     char **keys = NULL, **vals = NULL;
     *out = NULL;
     if (st || !present || v.count == 0)
@@ -215,11 +215,11 @@ static knut_status metadata_decode(const knut_fb_table *t, int id, char **out, d
         const char *k = "", *val = "";
         size_t kl = 0, vl = 0;
         int kp, vp;
-        st = knut_fb_vector_table(&v, i, &kv, c->err);
+        st = knut_arrow__fb_vector_table(&v, i, &kv, c->err);
         if (!st)
-            st = knut_fb_read_string(&kv, KNUT_IPC_KV_KEY, &k, &kl, &kp, c->err);
+            st = knut_arrow__fb_read_string(&kv, KNUT_IPC_KV_KEY, &k, &kl, &kp, c->err);
         if (!st)
-            st = knut_fb_read_string(&kv, KNUT_IPC_KV_VALUE, &val, &vl, &vp, c->err);
+            st = knut_arrow__fb_read_string(&kv, KNUT_IPC_KV_VALUE, &val, &vl, &vp, c->err);
         if (st)
             goto cleanup;
         keys[i] = strndup(kp ? k : "", kp ? kl : 0);
@@ -263,7 +263,7 @@ static knut_status field_decode(const knut_fb_table *f, struct ArrowSchema *out,
     if (++c->n_fields > c->max_fields)
         return knut_error_set(c->err, KNUT_ETOOBIG, "schema has more than %lld fields",
                               (long long)c->max_fields);
-    st = knut_fb_read_string(f, KNUT_IPC_FIELD_NAME, &name, &name_len, &present, c->err);
+    st = knut_arrow__fb_read_string(f, KNUT_IPC_FIELD_NAME, &name, &name_len, &present, c->err);
     if (st)
         return st;
     name_z = strndup(present ? name : "", present ? name_len : 0);
@@ -273,18 +273,18 @@ static knut_status field_decode(const knut_fb_table *f, struct ArrowSchema *out,
     snprintf(c->path + path_len, sizeof c->path - path_len, "%s%s", path_len ? "." : "",
              name_z);
 
-    st = knut_fb_read_u8(f, KNUT_IPC_FIELD_NULLABLE, 0, &nullable, c->err);
+    st = knut_arrow__fb_read_u8(f, KNUT_IPC_FIELD_NULLABLE, 0, &nullable, c->err);
     if (!st)
-        st = knut_fb_read_table(f, KNUT_IPC_FIELD_DICTIONARY, &dict, &present, c->err);
+        st = knut_arrow__fb_read_table(f, KNUT_IPC_FIELD_DICTIONARY, &dict, &present, c->err);
     if (st)
         goto cleanup;
     if (present) {
         st = bad_field(c, KNUT_EUNSUPPORTED, "dictionary-encoded fields are not supported");
         goto cleanup;
     }
-    st = knut_ipc_type_decode(f, c->path, &t, &flags, c->err);
+    st = knut_arrow__ipc_type_decode(f, c->path, &t, &flags, c->err);
     if (!st)
-        st = knut_fb_read_vector(f, KNUT_IPC_FIELD_CHILDREN, 4, &kids, &present, c->err);
+        st = knut_arrow__fb_read_vector(f, KNUT_IPC_FIELD_CHILDREN, 4, &kids, &present, c->err);
     if (!st)
         st = metadata_decode(f, KNUT_IPC_FIELD_METADATA, &meta, c);
     if (st)
@@ -309,7 +309,7 @@ static knut_status field_decode(const knut_fb_table *f, struct ArrowSchema *out,
         st = knut_arrow_schema_set_metadata(out, meta, c->err);
     for (uint32_t i = 0; !st && i < kids.count; i++) {
         knut_fb_table kt;
-        st = knut_fb_vector_table(&kids, i, &kt, c->err);
+        st = knut_arrow__fb_vector_table(&kids, i, &kt, c->err);
         if (!st)
             st = field_decode(&kt, out->children[i], c);
     }
@@ -328,8 +328,8 @@ cleanup:
     return st;
 }
 
-knut_status knut_ipc_schema_decode(const knut_fb_table *schema, int64_t max_fields,
-                                   struct ArrowSchema *out, knut_error *err)
+knut_status knut_arrow__ipc_schema_decode(const knut_fb_table *schema, int64_t max_fields,
+                                          struct ArrowSchema *out, knut_error *err)
 {
     decode_ctx c = {.max_fields = max_fields, .err = err};
     knut_fb_vector fields = {0};
@@ -339,12 +339,12 @@ knut_status knut_ipc_schema_decode(const knut_fb_table *schema, int64_t max_fiel
     knut_status st;
 
     out->release = NULL;
-    st = knut_fb_read_u8(schema, KNUT_IPC_SCHEMA_ENDIANNESS, 0, &big, err);
+    st = knut_arrow__fb_read_u8(schema, KNUT_IPC_SCHEMA_ENDIANNESS, 0, &big, err);
     if (st)
         return st;
     if (big)
         return knut_error_set(err, KNUT_EUNSUPPORTED, "big-endian streams are not supported");
-    st = knut_fb_read_vector(schema, KNUT_IPC_SCHEMA_FIELDS, 4, &fields, &present, err);
+    st = knut_arrow__fb_read_vector(schema, KNUT_IPC_SCHEMA_FIELDS, 4, &fields, &present, err);
     if (!st && (int64_t)fields.count > max_fields)
         st = knut_error_set(err, KNUT_ETOOBIG, "schema has more than %lld fields",
                             (long long)max_fields);
@@ -356,7 +356,7 @@ knut_status knut_ipc_schema_decode(const knut_fb_table *schema, int64_t max_fiel
         st = knut_arrow_schema_set_metadata(out, meta, err);
     for (uint32_t i = 0; !st && i < fields.count; i++) {
         knut_fb_table ft;
-        st = knut_fb_vector_table(&fields, i, &ft, err);
+        st = knut_arrow__fb_vector_table(&fields, i, &ft, err);
         if (!st)
             st = field_decode(&ft, out->children[i], &c);
     }

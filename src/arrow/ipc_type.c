@@ -167,31 +167,31 @@ static void param_set(knut_arrow_type_info *t, int64_t *flags, int param, int k,
 /* ---- encoding ---------------------------------------------------------- */
 
 /* Builds the Type table of t; *type_id gets its union member (0: none). */
-knut_fb_ref knut_ipc_type_encode(knut_fb_builder *b, const knut_arrow_type_info *t, int64_t flags,
-                                 uint8_t *type_id)
+knut_fb_ref knut_arrow__ipc_type_encode(knut_fb_builder *b, const knut_arrow_type_info *t,
+                                        int64_t flags, uint8_t *type_id)
 {
     size_t r = 0;
     while (r < N_TYPES && ipc_types[r].type != t->type)
         r++;
     knut_fb_ref tz = 0;
     if (t->type == KNUT_ARROW_TIMESTAMP && t->timezone[0])
-        tz = knut_fb_string_create(b, t->timezone, strlen(t->timezone));
-    knut_fb_table_start(b);
+        tz = knut_arrow__fb_string_create(b, t->timezone, strlen(t->timezone));
+    knut_arrow__fb_table_start(b);
     *type_id = r < N_TYPES ? ipc_types[r].id : 0;
     const struct fb_member *m = &fb_members[*type_id];
     for (int k = 0; k < 3 && r < N_TYPES; k++) {
         int32_t lo = ipc_types[r].sel[k].lo, hi = ipc_types[r].sel[k].hi;
         int32_t v = lo == hi ? lo : param_get(t, flags, m->param, k);
         if (m->width[k] == W_U8)
-            knut_fb_table_add_u8(b, k, (uint8_t)v, (uint8_t)m->dflt[k]);
+            knut_arrow__fb_table_add_u8(b, k, (uint8_t)v, (uint8_t)m->dflt[k]);
         else if (m->width[k] == W_I16)
-            knut_fb_table_add_i16(b, k, (int16_t)v, (int16_t)m->dflt[k]);
+            knut_arrow__fb_table_add_i16(b, k, (int16_t)v, (int16_t)m->dflt[k]);
         else if (m->width[k] == W_I32)
-            knut_fb_table_add_i32(b, k, v, m->dflt[k]);
+            knut_arrow__fb_table_add_i32(b, k, v, m->dflt[k]);
     }
     if (tz)
-        knut_fb_table_add_ref(b, 1, tz);
-    return knut_fb_table_end(b);
+        knut_arrow__fb_table_add_ref(b, 1, tz);
+    return knut_arrow__fb_table_end(b);
 }
 
 /* ---- decoding ---------------------------------------------------------- */
@@ -210,27 +210,27 @@ static knut_status slot_read(const knut_fb_table *tbl, const struct fb_member *m
     *v = 0;
     if (m->width[k] == W_U8) {
         uint8_t u8;
-        st = knut_fb_read_u8(tbl, k, (uint8_t)m->dflt[k], &u8, err);
+        st = knut_arrow__fb_read_u8(tbl, k, (uint8_t)m->dflt[k], &u8, err);
         *v = u8 != 0; /* a flag: any non-zero byte is true */
     } else if (m->width[k] == W_I16) {
         int16_t i16;
-        st = knut_fb_read_i16(tbl, k, (int16_t)m->dflt[k], &i16, err);
+        st = knut_arrow__fb_read_i16(tbl, k, (int16_t)m->dflt[k], &i16, err);
         *v = i16;
     } else if (m->width[k] == W_I32) {
-        st = knut_fb_read_i32(tbl, k, m->dflt[k], v, err);
+        st = knut_arrow__fb_read_i32(tbl, k, m->dflt[k], v, err);
     }
     return st;
 }
 
-knut_status knut_ipc_type_decode(const knut_fb_table *f, const char *path,
-                                 knut_arrow_type_info *t, int64_t *flags, knut_error *err)
+knut_status knut_arrow__ipc_type_decode(const knut_fb_table *f, const char *path,
+                                        knut_arrow_type_info *t, int64_t *flags, knut_error *err)
 {
     uint8_t tt;
     knut_fb_table tbl;
     int present;
-    knut_status st = knut_fb_read_u8(f, KNUT_IPC_FIELD_TYPE_TYPE, 0, &tt, err);
+    knut_status st = knut_arrow__fb_read_u8(f, KNUT_IPC_FIELD_TYPE_TYPE, 0, &tt, err);
     if (!st)
-        st = knut_fb_read_table(f, KNUT_IPC_FIELD_TYPE, &tbl, &present, err);
+        st = knut_arrow__fb_read_table(f, KNUT_IPC_FIELD_TYPE, &tbl, &present, err);
     if (st)
         return st;
     if (tt == 0 || !present)
@@ -252,7 +252,7 @@ knut_status knut_ipc_type_decode(const knut_fb_table *f, const char *path,
     for (int k = 0; k < 3 && !st; k++)
         st = slot_read(&tbl, m, k, &v[k], err);
     if (!st && tt == T_TIMESTAMP)
-        st = knut_fb_read_string(&tbl, 1, &tz, &tzl, &has_tz, err);
+        st = knut_arrow__fb_read_string(&tbl, 1, &tz, &tzl, &has_tz, err);
     if (st)
         return st;
     /* the first row of the member whose slot values all fit */

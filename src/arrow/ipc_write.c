@@ -141,13 +141,13 @@ static knut_status message_write(knut_arrow_ipc_writer *w, uint8_t header_type,
     knut_fb_builder *b = &w->fb;
     const uint8_t *meta;
     size_t meta_len;
-    knut_fb_table_start(b);
-    knut_fb_table_add_i16(b, KNUT_IPC_MESSAGE_VERSION, KNUT_IPC_METADATA_V5, 0);
-    knut_fb_table_add_u8(b, KNUT_IPC_MESSAGE_HEADER_TYPE, header_type, 0);
-    knut_fb_table_add_ref(b, KNUT_IPC_MESSAGE_HEADER, header);
-    knut_fb_table_add_i64(b, KNUT_IPC_MESSAGE_BODY_LENGTH, body_len, 0);
-    knut_fb_ref msg = knut_fb_table_end(b);
-    knut_status st = knut_fb_builder_finish(b, msg, &meta, &meta_len, err);
+    knut_arrow__fb_table_start(b);
+    knut_arrow__fb_table_add_i16(b, KNUT_IPC_MESSAGE_VERSION, KNUT_IPC_METADATA_V5, 0);
+    knut_arrow__fb_table_add_u8(b, KNUT_IPC_MESSAGE_HEADER_TYPE, header_type, 0);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_MESSAGE_HEADER, header);
+    knut_arrow__fb_table_add_i64(b, KNUT_IPC_MESSAGE_BODY_LENGTH, body_len, 0);
+    knut_fb_ref msg = knut_arrow__fb_table_end(b);
+    knut_status st = knut_arrow__fb_builder_finish(b, msg, &meta, &meta_len, err);
     if (st)
         return st;
     if (meta_len > INT32_MAX)
@@ -371,11 +371,11 @@ knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out, knut_arrow_ip
     if (!w)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory creating an IPC writer");
     w->sink = sink;
-    knut_fb_builder_init(&w->fb, 0);
+    knut_arrow__fb_builder_init(&w->fb, 0);
     st = knut_arrow_schema_deep_copy(&w->schema, schema, err);
     if (st)
         goto cleanup;
-    st = knut_ipc_fields_init(&w->fields, &w->schema, err);
+    st = knut_arrow__ipc_fields_init(&w->fields, &w->schema, err);
     if (st)
         goto cleanup;
     size_t nf = (size_t)w->fields.n, nb = (size_t)w->fields.n_buffers;
@@ -387,7 +387,7 @@ knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out, knut_arrow_ip
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory creating an IPC writer");
         goto cleanup;
     }
-    st = knut_ipc_schema_encode(&w->fb, &w->schema, &header, err);
+    st = knut_arrow__ipc_schema_encode(&w->fb, &w->schema, &header, err);
     if (!st)
         st = message_write(w, KNUT_IPC_HDR_SCHEMA, header, 0, 0, err);
 
@@ -432,16 +432,16 @@ knut_status knut_arrow_ipc_writer_write(knut_arrow_ipc_writer *w, const struct A
         st = plan_array(&p, batch->children[i], batch->offset, batch->length);
     if (!st) {
         knut_fb_builder *b = &w->fb;
-        knut_fb_builder_clear(b);
-        knut_fb_ref nodes = knut_fb_vector_structs_create(b, w->nodes, KNUT_IPC_STRUCT_SIZE,
-                                                          (size_t)p.field, 8);
-        knut_fb_ref bufs = knut_fb_vector_structs_create(b, w->bufs, KNUT_IPC_STRUCT_SIZE,
-                                                         (size_t)p.buffer, 8);
-        knut_fb_table_start(b);
-        knut_fb_table_add_i64(b, KNUT_IPC_BATCH_LENGTH, batch->length, 0);
-        knut_fb_table_add_ref(b, KNUT_IPC_BATCH_NODES, nodes);
-        knut_fb_table_add_ref(b, KNUT_IPC_BATCH_BUFFERS, bufs);
-        knut_fb_ref rb = knut_fb_table_end(b);
+        knut_arrow__fb_builder_clear(b);
+        knut_fb_ref nodes = knut_arrow__fb_vector_structs_create(b, w->nodes, KNUT_IPC_STRUCT_SIZE,
+                                                                 (size_t)p.field, 8);
+        knut_fb_ref bufs = knut_arrow__fb_vector_structs_create(b, w->bufs, KNUT_IPC_STRUCT_SIZE,
+                                                                (size_t)p.buffer, 8);
+        knut_arrow__fb_table_start(b);
+        knut_arrow__fb_table_add_i64(b, KNUT_IPC_BATCH_LENGTH, batch->length, 0);
+        knut_arrow__fb_table_add_ref(b, KNUT_IPC_BATCH_NODES, nodes);
+        knut_arrow__fb_table_add_ref(b, KNUT_IPC_BATCH_BUFFERS, bufs);
+        knut_fb_ref rb = knut_arrow__fb_table_end(b);
         st = message_write(w, KNUT_IPC_HDR_RECORD_BATCH, rb, p.body, p.buffer, err);
     }
     scratch_free(w);
@@ -474,8 +474,8 @@ void knut_arrow_ipc_writer_free(knut_arrow_ipc_writer *w)
     scratch_free(w);
     free(w->scratch);
     knut_arrow_schema_release(&w->schema);
-    knut_ipc_fields_reset(&w->fields);
-    knut_fb_builder_reset(&w->fb);
+    knut_arrow__ipc_fields_reset(&w->fields);
+    knut_arrow__fb_builder_reset(&w->fb);
     free(w->nodes);
     free(w->bufs);
     free(w->segs);

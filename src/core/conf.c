@@ -19,7 +19,7 @@
 /* Longest value quoted back in a getter's error message. */
 #define CONF_PREVIEW_MAX 40
 
-knut_conf *knut_conf__node_new(knut_conf_kind kind, const char *file, int line, int col)
+knut_conf *knut_core__conf_node_new(knut_conf_kind kind, const char *file, int line, int col)
 {
     knut_conf *n = calloc(1, sizeof *n);
     if (!n)
@@ -31,7 +31,7 @@ knut_conf *knut_conf__node_new(knut_conf_kind kind, const char *file, int line, 
     return n;
 }
 
-knut_status knut_conf__append(knut_conf *parent, knut_conf *child)
+knut_status knut_core__conf_append(knut_conf *parent, knut_conf *child)
 {
     if (parent->n == parent->cap) {
         size_t ncap = parent->cap ? parent->cap * 2 : 4;
@@ -45,14 +45,14 @@ knut_status knut_conf__append(knut_conf *parent, knut_conf *child)
     return KNUT_OK;
 }
 
-void knut_conf__node_free(knut_conf *n)
+void knut_core__conf_node_free(knut_conf *n)
 {
     if (!n)
         return;
     /* Recursion is bounded: the parsers refuse nesting deeper than
      * KNUT_CONF_MAX_DEPTH. */
     for (size_t i = 0; i < n->n; i++)
-        knut_conf__node_free(n->items[i]);
+        knut_core__conf_node_free(n->items[i]);
     free(n->items);
     free(n->text);
     free(n->key);
@@ -62,7 +62,7 @@ void knut_conf__node_free(knut_conf *n)
 
 void knut_conf_free(knut_conf *root)
 {
-    knut_conf__node_free(root);
+    knut_core__conf_node_free(root);
 }
 
 /* ---- navigation -------------------------------------------------------- */
@@ -345,7 +345,7 @@ knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
     if (len > KNUT_CONF_MAX_BYTES)
         return knut_error_set(err, KNUT_ETOOBIG, "%s: config is %zu bytes, over the %zu-byte limit",
                               name, len, KNUT_CONF_MAX_BYTES);
-    return knut_conf__parse_yaml(out, text ? text : "", len, name, 0, err);
+    return knut_core__conf_parse_yaml(out, text ? text : "", len, name, 0, err);
 }
 
 static int has_json_ext(const char *path)

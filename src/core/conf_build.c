@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-knut_status knut_conf__fail_at(conf_builder *b, knut_status code, int line, int col,
-                               const char *fmt, ...)
+knut_status knut_core__conf_fail_at(conf_builder *b, knut_status code, int line, int col,
+                                    const char *fmt, ...)
 {
     char msg[KNUT_ERROR_MSG_MAX];
     va_list ap;
@@ -21,28 +21,28 @@ knut_status knut_conf__fail_at(conf_builder *b, knut_status code, int line, int 
     return knut_error_set(b->err, code, "%s:%d:%d: %s", b->file, line, col, msg);
 }
 
-knut_status knut_conf__oom(conf_builder *b)
+knut_status knut_core__conf_oom(conf_builder *b)
 {
     return knut_error_set(b->err, KNUT_ENOMEM, "%s: out of memory while loading config", b->file);
 }
 
-knut_status knut_conf__count_node(conf_builder *b, int alias, int line, int col)
+knut_status knut_core__conf_count_node(conf_builder *b, int alias, int line, int col)
 {
     if (++b->nodes > KNUT_CONF_MAX_NODES)
-        return knut_conf__fail_at(b, KNUT_ETOOBIG, line, col, "more than %zu nodes in one document",
-                                  KNUT_CONF_MAX_NODES);
+        return knut_core__conf_fail_at(b, KNUT_ETOOBIG, line, col,
+                                       "more than %zu nodes in one document", KNUT_CONF_MAX_NODES);
     if (alias && ++b->alias_nodes > KNUT_CONF_MAX_ALIAS_NODES)
-        return knut_conf__fail_at(b, KNUT_ETOOBIG, line, col,
-                                  "aliases expand to more than %zu nodes (anchor/alias bomb?)",
-                                  KNUT_CONF_MAX_ALIAS_NODES);
+        return knut_core__conf_fail_at(b, KNUT_ETOOBIG, line, col,
+                                       "aliases expand to more than %zu nodes (anchor/alias bomb?)",
+                                       KNUT_CONF_MAX_ALIAS_NODES);
     return KNUT_OK;
 }
 
-knut_status knut_conf__bury(conf_builder *b, knut_conf *n)
+knut_status knut_core__conf_bury(conf_builder *b, knut_conf *n)
 {
-    if (knut_conf__append(b->graveyard, n) != KNUT_OK) {
-        knut_conf__node_free(n);
-        return knut_conf__oom(b);
+    if (knut_core__conf_append(b->graveyard, n) != KNUT_OK) {
+        knut_core__conf_node_free(n);
+        return knut_core__conf_oom(b);
     }
     return KNUT_OK;
 }
@@ -52,19 +52,20 @@ knut_status knut_conf__bury(conf_builder *b, knut_conf *n)
  * below the current depth. Copies keep the anchor's positions, which is
  * where the text actually is.
  */
-knut_status knut_conf__copy_node(conf_builder *b, const knut_conf *src, int room, knut_conf **out)
+knut_status knut_core__conf_copy_node(conf_builder *b, const knut_conf *src, int room,
+                                      knut_conf **out)
 {
     *out = NULL;
-    knut_status st = knut_conf__count_node(b, 1, src->line, src->col);
+    knut_status st = knut_core__conf_count_node(b, 1, src->line, src->col);
     if (st != KNUT_OK)
         return st;
     int is_coll = src->kind == KNUT_CONF_SEQ || src->kind == KNUT_CONF_MAP;
     if (is_coll && room <= 0)
-        return knut_conf__fail_at(b, KNUT_ETOOBIG, src->line, src->col,
-                                  "alias nests deeper than %d levels", KNUT_CONF_MAX_DEPTH);
-    knut_conf *n = knut_conf__node_new(src->kind, src->file, src->line, src->col);
+        return knut_core__conf_fail_at(b, KNUT_ETOOBIG, src->line, src->col,
+                                       "alias nests deeper than %d levels", KNUT_CONF_MAX_DEPTH);
+    knut_conf *n = knut_core__conf_node_new(src->kind, src->file, src->line, src->col);
     if (!n)
-        return knut_conf__oom(b);
+        return knut_core__conf_oom(b);
     n->plain = src->plain;
     n->key_line = src->key_line;
     n->key_col = src->key_col;
@@ -74,19 +75,19 @@ knut_status knut_conf__copy_node(conf_builder *b, const knut_conf *src, int room
     if (src->key)
         n->key = strdup(src->key);
     if ((src->text && !n->text) || (src->key && !n->key)) {
-        knut_conf__node_free(n);
-        return knut_conf__oom(b);
+        knut_core__conf_node_free(n);
+        return knut_core__conf_oom(b);
     }
     n->text_len = src->text_len;
     for (size_t i = 0; i < src->n; i++) {
         knut_conf *child;
-        st = knut_conf__copy_node(b, src->items[i], room - 1, &child);
-        if (st == KNUT_OK && knut_conf__append(n, child) != KNUT_OK) {
-            knut_conf__node_free(child);
-            st = knut_conf__oom(b);
+        st = knut_core__conf_copy_node(b, src->items[i], room - 1, &child);
+        if (st == KNUT_OK && knut_core__conf_append(n, child) != KNUT_OK) {
+            knut_core__conf_node_free(child);
+            st = knut_core__conf_oom(b);
         }
         if (st != KNUT_OK) {
-            knut_conf__node_free(n);
+            knut_core__conf_node_free(n);
             return st;
         }
     }
@@ -136,7 +137,7 @@ static size_t merge_source_count(const knut_conf *v)
  * map(s) are copied in unless the map already has the key (explicit keys
  * win; with a list of maps, earlier maps win), as YAML's merge type says.
  */
-knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
+knut_status knut_core__conf_map_finish(conf_builder *b, knut_conf *m)
 {
     knut_status st = KNUT_OK;
     map_key *keys = NULL;
@@ -153,8 +154,8 @@ knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
         for (size_t j = 0; ok && v->kind == KNUT_CONF_SEQ && j < v->n; j++)
             ok = v->items[j]->kind == KNUT_CONF_MAP;
         if (!ok)
-            return knut_conf__fail_at(b, KNUT_EINVAL, v->line, v->col,
-                                      "merge key '<<' expects a map or a list of maps");
+            return knut_core__conf_fail_at(b, KNUT_EINVAL, v->line, v->col,
+                                           "merge key '<<' expects a map or a list of maps");
         for (size_t s = 0; s < merge_source_count(v); s++)
             total += merge_source(v, s)->n;
     }
@@ -164,7 +165,7 @@ knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
     keys = malloc((total ? total : 1) * sizeof *keys);
     wins = calloc(total ? total : 1, 1);
     if (!keys || !wins) {
-        st = knut_conf__oom(b);
+        st = knut_core__conf_oom(b);
         goto cleanup;
     }
     size_t k = 0;
@@ -203,9 +204,9 @@ knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
         i = j;
     }
     if (dup) {
-        st = knut_conf__fail_at(b, KNUT_EINVAL, dup->node->key_line, dup->node->key_col,
-                                "duplicate key '%s' (first at %d:%d)", dup->node->key,
-                                dup_first->node->key_line, dup_first->node->key_col);
+        st = knut_core__conf_fail_at(b, KNUT_EINVAL, dup->node->key_line, dup->node->key_col,
+                                     "duplicate key '%s' (first at %d:%d)", dup->node->key,
+                                     dup_first->node->key_line, dup_first->node->key_col);
         goto cleanup;
     }
     if (nown == m->n)
@@ -219,8 +220,8 @@ knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
     for (size_t i = 0; i < nm && st == KNUT_OK; i++) {
         if (is_merge_entry(b, all[i]))
             continue;
-        if (knut_conf__append(m, all[i]) != KNUT_OK)
-            st = knut_conf__oom(b); /* what was not moved yet is freed below */
+        if (knut_core__conf_append(m, all[i]) != KNUT_OK)
+            st = knut_core__conf_oom(b); /* what was not moved yet is freed below */
         else
             all[i] = NULL;
     }
@@ -230,7 +231,7 @@ knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
         if (!v)
             continue;
         all[i] = NULL;
-        st = knut_conf__bury(b, v);
+        st = knut_core__conf_bury(b, v);
         for (size_t s = 0; st == KNUT_OK && s < merge_source_count(v); s++) {
             const knut_conf *src = merge_source(v, s);
             for (size_t j = 0; j < src->n && st == KNUT_OK; j++) {
@@ -238,16 +239,16 @@ knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m)
                     continue;
                 knut_conf *copy;
                 int room = KNUT_CONF_MAX_DEPTH - b->depth;
-                st = knut_conf__copy_node(b, src->items[j], room, &copy);
-                if (st == KNUT_OK && knut_conf__append(m, copy) != KNUT_OK) {
-                    knut_conf__node_free(copy);
-                    st = knut_conf__oom(b);
+                st = knut_core__conf_copy_node(b, src->items[j], room, &copy);
+                if (st == KNUT_OK && knut_core__conf_append(m, copy) != KNUT_OK) {
+                    knut_core__conf_node_free(copy);
+                    st = knut_core__conf_oom(b);
                 }
             }
         }
     }
     for (size_t i = 0; i < nm; i++)
-        knut_conf__node_free(all[i]);
+        knut_core__conf_node_free(all[i]);
 cleanup:
     free(all);
     free(keys);

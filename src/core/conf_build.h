@@ -39,18 +39,18 @@ typedef struct conf_builder {
 } conf_builder;
 
 /* Sets err to "file:line:col: message" and returns code. */
-knut_status knut_conf__fail_at(conf_builder *b, knut_status code, int line, int col,
-                               const char *fmt, ...) KNUT_PRINTF(5, 6);
-knut_status knut_conf__oom(conf_builder *b);
+knut_status knut_core__conf_fail_at(conf_builder *b, knut_status code, int line, int col,
+                                    const char *fmt, ...) KNUT_PRINTF(5, 6);
+knut_status knut_core__conf_oom(conf_builder *b);
 /* Counts a new node against the document's limits. */
-knut_status knut_conf__count_node(conf_builder *b, int alias, int line, int col);
+knut_status knut_core__conf_count_node(conf_builder *b, int alias, int line, int col);
 /* Keeps a node dropped from the tree alive until the parse ends. */
-knut_status knut_conf__bury(conf_builder *b, knut_conf *n);
+knut_status knut_core__conf_bury(conf_builder *b, knut_conf *n);
 /* Deep copy for an alias or a merge; `room` is how many more collection
  * levels fit below the current depth. */
-knut_status knut_conf__copy_node(conf_builder *b, const knut_conf *src, int room,
-                                 knut_conf **out);
+knut_status knut_core__conf_copy_node(conf_builder *b, const knut_conf *src, int room,
+                                      knut_conf **out);
 /* Rejects duplicate keys and applies merge keys when a map ends. */
-knut_status knut_conf__map_finish(conf_builder *b, knut_conf *m);
+knut_status knut_core__conf_map_finish(conf_builder *b, knut_conf *m);
 
 #endif

@@ -37,15 +37,15 @@ struct knut_conf {
 };
 
 /* Allocates a node of the given kind at line:col, sharing the file name. */
-knut_conf *knut_conf__node_new(knut_conf_kind kind, const char *file, int line, int col);
+knut_conf *knut_core__conf_node_new(knut_conf_kind kind, const char *file, int line, int col);
 /* Appends child to a seq or map (the key is already set on child). */
-knut_status knut_conf__append(knut_conf *parent, knut_conf *child);
+knut_status knut_core__conf_append(knut_conf *parent, knut_conf *child);
 /* Frees a node and everything below it (not the shared file name). */
-void knut_conf__node_free(knut_conf *n);
+void knut_core__conf_node_free(knut_conf *n);
 
 /* Builds the tree from YAML with libyaml. json != 0 turns off YAML-only
  * features (merge keys) so a JSON key "<<" stays an ordinary key. */
-knut_status knut_conf__parse_yaml(knut_conf **out, const char *text, size_t len,
-                                  const char *name, int json, knut_error *err);
+knut_status knut_core__conf_parse_yaml(knut_conf **out, const char *text, size_t len,
+                                       const char *name, int json, knut_error *err);
 
 #endif

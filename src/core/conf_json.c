@@ -48,7 +48,7 @@ static knut_status from_json(json_builder *jb, json_t *v, int depth, knut_conf *
     if ((kind == KNUT_CONF_MAP || kind == KNUT_CONF_SEQ) && depth >= KNUT_CONF_MAX_DEPTH)
         return knut_error_set(jb->err, KNUT_ETOOBIG, "%s: nesting deeper than %d levels",
                               jb->file, KNUT_CONF_MAX_DEPTH);
-    knut_conf *n = knut_conf__node_new(kind, jb->file, 0, 0);
+    knut_conf *n = knut_core__conf_node_new(kind, jb->file, 0, 0);
     if (!n)
         return json_oom(jb);
     knut_status st = KNUT_OK;
@@ -86,8 +86,8 @@ static knut_status from_json(json_builder *jb, json_t *v, int depth, knut_conf *
             if (st != KNUT_OK)
                 goto cleanup;
             c->key = strdup(key);
-            if (!c->key || knut_conf__append(n, c) != KNUT_OK) {
-                knut_conf__node_free(c);
+            if (!c->key || knut_core__conf_append(n, c) != KNUT_OK) {
+                knut_core__conf_node_free(c);
                 st = json_oom(jb);
                 goto cleanup;
             }
@@ -102,8 +102,8 @@ static knut_status from_json(json_builder *jb, json_t *v, int depth, knut_conf *
             st = from_json(jb, child, depth + 1, &c);
             if (st != KNUT_OK)
                 goto cleanup;
-            if (knut_conf__append(n, c) != KNUT_OK) {
-                knut_conf__node_free(c);
+            if (knut_core__conf_append(n, c) != KNUT_OK) {
+                knut_core__conf_node_free(c);
                 st = json_oom(jb);
                 goto cleanup;
             }
@@ -125,7 +125,7 @@ static knut_status from_json(json_builder *jb, json_t *v, int depth, knut_conf *
     }
 cleanup:
     if (st != KNUT_OK) {
-        knut_conf__node_free(n);
+        knut_core__conf_node_free(n);
         return st;
     }
     *out = n;
@@ -160,7 +160,7 @@ knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
         goto cleanup;
     }
     knut_error yerr = KNUT_ERROR_INIT;
-    st = knut_conf__parse_yaml(out, text, len, name, 1, &yerr);
+    st = knut_core__conf_parse_yaml(out, text, len, name, 1, &yerr);
     if (st == KNUT_OK || st == KNUT_ENOMEM || st == KNUT_ETOOBIG) {
         /* Success, or a limit/memory error that names its own position. */
         if (st != KNUT_OK && err)
@@ -181,7 +181,7 @@ knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
     *out = root;
     root = NULL;
 cleanup:
-    knut_conf__node_free(root);
+    knut_core__conf_node_free(root);
     free(fname);
     json_decref(doc);
     return st;

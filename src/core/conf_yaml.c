@@ -44,24 +44,24 @@ static knut_status parser_error(conf_builder *b, const yaml_parser_t *p)
     int line, col;
     switch (p->error) {
     case YAML_MEMORY_ERROR:
-        return knut_conf__oom(b);
+        return knut_core__conf_oom(b);
     case YAML_READER_ERROR:
         offset_to_pos(b, p->problem_offset, &line, &col);
         if (p->problem_value != -1)
-            return knut_conf__fail_at(b, KNUT_EPARSE, line, col, "%s (byte 0x%02x)",
-                                      p->problem ? p->problem : "cannot read input",
-                                      (unsigned)p->problem_value & 0xFFu);
-        return knut_conf__fail_at(b, KNUT_EPARSE, line, col, "%s",
-                                  p->problem ? p->problem : "cannot read input");
+            return knut_core__conf_fail_at(b, KNUT_EPARSE, line, col, "%s (byte 0x%02x)",
+                                           p->problem ? p->problem : "cannot read input",
+                                           (unsigned)p->problem_value & 0xFFu);
+        return knut_core__conf_fail_at(b, KNUT_EPARSE, line, col, "%s",
+                                       p->problem ? p->problem : "cannot read input");
     default:
         line = mark_line(p->problem_mark);
         col = mark_col(p->problem_mark);
         if (p->context)
-            return knut_conf__fail_at(b, KNUT_EPARSE, line, col, "%s (%s at %d:%d)",
-                                      p->problem ? p->problem : "syntax error", p->context,
-                                      mark_line(p->context_mark), mark_col(p->context_mark));
-        return knut_conf__fail_at(b, KNUT_EPARSE, line, col, "%s",
-                                  p->problem ? p->problem : "syntax error");
+            return knut_core__conf_fail_at(b, KNUT_EPARSE, line, col, "%s (%s at %d:%d)",
+                                           p->problem ? p->problem : "syntax error", p->context,
+                                           mark_line(p->context_mark), mark_col(p->context_mark));
+        return knut_core__conf_fail_at(b, KNUT_EPARSE, line, col, "%s",
+                                       p->problem ? p->problem : "syntax error");
     }
 }
 
@@ -69,11 +69,11 @@ static knut_status anchor_add(conf_builder *b, const char *name, const knut_conf
                               int col)
 {
     if (b->nanchors == KNUT_CONF_MAX_ANCHORS)
-        return knut_conf__fail_at(b, KNUT_ETOOBIG, line, col, "more than %d anchors",
-                                  KNUT_CONF_MAX_ANCHORS);
+        return knut_core__conf_fail_at(b, KNUT_ETOOBIG, line, col, "more than %d anchors",
+                                       KNUT_CONF_MAX_ANCHORS);
     char *copy = strdup(name);
     if (!copy)
-        return knut_conf__oom(b);
+        return knut_core__conf_oom(b);
     b->anchors[b->nanchors].name = copy;
     b->anchors[b->nanchors].node = n;
     b->nanchors++;
@@ -100,17 +100,17 @@ static knut_status attach(conf_builder *b, knut_conf *n, int anchored)
     }
     conf_frame *f = &b->frames[b->depth - 1];
     if (f->node->kind == KNUT_CONF_SEQ) {
-        if (knut_conf__append(f->node, n) != KNUT_OK) {
-            knut_conf__node_free(n);
-            return knut_conf__oom(b);
+        if (knut_core__conf_append(f->node, n) != KNUT_OK) {
+            knut_core__conf_node_free(n);
+            return knut_core__conf_oom(b);
         }
         return KNUT_OK;
     }
     if (!f->have_key) {
         if (n->kind == KNUT_CONF_SEQ || n->kind == KNUT_CONF_MAP) {
-            knut_status st = knut_conf__fail_at(b, KNUT_EUNSUPPORTED, n->line, n->col,
-                                                "map keys must be scalars");
-            knut_conf__node_free(n);
+            knut_status st = knut_core__conf_fail_at(b, KNUT_EUNSUPPORTED, n->line, n->col,
+                                                     "map keys must be scalars");
+            knut_core__conf_node_free(n);
             return st;
         }
         /* The key's text moves to the frame; the node itself is dropped
@@ -118,8 +118,8 @@ static knut_status attach(conf_builder *b, knut_conf *n, int anchored)
         f->key = n->text;
         n->text = NULL;
         if (!f->key && !(f->key = strdup(""))) {
-            knut_conf__node_free(n);
-            return knut_conf__oom(b);
+            knut_core__conf_node_free(n);
+            return knut_core__conf_oom(b);
         }
         f->key_line = n->line;
         f->key_col = n->col;
@@ -129,12 +129,12 @@ static knut_status attach(conf_builder *b, knut_conf *n, int anchored)
             /* An anchored key is aliased as its text: give the text back. */
             n->text = strdup(f->key);
             if (!n->text) {
-                knut_conf__node_free(n);
-                return knut_conf__oom(b);
+                knut_core__conf_node_free(n);
+                return knut_core__conf_oom(b);
             }
-            return knut_conf__bury(b, n);
+            return knut_core__conf_bury(b, n);
         }
-        knut_conf__node_free(n);
+        knut_core__conf_node_free(n);
         return KNUT_OK;
     }
     free(n->key);
@@ -144,9 +144,9 @@ static knut_status attach(conf_builder *b, knut_conf *n, int anchored)
     n->key_plain = f->key_plain;
     f->key = NULL;
     f->have_key = 0;
-    if (knut_conf__append(f->node, n) != KNUT_OK) {
-        knut_conf__node_free(n);
-        return knut_conf__oom(b);
+    if (knut_core__conf_append(f->node, n) != KNUT_OK) {
+        knut_core__conf_node_free(n);
+        return knut_core__conf_oom(b);
     }
     return KNUT_OK;
 }
@@ -160,34 +160,34 @@ static int is_null_text(const char *s, size_t len)
 static knut_status on_scalar(conf_builder *b, const yaml_event_t *ev)
 {
     int line = mark_line(ev->start_mark), col = mark_col(ev->start_mark);
-    knut_status st = knut_conf__count_node(b, 0, line, col);
+    knut_status st = knut_core__conf_count_node(b, 0, line, col);
     if (st != KNUT_OK)
         return st;
     const char *val = (const char *)ev->data.scalar.value;
     size_t len = ev->data.scalar.length;
     /* Text is handed out as C strings: an embedded NUL would silently cut it. */
     if (memchr(val, '\0', len))
-        return knut_conf__fail_at(b, KNUT_EINVAL, line, col, "NUL character in a scalar");
+        return knut_core__conf_fail_at(b, KNUT_EINVAL, line, col, "NUL character in a scalar");
     const char *tag = (const char *)ev->data.scalar.tag;
     int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !tag;
     knut_conf_kind kind = KNUT_CONF_SCALAR;
     if ((plain && is_null_text(val, len)) || (tag && strcmp(tag, YAML_NULL_TAG) == 0))
         kind = KNUT_CONF_NULL;
-    knut_conf *n = knut_conf__node_new(kind, b->file, line, col);
+    knut_conf *n = knut_core__conf_node_new(kind, b->file, line, col);
     if (!n)
-        return knut_conf__oom(b);
+        return knut_core__conf_oom(b);
     n->plain = plain;
     n->text = malloc(len + 1);
     if (!n->text) {
-        knut_conf__node_free(n);
-        return knut_conf__oom(b);
+        knut_core__conf_node_free(n);
+        return knut_core__conf_oom(b);
     }
     memcpy(n->text, val, len);
     n->text[len] = '\0';
     n->text_len = len;
     const char *anchor = (const char *)ev->data.scalar.anchor;
     if (anchor && (st = anchor_add(b, anchor, n, line, col)) != KNUT_OK) {
-        knut_conf__node_free(n);
+        knut_core__conf_node_free(n);
         return st;
     }
     return attach(b, n, anchor != NULL);
@@ -196,28 +196,29 @@ static knut_status on_scalar(conf_builder *b, const yaml_event_t *ev)
 static knut_status on_start(conf_builder *b, const yaml_event_t *ev, knut_conf_kind kind)
 {
     int line = mark_line(ev->start_mark), col = mark_col(ev->start_mark);
-    knut_status st = knut_conf__count_node(b, 0, line, col);
+    knut_status st = knut_core__conf_count_node(b, 0, line, col);
     if (st != KNUT_OK)
         return st;
     if (b->depth > 0) {
         const conf_frame *top = &b->frames[b->depth - 1];
         if (top->node->kind == KNUT_CONF_MAP && !top->have_key)
-            return knut_conf__fail_at(b, KNUT_EUNSUPPORTED, line, col, "map keys must be scalars");
+            return knut_core__conf_fail_at(b, KNUT_EUNSUPPORTED, line, col,
+                                           "map keys must be scalars");
     }
     if (b->depth == KNUT_CONF_MAX_DEPTH)
-        return knut_conf__fail_at(b, KNUT_ETOOBIG, line, col, "nesting deeper than %d levels",
-                                  KNUT_CONF_MAX_DEPTH);
+        return knut_core__conf_fail_at(b, KNUT_ETOOBIG, line, col, "nesting deeper than %d levels",
+                                       KNUT_CONF_MAX_DEPTH);
     const yaml_char_t *anchor = kind == KNUT_CONF_MAP ? ev->data.mapping_start.anchor
                                                       : ev->data.sequence_start.anchor;
     conf_frame *f = &b->frames[b->depth];
     memset(f, 0, sizeof *f);
-    f->node = knut_conf__node_new(kind, b->file, line, col);
+    f->node = knut_core__conf_node_new(kind, b->file, line, col);
     if (!f->node)
-        return knut_conf__oom(b);
+        return knut_core__conf_oom(b);
     if (anchor && !(f->anchor = strdup((const char *)anchor))) {
-        knut_conf__node_free(f->node);
+        knut_core__conf_node_free(f->node);
         f->node = NULL;
-        return knut_conf__oom(b);
+        return knut_core__conf_oom(b);
     }
     b->depth++;
     return KNUT_OK;
@@ -228,7 +229,7 @@ static knut_status on_end(conf_builder *b)
     conf_frame *f = &b->frames[b->depth - 1];
     knut_status st = KNUT_OK;
     if (f->node->kind == KNUT_CONF_MAP)
-        st = knut_conf__map_finish(b, f->node);
+        st = knut_core__conf_map_finish(b, f->node);
     /* Pop the frame first: from here on this function alone owns the node. */
     knut_conf *n = f->node;
     char *anchor = f->anchor;
@@ -240,7 +241,7 @@ static knut_status on_end(conf_builder *b)
         st = anchor_add(b, anchor, n, n->line, n->col);
     free(anchor);
     if (st != KNUT_OK) {
-        knut_conf__node_free(n);
+        knut_core__conf_node_free(n);
         return st;
     }
     return attach(b, n, anchored);
@@ -252,10 +253,10 @@ static knut_status on_alias(conf_builder *b, const yaml_event_t *ev)
     const char *name = (const char *)ev->data.alias.anchor;
     const knut_conf *target = anchor_find(b, name);
     if (!target)
-        return knut_conf__fail_at(b, KNUT_EINVAL, line, col,
-                                  "alias '*%s' names no anchor defined before it", name);
+        return knut_core__conf_fail_at(b, KNUT_EINVAL, line, col,
+                                       "alias '*%s' names no anchor defined before it", name);
     knut_conf *copy;
-    knut_status st = knut_conf__copy_node(b, target, KNUT_CONF_MAX_DEPTH - b->depth, &copy);
+    knut_status st = knut_core__conf_copy_node(b, target, KNUT_CONF_MAX_DEPTH - b->depth, &copy);
     if (st != KNUT_OK)
         return st;
     return attach(b, copy, 0);
@@ -266,9 +267,9 @@ static knut_status handle_event(conf_builder *b, const yaml_event_t *ev, int *do
     switch (ev->type) {
     case YAML_DOCUMENT_START_EVENT:
         if (++*docs > 1)
-            return knut_conf__fail_at(b, KNUT_EUNSUPPORTED, mark_line(ev->start_mark),
-                                      mark_col(ev->start_mark),
-                                      "a config file holds one YAML document, found a second");
+            return knut_core__conf_fail_at(b, KNUT_EUNSUPPORTED, mark_line(ev->start_mark),
+                                           mark_col(ev->start_mark),
+                                           "a config file holds one YAML document, found a second");
         return KNUT_OK;
     case YAML_SCALAR_EVENT:
         return on_scalar(b, ev);
@@ -289,8 +290,8 @@ static knut_status handle_event(conf_builder *b, const yaml_event_t *ev, int *do
     }
 }
 
-knut_status knut_conf__parse_yaml(knut_conf **out, const char *text, size_t len,
-                                  const char *name, int json, knut_error *err)
+knut_status knut_core__conf_parse_yaml(knut_conf **out, const char *text, size_t len,
+                                       const char *name, int json, knut_error *err)
 {
     knut_status st = KNUT_OK;
     yaml_parser_t parser;
@@ -303,13 +304,13 @@ knut_status knut_conf__parse_yaml(knut_conf **out, const char *text, size_t len,
     b->json = json;
     b->err = err;
     b->file = strdup(name);
-    b->graveyard = knut_conf__node_new(KNUT_CONF_SEQ, NULL, 0, 0);
+    b->graveyard = knut_core__conf_node_new(KNUT_CONF_SEQ, NULL, 0, 0);
     if (!b->file || !b->graveyard) {
         st = knut_error_set(err, KNUT_ENOMEM, "%s: out of memory while loading config", name);
         goto cleanup;
     }
     if (!yaml_parser_initialize(&parser)) {
-        st = knut_conf__oom(b);
+        st = knut_core__conf_oom(b);
         goto cleanup;
     }
     parser_ready = 1;
@@ -329,9 +330,9 @@ knut_status knut_conf__parse_yaml(knut_conf **out, const char *text, size_t len,
     }
     if (!b->root) {
         /* An empty file is an empty config: a null root at 1:1. */
-        b->root = knut_conf__node_new(KNUT_CONF_NULL, b->file, 1, 1);
+        b->root = knut_core__conf_node_new(KNUT_CONF_NULL, b->file, 1, 1);
         if (!b->root) {
-            st = knut_conf__oom(b);
+            st = knut_core__conf_oom(b);
             goto cleanup;
         }
     }
@@ -343,14 +344,14 @@ cleanup:
     if (parser_ready)
         yaml_parser_delete(&parser);
     for (int i = 0; i < b->depth; i++) {
-        knut_conf__node_free(b->frames[i].node);
+        knut_core__conf_node_free(b->frames[i].node);
         free(b->frames[i].anchor);
         free(b->frames[i].key);
     }
     for (int i = 0; i < b->nanchors; i++)
         free(b->anchors[i].name);
-    knut_conf__node_free(b->graveyard);
-    knut_conf__node_free(b->root);
+    knut_core__conf_node_free(b->graveyard);
+    knut_core__conf_node_free(b->root);
     free(b->file);
     free(b);
     return st;

@@ -17,8 +17,8 @@ static void store_sink_close(knut_graph_sink *sink)
     knut_graph_store_close((knut_graph_store *)sink);
 }
 
-static const knut_graph_sink_ops store_sink_ops = {"embedded", knut_gs__apply, store_sink_close,
-                                                   knut_gs__keys};
+static const knut_graph_sink_ops store_sink_ops = {"embedded", knut_graph__store_apply,
+                                                   store_sink_close, knut_graph__store_keys};
 
 static knut_status prepare_bound(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
                                  const char *const *binds, size_t n, knut_error *err)
@@ -34,8 +34,8 @@ static knut_status prepare_bound(knut_duck_stmt **out, knut_duck_conn *conn, con
     return st;
 }
 
-knut_status knut_gs__exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                          size_t n, uint64_t *changes, knut_error *err)
+knut_status knut_graph__store_exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                   size_t n, uint64_t *changes, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
     knut_status st = prepare_bound(&stmt, conn, sql, binds, n, err);
@@ -45,8 +45,8 @@ knut_status knut_gs__exec(knut_duck_conn *conn, const char *sql, const char *con
     return st;
 }
 
-knut_status knut_gs__query(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                           size_t n, struct ArrowArrayStream *out, knut_error *err)
+knut_status knut_graph__store_query(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                    size_t n, struct ArrowArrayStream *out, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
     knut_status st = prepare_bound(&stmt, conn, sql, binds, n, err);
@@ -114,12 +114,13 @@ static knut_status scalar_batch(void *ctx, const knut_arrow_view *v, knut_error 
     return KNUT_OK;
 }
 
-knut_status knut_gs__scalar_i64(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                                size_t n, int64_t *out, knut_error *err)
+knut_status knut_graph__store_scalar_i64(knut_duck_conn *conn, const char *sql,
+                                         const char *const *binds, size_t n, int64_t *out,
+                                         knut_error *err)
 {
     struct ArrowArrayStream s = {0};
     scalar_ctx c = {0, 0};
-    knut_status st = knut_gs__query(conn, sql, binds, n, &s, err);
+    knut_status st = knut_graph__store_query(conn, sql, binds, n, &s, err);
     if (st == KNUT_OK)
         st = each_batch(&s, scalar_batch, &c, err);
     knut_arrow_stream_release(&s);
@@ -164,21 +165,21 @@ static knut_status rows_batch(void *ctx, const knut_arrow_view *v, knut_error *e
     return oom ? knut_error_set(err, KNUT_ENOMEM, "catalog query: out of memory") : KNUT_OK;
 }
 
-knut_status knut_gs__rows(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                          size_t n, knut_gs_rows *out, knut_error *err)
+knut_status knut_graph__store_rows(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                   size_t n, knut_gs_rows *out, knut_error *err)
 {
     struct ArrowArrayStream s = {0};
     memset(out, 0, sizeof *out);
-    knut_status st = knut_gs__query(conn, sql, binds, n, &s, err);
+    knut_status st = knut_graph__store_query(conn, sql, binds, n, &s, err);
     if (st == KNUT_OK)
         st = each_batch(&s, rows_batch, out, err);
     knut_arrow_stream_release(&s);
     if (st != KNUT_OK)
-        knut_gs__rows_reset(out);
+        knut_graph__store_rows_reset(out);
     return st;
 }
 
-void knut_gs__rows_reset(knut_gs_rows *r)
+void knut_graph__store_rows_reset(knut_gs_rows *r)
 {
     if (!r)
         return;
@@ -188,17 +189,18 @@ void knut_gs__rows_reset(knut_gs_rows *r)
     memset(r, 0, sizeof *r);
 }
 
-knut_status knut_gs__column_type(knut_duck_conn *conn, const char *table, const char *column,
-                                 char **out, knut_error *err)
+knut_status knut_graph__store_column_type(knut_duck_conn *conn, const char *table,
+                                          const char *column, char **out, knut_error *err)
 {
     const char *binds[] = {table, column};
     knut_gs_rows rows;
     *out = NULL;
-    knut_status st = knut_gs__rows(conn,
-                                   "SELECT data_type FROM duckdb_columns() WHERE database_name = "
-                                   "current_database() AND schema_name = 'main' AND table_name = $1 "
-                                   "AND lower(column_name) = lower($2)",
-                                   binds, 2, &rows, err);
+    knut_status st =
+        knut_graph__store_rows(conn,
+                               "SELECT data_type FROM duckdb_columns() WHERE database_name = "
+                               "current_database() AND schema_name = 'main' AND table_name = $1 "
+                               "AND lower(column_name) = lower($2)",
+                               binds, 2, &rows, err);
     if (st != KNUT_OK)
         return st;
     if (rows.n_rows > 0 && knut_gs__cell(&rows, 0, 0)) {
@@ -206,7 +208,7 @@ knut_status knut_gs__column_type(knut_duck_conn *conn, const char *table, const 
         if (!*out)
             st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
-    knut_gs__rows_reset(&rows);
+    knut_graph__store_rows_reset(&rows);
     return st;
 }
 
@@ -217,8 +219,8 @@ static const char *catalog_table(char kind)
     return kind == 'v' ? KNUT_GS_VLABELS : KNUT_GS_ETYPES;
 }
 
-knut_status knut_gs__catalog_get(knut_graph_store *s, char kind, const char *name, char **table,
-                                 char **keys_json, knut_error *err)
+knut_status knut_graph__store_catalog_get(knut_graph_store *s, char kind, const char *name,
+                                          char **table, char **keys_json, knut_error *err)
 {
     char sql[160];
     knut_gs_rows rows;
@@ -227,7 +229,7 @@ knut_status knut_gs__catalog_get(knut_graph_store *s, char kind, const char *nam
         *keys_json = NULL;
     snprintf(sql, sizeof sql, "SELECT table_name, keys FROM \"%s\" WHERE %s = $1",
              catalog_table(kind), kind == 'v' ? "label" : "type");
-    knut_status st = knut_gs__rows(s->conn, sql, &name, 1, &rows, err);
+    knut_status st = knut_graph__store_rows(s->conn, sql, &name, 1, &rows, err);
     if (st != KNUT_OK || rows.n_rows == 0)
         goto cleanup;
     *table = strdup(knut_gs__cell(&rows, 0, 0));
@@ -239,7 +241,7 @@ knut_status knut_gs__catalog_get(knut_graph_store *s, char kind, const char *nam
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
 cleanup:
-    knut_gs__rows_reset(&rows);
+    knut_graph__store_rows_reset(&rows);
     return st;
 }
 
@@ -252,8 +254,8 @@ static uint32_t name_hash(const char *s)
     return h;
 }
 
-knut_status knut_gs__catalog_add(knut_graph_store *s, char kind, const char *name,
-                                 const char *keys_json, char **table, knut_error *err)
+knut_status knut_graph__store_catalog_add(knut_graph_store *s, char kind, const char *name,
+                                          const char *keys_json, char **table, knut_error *err)
 {
     knut_buf base = KNUT_BUF_INIT, cand = KNUT_BUF_INIT;
     int changed = 0;
@@ -284,10 +286,11 @@ knut_status knut_gs__catalog_add(knut_graph_store *s, char kind, const char *nam
             goto cleanup;
         int64_t taken = 0;
         const char *b1 = cand.data;
-        st = knut_gs__scalar_i64(s->conn,
-                                 "SELECT count(*) FROM duckdb_tables() WHERE database_name = "
-                                 "current_database() AND lower(table_name) = lower($1)",
-                                 &b1, 1, &taken, err);
+        st = knut_graph__store_scalar_i64(
+            s->conn,
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = "
+            "current_database() AND lower(table_name) = lower($1)",
+            &b1, 1, &taken, err);
         if (st != KNUT_OK)
             goto cleanup;
         if (!taken)
@@ -296,7 +299,7 @@ knut_status knut_gs__catalog_add(knut_graph_store *s, char kind, const char *nam
     char sql[160];
     snprintf(sql, sizeof sql, "INSERT INTO \"%s\" VALUES ($1, $2, $3)", catalog_table(kind));
     const char *binds[] = {name, cand.data, keys_json};
-    if ((st = knut_gs__exec(s->conn, sql, binds, 3, NULL, err)) != KNUT_OK)
+    if ((st = knut_graph__store_exec(s->conn, sql, binds, 3, NULL, err)) != KNUT_OK)
         goto cleanup;
     *table = knut_buf_detach(&cand, NULL);
     if (!*table)
@@ -328,17 +331,17 @@ static int int_rank(const char *t, int *is_unsigned)
     return 0;
 }
 
-const char *knut_gs__type_for_column(const char *incoming)
+const char *knut_graph__store_type_for_column(const char *incoming)
 {
     if (strcmp(incoming, "TIMESTAMP_S") == 0 || strcmp(incoming, "TIMESTAMP_MS") == 0)
         return "TIMESTAMP";
     return incoming;
 }
 
-int knut_gs__type_fits(const char *existing, const char *incoming)
+int knut_graph__store_type_fits(const char *existing, const char *incoming)
 {
     if (strcmp(existing, incoming) == 0 ||
-        strcmp(existing, knut_gs__type_for_column(incoming)) == 0)
+        strcmp(existing, knut_graph__store_type_for_column(incoming)) == 0)
         return 1;
     int eu = 0, iu = 0;
     int er = int_rank(existing, &eu), ir = int_rank(incoming, &iu);
@@ -424,11 +427,12 @@ knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStre
     knut_gs_rows cat;
     knut_buf sql = KNUT_BUF_INIT;
     const char **binds = NULL;
-    knut_status st = knut_gs__rows(store->conn,
-                                   "SELECT 'vertex', label, table_name, keys FROM \"" KNUT_GS_VLABELS
-                                   "\" UNION ALL SELECT 'edge', type, table_name, keys FROM \"" KNUT_GS_ETYPES
-                                   "\" ORDER BY 1 DESC, 2",
-                                   NULL, 0, &cat, err);
+    knut_status st = knut_graph__store_rows(
+        store->conn,
+        "SELECT 'vertex', label, table_name, keys FROM \"" KNUT_GS_VLABELS
+        "\" UNION ALL SELECT 'edge', type, table_name, keys FROM \"" KNUT_GS_ETYPES
+        "\" ORDER BY 1 DESC, 2",
+        NULL, 0, &cat, err);
     if (st != KNUT_OK)
         return st;
     /* One count per table; names travel as binds ($1.. per row). */
@@ -453,10 +457,10 @@ knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStre
     knut_buf_puts(&sql, ") ORDER BY kind DESC, name");
     if ((st = knut_buf_check(&sql, err)) != KNUT_OK)
         goto cleanup;
-    st = knut_gs__query(store->conn, sql.data, binds, cat.n_rows * 4, out, err);
+    st = knut_graph__store_query(store->conn, sql.data, binds, cat.n_rows * 4, out, err);
 cleanup:
     free(binds);
     knut_buf_reset(&sql);
-    knut_gs__rows_reset(&cat);
+    knut_graph__store_rows_reset(&cat);
     return st;
 }

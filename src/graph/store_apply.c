@@ -60,7 +60,7 @@ static void job_reset(set_job *j)
     knut_buf_reset(&j->members);
     knut_buf_reset(&j->skipped);
     knut_buf_reset(&j->remove);
-    knut_gs__rows_reset(&j->edge_tables);
+    knut_graph__store_rows_reset(&j->edge_tables);
 }
 
 static knut_status set_error(const set_job *j, knut_status code, knut_error *err, const char *what,
@@ -130,21 +130,22 @@ static knut_status stage_set(set_job *j, size_t n, knut_error *err)
                                  j->set->name);
     }
     const char *name = j->stage_name;
-    st = knut_gs__rows(j->s->conn,
-                       "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
-                       "'temp' AND table_name = $1 ORDER BY column_index",
-                       &name, 1, &rows, err);
+    st = knut_graph__store_rows(
+        j->s->conn,
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
+        "'temp' AND table_name = $1 ORDER BY column_index",
+        &name, 1, &rows, err);
     if (st != KNUT_OK)
         return st;
     if (rows.n_rows != (size_t)j->set->schema.n_children) {
-        knut_gs__rows_reset(&rows);
+        knut_graph__store_rows_reset(&rows);
         return knut_error_set(err, KNUT_ERROR, "%s set '%s': staged %zu columns, the stream has %"
                               PRId64, kind_word(j->set), j->set->name, rows.n_rows,
                               j->set->schema.n_children);
     }
     j->types = calloc(rows.n_rows, sizeof *j->types);
     if (!j->types) {
-        knut_gs__rows_reset(&rows);
+        knut_graph__store_rows_reset(&rows);
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
     j->n_types = rows.n_rows;
@@ -152,7 +153,7 @@ static knut_status stage_set(set_job *j, size_t n, knut_error *err)
         j->types[i] = rows.cells[i * 2 + 1];
         rows.cells[i * 2 + 1] = NULL;
     }
-    knut_gs__rows_reset(&rows);
+    knut_graph__store_rows_reset(&rows);
     return KNUT_OK;
 }
 
@@ -174,7 +175,7 @@ static int staged_all_null(const set_job *j, const knut_graph_column *c)
     knut_buf_puts(&q, ") FROM ");
     knut_duck_ident(&q, j->stage_name);
     if (knut_buf_check(&q, NULL) != KNUT_OK ||
-        knut_gs__scalar_i64(j->s->conn, q.data, NULL, 0, &values, NULL) != KNUT_OK)
+        knut_graph__store_scalar_i64(j->s->conn, q.data, NULL, 0, &values, NULL) != KNUT_OK)
         values = 1;
     knut_buf_reset(&q);
     return values == 0;
@@ -187,11 +188,11 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
     char *have = NULL;
     knut_buf sql = KNUT_BUF_INIT;
     const char *want = col_type(j, c);
-    knut_status st = knut_gs__column_type(j->s->conn, j->table, c->prop, &have, err);
+    knut_status st = knut_graph__store_column_type(j->s->conn, j->table, c->prop, &have, err);
     if (st != KNUT_OK)
         return st;
     if (have) {
-        if (!knut_gs__type_fits(have, want) && !staged_all_null(j, c))
+        if (!knut_graph__store_type_fits(have, want) && !staged_all_null(j, c))
             st = knut_error_set(err, KNUT_EINVAL,
                                 "%s set '%s': column '%s': stored as %s, the set has %s (no safe "
                                 "conversion)",
@@ -203,7 +204,7 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
         knut_duck_ident(&sql, j->table);
         knut_buf_puts(&sql, " ADD COLUMN ");
         knut_duck_ident(&sql, c->prop);
-        knut_buf_printf(&sql, " %s", knut_gs__type_for_column(want));
+        knut_buf_printf(&sql, " %s", knut_graph__store_type_for_column(want));
         st = knut_buf_check(&sql, err);
         if (st == KNUT_OK)
             st = knut_duck_exec(j->s->conn, sql.data, err);
@@ -238,7 +239,8 @@ static knut_status ensure_table(set_job *j, knut_error *err)
     char *stored_keys = NULL;
     knut_status st = keys_json(&kj, set->keys, set->n_keys, err);
     if (st == KNUT_OK)
-        st = knut_gs__catalog_get(j->s, vertex ? 'v' : 'e', name, &j->table, &stored_keys, err);
+        st = knut_graph__store_catalog_get(j->s, vertex ? 'v' : 'e', name, &j->table, &stored_keys,
+                                           err);
     if (st != KNUT_OK)
         goto cleanup;
     if (j->table) {
@@ -248,7 +250,7 @@ static knut_status ensure_table(set_job *j, knut_error *err)
                                 vertex ? "label" : "type", name, stored_keys, kj.data);
         goto cleanup;
     }
-    st = knut_gs__catalog_add(j->s, vertex ? 'v' : 'e', name, kj.data, &j->table, err);
+    st = knut_graph__store_catalog_add(j->s, vertex ? 'v' : 'e', name, kj.data, &j->table, err);
     if (st != KNUT_OK)
         goto cleanup;
     knut_buf_puts(&sql, "CREATE TABLE ");
@@ -267,7 +269,8 @@ static knut_status ensure_table(set_job *j, knut_error *err)
     for (size_t k = 0; k < set->n_keys; k++) {
         knut_buf_puts(&sql, ", ");
         knut_duck_ident(&sql, set->keys[k].prop);
-        knut_buf_printf(&sql, " %s NOT NULL", knut_gs__type_for_column(col_type(j, &set->keys[k])));
+        knut_buf_printf(&sql, " %s NOT NULL",
+                        knut_graph__store_type_for_column(col_type(j, &set->keys[k])));
     }
     knut_buf_puts(&sql, ", PRIMARY KEY (");
     if (!vertex)
@@ -415,10 +418,10 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
 static knut_status endpoint_table(set_job *j, const char *label, const knut_graph_column *keys,
                                   size_t n, char **out, knut_error *err)
 {
-    knut_status st = knut_gs__catalog_get(j->s, 'v', label, out, NULL, err);
+    knut_status st = knut_graph__store_catalog_get(j->s, 'v', label, out, NULL, err);
     for (size_t k = 0; k < n && st == KNUT_OK && *out; k++) {
         char *type = NULL;
-        st = knut_gs__column_type(j->s->conn, *out, keys[k].prop, &type, err);
+        st = knut_graph__store_column_type(j->s->conn, *out, keys[k].prop, &type, err);
         if (st == KNUT_OK && !type) {
             free(*out);
             *out = NULL;
@@ -494,10 +497,11 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
 
 static knut_status prepare_delete(set_job *j, knut_error *err)
 {
-    knut_status st = knut_gs__catalog_get(j->s, 'v', j->set->labels[0], &j->table, NULL, err);
+    knut_status st =
+        knut_graph__store_catalog_get(j->s, 'v', j->set->labels[0], &j->table, NULL, err);
     for (size_t k = 0; k < j->set->n_keys && st == KNUT_OK && j->table; k++) {
         char *type = NULL;
-        st = knut_gs__column_type(j->s->conn, j->table, j->set->keys[k].prop, &type, err);
+        st = knut_graph__store_column_type(j->s->conn, j->table, j->set->keys[k].prop, &type, err);
         if (st == KNUT_OK && !type) {
             free(j->table); /* no such key column: nothing can match */
             j->table = NULL;
@@ -505,8 +509,8 @@ static knut_status prepare_delete(set_job *j, knut_error *err)
         free(type);
     }
     if (st == KNUT_OK && j->table)
-        st = knut_gs__rows(j->s->conn, "SELECT table_name FROM \"" KNUT_GS_ETYPES "\"", NULL, 0,
-                           &j->edge_tables, err);
+        st = knut_graph__store_rows(j->s->conn, "SELECT table_name FROM \"" KNUT_GS_ETYPES "\"",
+                                    NULL, 0, &j->edge_tables, err);
     return st;
 }
 
@@ -558,7 +562,7 @@ static knut_status delete_batch(set_job *j, knut_graph_sink_stats *stats, knut_e
         knut_buf_puts(&sql, " WHERE \"" KNUT_GS_SRC "\" IN (SELECT vid FROM \"_knut_del\") OR \""
                             KNUT_GS_DST "\" IN (SELECT vid FROM \"_knut_del\")");
         if ((st = knut_buf_check(&sql, err)) != KNUT_OK ||
-            (st = knut_gs__exec(j->s->conn, sql.data, NULL, 0, &n, err)) != KNUT_OK)
+            (st = knut_graph__store_exec(j->s->conn, sql.data, NULL, 0, &n, err)) != KNUT_OK)
             goto cleanup;
         stats->edges_deleted += (int64_t)n;
     }
@@ -571,7 +575,7 @@ static knut_status delete_batch(set_job *j, knut_graph_sink_stats *stats, knut_e
     knut_duck_ident(&sql, j->table);
     knut_buf_puts(&sql, " WHERE \"" KNUT_GS_VID "\" IN (SELECT vid FROM \"_knut_del\")");
     if ((st = knut_buf_check(&sql, err)) == KNUT_OK &&
-        (st = knut_gs__exec(j->s->conn, sql.data, NULL, 0, &n, err)) == KNUT_OK)
+        (st = knut_graph__store_exec(j->s->conn, sql.data, NULL, 0, &n, err)) == KNUT_OK)
         stats->vertices_deleted += (int64_t)n;
     if (st == KNUT_OK)
         st = knut_duck_exec(j->s->conn, "DROP TABLE \"_knut_del\"", err);
@@ -587,29 +591,30 @@ static knut_status apply_batch(set_job *j, int64_t n_rows, knut_graph_sink_stats
     uint64_t n = 0;
     knut_status st = KNUT_OK;
     if (set->kind == KNUT_GRAPH_SET_VERTEX) {
-        if ((st = knut_gs__exec(j->s->conn, j->upsert.data, NULL, 0, &n, err)) != KNUT_OK)
+        if ((st = knut_graph__store_exec(j->s->conn, j->upsert.data, NULL, 0, &n, err)) != KNUT_OK)
             return st;
         stats->vertices_written += (int64_t)n;
         for (size_t l = 0; l < set->n_labels && st == KNUT_OK; l++) {
             const char *label = set->labels[l];
-            st = knut_gs__exec(j->s->conn, j->members.data, &label, 1, NULL, err);
+            st = knut_graph__store_exec(j->s->conn, j->members.data, &label, 1, NULL, err);
         }
     } else if (set->kind == KNUT_GRAPH_SET_EDGE) {
         int64_t skipped = n_rows;
         if (j->endpoints_ok) {
-            if ((st = knut_gs__scalar_i64(j->s->conn, j->skipped.data, NULL, 0, &skipped, err)) !=
-                KNUT_OK)
+            if ((st = knut_graph__store_scalar_i64(j->s->conn, j->skipped.data, NULL, 0, &skipped,
+                                                   err)) != KNUT_OK)
                 return st;
             const char *labels[] = {set->src_label, set->dst_label};
-            if ((st = knut_gs__exec(j->s->conn, j->upsert.data, labels, 2, &n, err)) != KNUT_OK)
+            if ((st = knut_graph__store_exec(j->s->conn, j->upsert.data, labels, 2, &n, err)) !=
+                KNUT_OK)
                 return st;
             stats->edges_written += (int64_t)n;
         }
         j->s->edges_skipped += skipped;
     } else if (set->kind == KNUT_GRAPH_SET_EDGE_DELETE) {
         const char *labels[] = {set->src_label, set->dst_label};
-        if (j->remove.len > 0 &&
-            (st = knut_gs__exec(j->s->conn, j->remove.data, labels, 2, &n, err)) == KNUT_OK)
+        if (j->remove.len > 0 && (st = knut_graph__store_exec(j->s->conn, j->remove.data, labels, 2,
+                                                              &n, err)) == KNUT_OK)
             stats->edges_deleted += (int64_t)n;
     } else if (j->table) {
         st = delete_batch(j, stats, err);
@@ -645,19 +650,19 @@ static knut_status run_set(set_job *j, knut_error *err)
 {
     knut_graph_set *set = j->set;
     knut_status st =
-        set->kind == KNUT_GRAPH_SET_VERTEX   ? prepare_vertex(j, err)
-        : set->kind == KNUT_GRAPH_SET_EDGE   ? prepare_edge(j, err)
-        : set->kind == KNUT_GRAPH_SET_DELETE ? prepare_delete(j, err)
-                                             : knut_gs__edge_delete_sql(j->s, set, j->stage_name,
-                                                                        &j->remove, err);
+        set->kind == KNUT_GRAPH_SET_VERTEX ? prepare_vertex(j, err)
+        : set->kind == KNUT_GRAPH_SET_EDGE ? prepare_edge(j, err)
+        : set->kind == KNUT_GRAPH_SET_DELETE
+            ? prepare_delete(j, err)
+            : knut_graph__store_edge_delete_sql(j->s, set, j->stage_name, &j->remove, err);
     if (st == KNUT_OK && j->staged > 0)
         st = apply_batch(j, j->staged, j->stats, err);
     return st;
 }
 
-knut_status knut_gs__apply(knut_graph_sink *sink, knut_graph_mutation *m,
-                           const knut_graph_sink_commit *commit, knut_graph_sink_stats *stats,
-                           knut_error *err)
+knut_status knut_graph__store_apply(knut_graph_sink *sink, knut_graph_mutation *m,
+                                    const knut_graph_sink_commit *commit,
+                                    knut_graph_sink_stats *stats, knut_error *err)
 {
     knut_graph_store *s = (knut_graph_store *)sink;
     size_t n = n_sets(m), i;

@@ -17,10 +17,10 @@ static knut_status table_with(knut_graph_store *s, char kind, const char *name,
                               const knut_graph_column *cols, size_t n, char **out,
                               knut_error *err)
 {
-    knut_status st = knut_gs__catalog_get(s, kind, name, out, NULL, err);
+    knut_status st = knut_graph__store_catalog_get(s, kind, name, out, NULL, err);
     for (size_t k = 0; k < n && st == KNUT_OK && *out; k++) {
         char *type = NULL;
-        st = knut_gs__column_type(s->conn, *out, cols[k].prop, &type, err);
+        st = knut_graph__store_column_type(s->conn, *out, cols[k].prop, &type, err);
         if (st == KNUT_OK && !type) {
             free(*out);
             *out = NULL;
@@ -41,8 +41,8 @@ static void join_on(knut_buf *b, const char *alias, const knut_graph_column *col
     }
 }
 
-knut_status knut_gs__edge_delete_sql(knut_graph_store *s, const knut_graph_set *set,
-                                     const char *stage, knut_buf *out, knut_error *err)
+knut_status knut_graph__store_edge_delete_sql(knut_graph_store *s, const knut_graph_set *set,
+                                              const char *stage, knut_buf *out, knut_error *err)
 {
     char *table = NULL, *src = NULL, *dst = NULL;
     knut_status st = table_with(s, 'e', set->type, set->keys, set->n_keys, &table, err);

@@ -42,11 +42,12 @@ static const char *gar_type(const char *t, int csv)
 static knut_status user_columns(knut_graph_store *s, const char *table, knut_gs_rows *out,
                                 knut_error *err)
 {
-    return knut_gs__rows(s->conn,
-                         "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name "
-                         "= current_database() AND schema_name = 'main' AND table_name = $1 AND "
-                         "NOT starts_with(column_name, '" KNUT_GS_RESERVED "') ORDER BY column_index",
-                         &table, 1, out, err);
+    return knut_graph__store_rows(
+        s->conn,
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name "
+        "= current_database() AND schema_name = 'main' AND table_name = $1 AND "
+        "NOT starts_with(column_name, '" KNUT_GS_RESERVED "') ORDER BY column_index",
+        &table, 1, out, err);
 }
 
 /* Adds one group with every column as a property (keys primary); appends
@@ -82,7 +83,7 @@ static knut_status feed(knut_graph_store *s, knut_graphar_writer *w, const char 
                         const char *const *binds, size_t n, knut_error *err)
 {
     struct ArrowArrayStream stream = {0};
-    knut_status st = knut_gs__query(s->conn, sql, binds, n, &stream, err);
+    knut_status st = knut_graph__store_query(s->conn, sql, binds, n, &stream, err);
     if (st == KNUT_OK)
         st = knut_duck_register_stream(knut_graphar_writer_conn(w), SRC_TABLE, &stream, err);
     return st;
@@ -108,7 +109,7 @@ static knut_status export_vertex(knut_graph_store *s, knut_graphar_graph_info *g
     knut_duck_ident(&lsql, table);
     knut_buf_puts(&lsql, " AS v ON v.\"" KNUT_GS_VID "\" = l.vid WHERE l.label <> $1 ORDER BY 1");
     if ((st = knut_buf_check(&lsql, err)) != KNUT_OK ||
-        (st = knut_gs__rows(s->conn, lsql.data, &label, 1, &labels, err)) != KNUT_OK)
+        (st = knut_graph__store_rows(s->conn, lsql.data, &label, 1, &labels, err)) != KNUT_OK)
         goto cleanup;
     if ((st = knut_graphar_vertex_info_new(&vi, label, o->vertex_chunk_size, NULL, err)) != KNUT_OK)
         goto cleanup;
@@ -162,8 +163,8 @@ cleanup:
     free(label_cols);
     free(binds);
     knut_graphar_vertex_info_free(vi);
-    knut_gs__rows_reset(&cols);
-    knut_gs__rows_reset(&labels);
+    knut_graph__store_rows_reset(&cols);
+    knut_graph__store_rows_reset(&labels);
     knut_buf_reset(&sql);
     knut_buf_reset(&names);
     knut_buf_reset(&lsql);
@@ -213,7 +214,7 @@ static knut_status export_edge(knut_graph_store *s, knut_graphar_graph_info *gi,
     if (st != KNUT_OK)
         knut_error_prefix(err, "exporting edges '%s' (%s -> %s): ", type, src_label, dst_label);
     knut_graphar_edge_info_free(ei);
-    knut_gs__rows_reset(&cols);
+    knut_graph__store_rows_reset(&cols);
     knut_buf_reset(&sql);
     return st;
 }
@@ -252,11 +253,14 @@ knut_status knut_graph_store_export_graphar(knut_graph_store *store, const char 
     if (st == KNUT_OK)
         st = knut_graphar_writer_new(&w, gi, out_dir, &wo, err);
     if (st == KNUT_OK)
-        st = knut_gs__rows(store->conn, "SELECT label, table_name, keys FROM \"" KNUT_GS_VLABELS
-                           "\" ORDER BY label", NULL, 0, &vt, err);
+        st = knut_graph__store_rows(store->conn,
+                                    "SELECT label, table_name, keys FROM \"" KNUT_GS_VLABELS
+                                    "\" ORDER BY label",
+                                    NULL, 0, &vt, err);
     if (st == KNUT_OK)
-        st = knut_gs__rows(store->conn, "SELECT type, table_name FROM \"" KNUT_GS_ETYPES
-                           "\" ORDER BY type", NULL, 0, &et, err);
+        st = knut_graph__store_rows(
+            store->conn, "SELECT type, table_name FROM \"" KNUT_GS_ETYPES "\" ORDER BY type", NULL,
+            0, &et, err);
     for (size_t v = 0; v < vt.n_rows && st == KNUT_OK; v++)
         st = export_vertex(store, gi, w, knut_gs__cell(&vt, v, 0), knut_gs__cell(&vt, v, 1),
                            knut_gs__cell(&vt, v, 2), &o, ft, err);
@@ -267,21 +271,21 @@ knut_status knut_graph_store_export_graphar(knut_graph_store *store, const char 
         knut_duck_ident(&sql, knut_gs__cell(&et, e, 1));
         knut_buf_puts(&sql, " ORDER BY 1, 2");
         if ((st = knut_buf_check(&sql, err)) != KNUT_OK ||
-            (st = knut_gs__rows(store->conn, sql.data, NULL, 0, &pairs, err)) != KNUT_OK)
+            (st = knut_graph__store_rows(store->conn, sql.data, NULL, 0, &pairs, err)) != KNUT_OK)
             break;
         for (size_t p = 0; p < pairs.n_rows && st == KNUT_OK; p++)
             st = export_edge(store, gi, w, knut_gs__cell(&et, e, 0), knut_gs__cell(&et, e, 1),
                              knut_gs__cell(&pairs, p, 0), knut_gs__cell(&pairs, p, 1), &o, ft,
                              err);
-        knut_gs__rows_reset(&pairs);
+        knut_graph__store_rows_reset(&pairs);
     }
     if (st == KNUT_OK)
         st = knut_graphar_writer_finish(w, err);
     knut_graphar_writer_free(w);
     knut_graphar_graph_info_free(gi);
-    knut_gs__rows_reset(&vt);
-    knut_gs__rows_reset(&et);
-    knut_gs__rows_reset(&pairs);
+    knut_graph__store_rows_reset(&vt);
+    knut_graph__store_rows_reset(&et);
+    knut_graph__store_rows_reset(&pairs);
     knut_buf_reset(&sql);
     return st;
 }

@@ -34,14 +34,15 @@ struct knut_graph_store {
 
 /* Runs sql (a prepared statement) with n text binds ($1..$n; NULL binds
  * NULL). *changes (may be NULL) gets the rows changed. */
-knut_status knut_gs__exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                          size_t n, uint64_t *changes, knut_error *err);
+knut_status knut_graph__store_exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                   size_t n, uint64_t *changes, knut_error *err);
 /* The same, handing the rows out as a stream. */
-knut_status knut_gs__query(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                           size_t n, struct ArrowArrayStream *out, knut_error *err);
+knut_status knut_graph__store_query(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                    size_t n, struct ArrowArrayStream *out, knut_error *err);
 /* First column of the first row as int64 (*out = 0 without rows or on null). */
-knut_status knut_gs__scalar_i64(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                                size_t n, int64_t *out, knut_error *err);
+knut_status knut_graph__store_scalar_i64(knut_duck_conn *conn, const char *sql,
+                                         const char *const *binds, size_t n, int64_t *out,
+                                         knut_error *err);
 
 /* Rows of text columns, read whole (catalog-sized results only). */
 typedef struct knut_gs_rows {
@@ -49,9 +50,9 @@ typedef struct knut_gs_rows {
     size_t n_rows;
     size_t n_cols;
 } knut_gs_rows;
-knut_status knut_gs__rows(knut_duck_conn *conn, const char *sql, const char *const *binds,
-                          size_t n, knut_gs_rows *out, knut_error *err);
-void knut_gs__rows_reset(knut_gs_rows *r);
+knut_status knut_graph__store_rows(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                   size_t n, knut_gs_rows *out, knut_error *err);
+void knut_graph__store_rows_reset(knut_gs_rows *r);
 static inline const char *knut_gs__cell(const knut_gs_rows *r, size_t row, size_t col)
 {
     return r->cells[row * r->n_cols + col];
@@ -59,38 +60,38 @@ static inline const char *knut_gs__cell(const knut_gs_rows *r, size_t row, size_
 
 /* The stored DuckDB type of table.column (case-insensitive, as DuckDB
  * resolves names), or *out NULL if there is no such column. */
-knut_status knut_gs__column_type(knut_duck_conn *conn, const char *table, const char *column,
-                                 char **out, knut_error *err);
+knut_status knut_graph__store_column_type(knut_duck_conn *conn, const char *table,
+                                          const char *column, char **out, knut_error *err);
 
 /* The table of a vertex label (kind 'v') or edge type ('e') from the
  * catalog, and its keys as JSON; *table NULL when unknown. */
-knut_status knut_gs__catalog_get(knut_graph_store *s, char kind, const char *name, char **table,
-                                 char **keys_json, knut_error *err);
+knut_status knut_graph__store_catalog_get(knut_graph_store *s, char kind, const char *name,
+                                          char **table, char **keys_json, knut_error *err);
 /* Registers name -> a fresh table name (derived from name, unique among
  * the database's tables) with keys_json; *table gets the name. */
-knut_status knut_gs__catalog_add(knut_graph_store *s, char kind, const char *name,
-                                 const char *keys_json, char **table, knut_error *err);
+knut_status knut_graph__store_catalog_add(knut_graph_store *s, char kind, const char *name,
+                                          const char *keys_json, char **table, knut_error *err);
 
 /* 1 if a column of DuckDB type `incoming` can be stored in a column of
  * type `existing` without loss (same type, or a safe widening). */
-int knut_gs__type_fits(const char *existing, const char *incoming);
+int knut_graph__store_type_fits(const char *existing, const char *incoming);
 /* The type a new column gets for incoming values (timestamps of coarser
  * units become TIMESTAMP, so later batches in microseconds still fit). */
-const char *knut_gs__type_for_column(const char *incoming);
+const char *knut_graph__store_type_for_column(const char *incoming);
 
 /* The sink apply (store_apply.c). */
-knut_status knut_gs__apply(knut_graph_sink *sink, knut_graph_mutation *m,
-                           const knut_graph_sink_commit *commit, knut_graph_sink_stats *stats,
-                           knut_error *err);
+knut_status knut_graph__store_apply(knut_graph_sink *sink, knut_graph_mutation *m,
+                                    const knut_graph_sink_commit *commit,
+                                    knut_graph_sink_stats *stats, knut_error *err);
 
 /* The DELETE removing the edges an edge delete set's rows (staged in temp
  * table `stage`) name, binds $1 = source label, $2 = destination label;
  * out stays empty when no stored edge can match (store_edge_delete.c). */
-knut_status knut_gs__edge_delete_sql(knut_graph_store *s, const knut_graph_set *set,
-                                     const char *stage, knut_buf *out, knut_error *err);
+knut_status knut_graph__store_edge_delete_sql(knut_graph_store *s, const knut_graph_set *set,
+                                              const char *stage, knut_buf *out, knut_error *err);
 
 /* Key listing (store_keys.c). */
-knut_status knut_gs__keys(knut_graph_sink *sink, const knut_graph_key_scan *scan,
-                          knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
+knut_status knut_graph__store_keys(knut_graph_sink *sink, const knut_graph_key_scan *scan,
+                                   knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
 
 #endif

@@ -13,10 +13,10 @@
 static knut_status keyed_table(knut_graph_store *s, const char *label, const char *const *keys,
                                size_t n, char **out, knut_error *err)
 {
-    knut_status st = knut_gs__catalog_get(s, 'v', label, out, NULL, err);
+    knut_status st = knut_graph__store_catalog_get(s, 'v', label, out, NULL, err);
     for (size_t k = 0; k < n && st == KNUT_OK && *out; k++) {
         char *type = NULL;
-        st = knut_gs__column_type(s->conn, *out, keys[k], &type, err);
+        st = knut_graph__store_column_type(s->conn, *out, keys[k], &type, err);
         if (st == KNUT_OK && !type) {
             free(*out);
             *out = NULL;
@@ -57,7 +57,7 @@ static knut_status edge_keys(knut_graph_store *s, const knut_graph_key_scan *sca
                              knut_buf *sql, char **table, knut_error *err)
 {
     char *src = NULL, *dst = NULL;
-    knut_status st = knut_gs__catalog_get(s, 'e', scan->type, table, NULL, err);
+    knut_status st = knut_graph__store_catalog_get(s, 'e', scan->type, table, NULL, err);
     if (st == KNUT_OK && *table)
         st = keyed_table(s, scan->src.label, scan->src.keys, scan->src.n_keys, &src, err);
     if (st == KNUT_OK && src)
@@ -85,8 +85,8 @@ cleanup:
     return st;
 }
 
-knut_status knut_gs__keys(knut_graph_sink *sink, const knut_graph_key_scan *scan,
-                          knut_graph_sink_keys_fn fn, void *ctx, knut_error *err)
+knut_status knut_graph__store_keys(knut_graph_sink *sink, const knut_graph_key_scan *scan,
+                                   knut_graph_sink_keys_fn fn, void *ctx, knut_error *err)
 {
     knut_graph_store *s = (knut_graph_store *)sink;
     knut_buf sql = KNUT_BUF_INIT;
@@ -96,7 +96,7 @@ knut_status knut_gs__keys(knut_graph_sink *sink, const knut_graph_key_scan *scan
     knut_status st = scan->type ? edge_keys(s, scan, &sql, &table, err)
                                 : vertex_keys(s, scan, &sql, &table, err);
     if (st == KNUT_OK && table)
-        st = knut_gs__query(s->conn, sql.data, binds, scan->type ? 2 : 0, &rows, err);
+        st = knut_graph__store_query(s->conn, sql.data, binds, scan->type ? 2 : 0, &rows, err);
     if (st == KNUT_OK && table)
         st = fn(ctx, &rows, err); /* fn owns rows now */
     if (st != KNUT_OK)

@@ -21,7 +21,7 @@ static knut_status oom(knut_error *err)
     return knut_error_set(err, KNUT_ENOMEM, "import: out of memory");
 }
 
-char *knut_graphar_i__resolve(const char *dir, const char *path)
+char *knut_graphar__import_resolve(const char *dir, const char *path)
 {
     if (path[0] == '/' || !dir || !*dir)
         return strdup(path);
@@ -314,7 +314,7 @@ static knut_status parse_source(knut_graphar_import *imp, const knut_conf *map,
         if (!(s->paths = calloc(n, sizeof *s->paths)))
             st = oom(err);
         for (size_t i = 0; !st && i < n; i++, s->n_paths++)
-            if (!(s->paths[i] = knut_graphar_i__resolve(imp->dir, paths[i])))
+            if (!(s->paths[i] = knut_graphar__import_resolve(imp->dir, paths[i])))
                 st = oom(err);
     }
     if (!st && s->csv_opts && !s->csv)
@@ -452,7 +452,7 @@ static knut_status parse_edge(knut_graphar_import *imp, const knut_conf *n, cons
     if (rej && e->on_unknown != KNUT_GRAPHAR_UNKNOWN_SKIP)
         return FAIL(err, KNUT_EINVAL, present(n, "rejects"), f,
                     "rejects needs on_unknown_key: skip");
-    if (rej && !(e->rejects = knut_graphar_i__resolve(imp->dir, rej)))
+    if (rej && !(e->rejects = knut_graphar__import_resolve(imp->dir, rej)))
         return oom(err);
     const knut_conf *adj = present(n, "adj_lists");
     size_t na = adj ? (knut_conf_kind_of(adj) == KNUT_CONF_SEQ ? knut_conf_len(adj) : 0) : 2;
@@ -518,7 +518,7 @@ static knut_status parse_top(knut_graphar_import *imp, knut_error *err)
     if (strchr(imp->graph, '/'))
         return FAIL(err, KNUT_EINVAL, present(r, "graph"), "graph",
                     "the graph name becomes a file name and cannot hold '/'");
-    if (out && !(imp->output = knut_graphar_i__resolve(imp->dir, out)))
+    if (out && !(imp->output = knut_graphar__import_resolve(imp->dir, out)))
         return oom(err);
     const knut_conf *s = present(r, "settings");
     if (s && ((st = want_map(s, "settings", err)) ||

@@ -107,7 +107,7 @@ struct knut_graphar_import {
 #define KNUT_GRAPHAR_IMPORT_ECHUNK ((int64_t)1 << 22)
 
 /* path as given if absolute, else dir + path (malloc'ed). */
-char *knut_graphar_i__resolve(const char *dir, const char *path);
+char *knut_graphar__import_resolve(const char *dir, const char *path);
 
 /* The relation's columns with their Arrow formats (list: the element's). */
 typedef struct scol {
@@ -120,17 +120,17 @@ typedef struct scol {
 
 /* The SQL relation a source reads: read_parquet / read_csv over the
  * paths (quoted literals), or the query in parentheses. */
-void knut_graphar_i__source_sql(const imp_source *s, knut_buf *b);
+void knut_graphar__import_source_sql(const imp_source *s, knut_buf *b);
 /* The source as messages name it: the first path, or "query at file:line". */
-void knut_graphar_i__source_name(const imp_source *s, char *out, size_t cap);
+void knut_graphar__import_source_name(const imp_source *s, char *out, size_t cap);
 /* The relation's columns and their Arrow formats (SELECT ... LIMIT 0). */
-knut_status knut_graphar_i__describe(knut_duck_conn *conn, const char *rel, const char *name,
-                                     scol **out, size_t *n_out, knut_error *err);
-void knut_graphar_i__scols_free(scol *c, size_t n);
-const scol *knut_graphar_i__find_col(const scol *c, size_t n, const char *name);
+knut_status knut_graphar__import_describe(knut_duck_conn *conn, const char *rel, const char *name,
+                                          scol **out, size_t *n_out, knut_error *err);
+void knut_graphar__import_scols_free(scol *c, size_t n);
+const scol *knut_graphar__import_find_col(const scol *c, size_t n, const char *name);
 /* The data_type text of property p over column c (its own or inferred). */
-knut_status knut_graphar_i__prop_type(const imp_prop *p, const scol *c, const char *field,
-                                      char *buf, size_t cap, knut_error *err);
+knut_status knut_graphar__import_prop_type(const imp_prop *p, const scol *c, const char *field,
+                                           char *buf, size_t cap, knut_error *err);
 /*
  * Appends ", s.col AS alias" to sel for key column k and returns the alias
  * (malloc'ed): the column's own name, so the writer's messages name it,
@@ -138,8 +138,8 @@ knut_status knut_graphar_i__prop_type(const imp_prop *p, const scol *c, const ch
  * fallback + k. A property that is this very column is shared (nothing
  * appended).
  */
-char *knut_graphar_i__key_alias(knut_buf *sel, const imp_group *gs, size_t ng,
-                                char *const *taken, size_t n_taken, const char *col,
-                                const char *fallback, size_t k);
+char *knut_graphar__import_key_alias(knut_buf *sel, const imp_group *gs, size_t ng,
+                                     char *const *taken, size_t n_taken, const char *col,
+                                     const char *fallback, size_t k);
 
 #endif

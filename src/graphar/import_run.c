@@ -39,7 +39,7 @@ static void build_reset(build *b)
     knut_buf_clear(&b->rel);
     knut_buf_clear(&b->sel);
     knut_buf_clear(&b->query);
-    knut_graphar_i__scols_free(b->cols, b->n_cols);
+    knut_graphar__import_scols_free(b->cols, b->n_cols);
     b->cols = NULL;
     b->n_cols = 0;
     free(b->all.props);
@@ -49,11 +49,11 @@ static void build_reset(build *b)
 static knut_status open_source(build *b, const imp_source *s, knut_error *err)
 {
     build_reset(b);
-    knut_graphar_i__source_sql(s, &b->rel);
-    knut_graphar_i__source_name(s, b->name, sizeof b->name);
+    knut_graphar__import_source_sql(s, &b->rel);
+    knut_graphar__import_source_name(s, b->name, sizeof b->name);
     knut_status st = knut_buf_check(&b->rel, err);
-    if (!st && (st = knut_graphar_i__describe(b->conn, b->rel.data, b->name, &b->cols,
-                                              &b->n_cols, err)))
+    if (!st && (st = knut_graphar__import_describe(b->conn, b->rel.data, b->name, &b->cols,
+                                                   &b->n_cols, err)))
         knut_error_prefix(err, "%s:%d:%d: ", knut_conf_file(s->node), knut_conf_line(s->node),
                           knut_conf_col(s->node));
     return st;
@@ -87,10 +87,10 @@ static knut_status add_groups(build *b, knut_graphar_vertex_info *vi, knut_graph
         for (size_t k = 0; !st && k < gs[g].n_props; k++) {
             const imp_prop *p = &gs[g].props[k];
             snprintf(field, sizeof field, "%s property '%s'", what, p->name);
-            const scol *c = knut_graphar_i__find_col(b->cols, b->n_cols, p->column);
+            const scol *c = knut_graphar__import_find_col(b->cols, b->n_cols, p->column);
             if (!c)
                 return no_column(b, p->node, field, p->column, err);
-            if ((st = knut_graphar_i__prop_type(p, c, field, type, sizeof type, err)))
+            if ((st = knut_graphar__import_prop_type(p, c, field, type, sizeof type, err)))
                 return st;
             int primary = p->primary_given ? p->primary
                                            : vi && n_primary == 1 &&
@@ -186,7 +186,7 @@ static knut_status run_vertex(build *b, knut_graphar_writer *w, knut_graphar_gra
                     "no 'key': name the column(s) identifying a vertex, or mark a property "
                     "primary");
     for (size_t k = 0; k < nk; k++)
-        if (!knut_graphar_i__find_col(b->cols, b->n_cols, keys[k]))
+        if (!knut_graphar__import_find_col(b->cols, b->n_cols, keys[k]))
             return no_column(b, v->key_node ? v->key_node : v->node, what, keys[k], err);
     char **kcols = NULL, **lcols = NULL;
     size_t n_kcols = 0, n_lcols = 0;
@@ -209,8 +209,8 @@ static knut_status run_vertex(build *b, knut_graphar_writer *w, knut_graphar_gra
         goto fail;
     }
     for (size_t k = 0; k < nk; k++, n_kcols++)
-        if (!(kcols[k] = knut_graphar_i__key_alias(&b->sel, gs, ng, kcols, k, keys[k],
-                                                   "__knut_key", k))) {
+        if (!(kcols[k] = knut_graphar__import_key_alias(&b->sel, gs, ng, kcols, k, keys[k],
+                                                        "__knut_key", k))) {
             st = oom(err);
             goto fail;
         }
@@ -219,7 +219,7 @@ static knut_status run_vertex(build *b, knut_graphar_writer *w, knut_graphar_gra
     for (size_t l = 0; l < v->n_labels; l++) {
         const char *col = v->labels[l].column ? v->labels[l].column : v->label_column;
         snprintf(field, sizeof field, "%s label '%s'", what, v->labels[l].name);
-        if (!knut_graphar_i__find_col(b->cols, b->n_cols, col)) {
+        if (!knut_graphar__import_find_col(b->cols, b->n_cols, col)) {
             st = no_column(b, v->node, field, col, err);
             goto fail;
         }
@@ -321,14 +321,14 @@ static knut_status run_edge(build *b, knut_graphar_writer *w, knut_graphar_graph
     for (size_t k = 0; k < nk; k++, n_keys++) {
         int src = k < e->n_src_keys;
         const char *col = src ? e->src_keys[k] : e->dst_keys[k - e->n_src_keys];
-        if (!knut_graphar_i__find_col(b->cols, b->n_cols, col)) {
+        if (!knut_graphar__import_find_col(b->cols, b->n_cols, col)) {
             st = no_column(b, e->node, what, col, err);
             goto cleanup;
         }
         /* A property sharing the key's name gets the key a private name. */
-        if (!(keys[k] = knut_graphar_i__key_alias(&b->sel, gs, ng, keys, k, col,
-                                  src ? "__knut_src" : "__knut_dst",
-                                  src ? k : k - e->n_src_keys))) {
+        if (!(keys[k] = knut_graphar__import_key_alias(&b->sel, gs, ng, keys, k, col,
+                                                       src ? "__knut_src" : "__knut_dst",
+                                                       src ? k : k - e->n_src_keys))) {
             st = oom(err);
             goto cleanup;
         }

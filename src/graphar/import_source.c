@@ -39,10 +39,10 @@ static void csv_value(knut_buf *b, const char *v)
         knut_duck_literal(b, v, strlen(v));
 }
 
-void knut_graphar_i__source_sql(const imp_source *s, knut_buf *b)
+void knut_graphar__import_source_sql(const imp_source *s, knut_buf *b)
 {
     if (s->query) {
-        knut_graphar_w__sql_source(b, s->query, NULL);
+        knut_graphar__write_sql_source(b, s->query, NULL);
         return;
     }
     knut_buf_puts(b, s->csv ? "read_csv([" : "read_parquet([");
@@ -60,7 +60,7 @@ void knut_graphar_i__source_sql(const imp_source *s, knut_buf *b)
     knut_buf_puts(b, ")");
 }
 
-void knut_graphar_i__source_name(const imp_source *s, char *out, size_t cap)
+void knut_graphar__import_source_name(const imp_source *s, char *out, size_t cap)
 {
     if (s->query)
         snprintf(out, cap, "query at %s:%d", knut_conf_file(s->node), knut_conf_line(s->node));
@@ -70,16 +70,15 @@ void knut_graphar_i__source_name(const imp_source *s, char *out, size_t cap)
         snprintf(out, cap, "%s", s->paths[0]);
 }
 
-
-void knut_graphar_i__scols_free(scol *c, size_t n)
+void knut_graphar__import_scols_free(scol *c, size_t n)
 {
     for (size_t i = 0; c && i < n; i++)
         free(c[i].name);
     free(c);
 }
 
-knut_status knut_graphar_i__describe(knut_duck_conn *conn, const char *rel, const char *name,
-                                     scol **out, size_t *n_out, knut_error *err)
+knut_status knut_graphar__import_describe(knut_duck_conn *conn, const char *rel, const char *name,
+                                          scol **out, size_t *n_out, knut_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -89,7 +88,7 @@ knut_status knut_graphar_i__describe(knut_duck_conn *conn, const char *rel, cons
     memset(&r, 0, sizeof r);
     knut_status st = knut_buf_check(&sql, err);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, conn, sql.data, err);
+        st = knut_graphar__write_rows_open(&r, conn, sql.data, err);
     knut_buf_reset(&sql);
     if (st) {
         knut_error_prefix(err, "reading %s: ", name);
@@ -110,15 +109,15 @@ knut_status knut_graphar_i__describe(knut_duck_conn *conn, const char *rel, cons
             ch->n_children == 1)
             snprintf(c[i].elem, sizeof c[i].elem, "%s", ch->children[0]->format);
     }
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     if (st)
-        knut_graphar_i__scols_free(c, *n_out);
+        knut_graphar__import_scols_free(c, *n_out);
     else
         *out = c;
     return st;
 }
 
-const scol *knut_graphar_i__find_col(const scol *c, size_t n, const char *name)
+const scol *knut_graphar__import_find_col(const scol *c, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(c[i].name, name) == 0)
@@ -150,9 +149,9 @@ static const imp_prop *prop_named(const imp_group *gs, size_t ng, const char *na
  * it, unless a property or an earlier key already has that name; a
  * property that is this very column is shared.
  */
-char *knut_graphar_i__key_alias(knut_buf *sel, const imp_group *gs, size_t ng,
-                                char *const *taken, size_t n_taken, const char *col,
-                                const char *fallback, size_t k)
+char *knut_graphar__import_key_alias(knut_buf *sel, const imp_group *gs, size_t ng,
+                                     char *const *taken, size_t n_taken, const char *col,
+                                     const char *fallback, size_t k)
 {
     const imp_prop *p = prop_named(gs, ng, col);
     int key_taken = clash_with_keys(taken, n_taken, col);
@@ -201,8 +200,8 @@ static int elem_ok(const char *t)
 }
 
 /* The data_type text for property p over source column c, into buf. */
-knut_status knut_graphar_i__prop_type(const imp_prop *p, const scol *c, const char *field,
-                                      char *buf, size_t cap, knut_error *err)
+knut_status knut_graphar__import_prop_type(const imp_prop *p, const scol *c, const char *field,
+                                           char *buf, size_t cap, knut_error *err)
 {
     if (p->type) {
         snprintf(buf, cap, "%s", p->type);

@@ -56,7 +56,7 @@ void knut_graphar_issues_free(knut_graphar_issues *issues)
     free(issues);
 }
 
-void gv_fail(gv_ctx *c, knut_status st, const knut_error *sub)
+void knut_graphar__validate_fail(gv_ctx *c, knut_status st, const knut_error *sub)
 {
     if (c->fatal != KNUT_OK)
         return;
@@ -75,8 +75,9 @@ static void one_line(char *s)
             *s = ' ';
 }
 
-void gv_issue(gv_ctx *c, gv_rule rule, const char *file, const knut_graphar_pos *pos,
-              const char *field, const char *fmt, ...)
+void knut_graphar__validate_issue(gv_ctx *c, gv_rule rule, const char *file,
+                                  const knut_graphar_pos *pos, const char *field, const char *fmt,
+                                  ...)
 {
     if (gv_done(c))
         return;
@@ -88,7 +89,7 @@ void gv_issue(gv_ctx *c, gv_rule rule, const char *file, const knut_graphar_pos 
     }
     knut_graphar_issue *items = realloc(is->items, (is->n + 1) * sizeof *items);
     if (!items) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         return;
     }
     is->items = items;
@@ -111,7 +112,7 @@ void gv_issue(gv_ctx *c, gv_rule rule, const char *file, const knut_graphar_pos 
     }
     if (!it->file || !it->field || !it->message) {
         issue_reset(it);
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         return;
     }
     is->n++;
@@ -142,7 +143,7 @@ static void loader_issue(gv_ctx *c, gv_rule rule, const char *file, const knut_e
         }
         msg = p;
     }
-    gv_issue(c, rule, file, &pos, NULL, "%s", msg);
+    knut_graphar__validate_issue(c, rule, file, &pos, NULL, "%s", msg);
 }
 
 /* Loads one YAML tree for classification; reports why it cannot be. */
@@ -152,7 +153,7 @@ static knut_conf *load_conf(gv_ctx *c, const char *file)
     knut_error e = KNUT_ERROR_INIT;
     knut_status st = knut_conf_load_file(&root, file, &e);
     if (st == KNUT_ENOMEM)
-        gv_fail(c, st, &e);
+        knut_graphar__validate_fail(c, st, &e);
     else if (st == KNUT_EPARSE)
         loader_issue(c, GV_YAML_PARSE, file, &e);
     else if (st != KNUT_OK)
@@ -165,13 +166,13 @@ static knut_conf *load_conf(gv_ctx *c, const char *file)
 static void classify_failure(gv_ctx *c, const char *file, int kind, const knut_error *e)
 {
     if (e->code == KNUT_ENOMEM) {
-        gv_fail(c, e->code, e);
+        knut_graphar__validate_fail(c, e->code, e);
         return;
     }
     knut_conf *root = load_conf(c, file);
     if (!root)
         return;
-    if (gv_prescan(c, root, file, kind) == 0)
+    if (knut_graphar__validate_prescan(c, root, file, kind) == 0)
         loader_issue(c, GV_INFO_LOAD, file, e);
     /* Remember the type it declares, so edges naming it are not also
      * reported for a missing vertex type. */
@@ -184,7 +185,7 @@ static void classify_failure(gv_ctx *c, const char *file, int kind, const knut_e
         if (v)
             c->failed_types = v;
         if (!v || !(v[c->n_failed_types] = strdup(type)))
-            gv_fail(c, KNUT_ENOMEM, NULL);
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         else
             c->n_failed_types++;
     }
@@ -214,7 +215,7 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
     knut_conf *root = load_conf(c, path);
     if (!root)
         return NULL;
-    size_t reported = gv_prescan(c, root, path, 'g');
+    size_t reported = knut_graphar__validate_prescan(c, root, path, 'g');
     knut_conf_free(root);
     knut_buf text = KNUT_BUF_INIT;
     if (knut_file_read(path, KNUT_CONF_MAX_BYTES, &text, &e) != KNUT_OK) {
@@ -225,7 +226,7 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
     knut_buf_reset(&text);
     if (st != KNUT_OK) {
         if (st == KNUT_ENOMEM)
-            gv_fail(c, st, &e);
+            knut_graphar__validate_fail(c, st, &e);
         else if (reported == 0)
             loader_issue(c, GV_INFO_LOAD, path, &e);
         return NULL;
@@ -239,7 +240,7 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
         free(dir);
         free(prefix);
         knut_graphar_graph_info_free(gi);
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         return NULL;
     }
     free(gi->base_dir);
@@ -251,7 +252,7 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
     c->vertices = calloc(gi->n_vertex_files + 1, sizeof *c->vertices);
     c->edges = calloc(gi->n_edge_files + 1, sizeof *c->edges);
     if (!c->vertices || !c->edges) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         return gi;
     }
     c->n_vertices = gi->n_vertex_files;
@@ -259,7 +260,7 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
     for (size_t i = 0; i < gi->n_vertex_files && !gv_done(c); i++) {
         char *file = join(gi->base_dir, gi->vertex_files[i]);
         if (!file) {
-            gv_fail(c, KNUT_ENOMEM, NULL);
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
             break;
         }
         knut_error_clear(&e);
@@ -270,7 +271,7 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
     for (size_t i = 0; i < gi->n_edge_files && !gv_done(c); i++) {
         char *file = join(gi->base_dir, gi->edge_files[i]);
         if (!file) {
-            gv_fail(c, KNUT_ENOMEM, NULL);
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
             break;
         }
         knut_error_clear(&e);
@@ -284,12 +285,12 @@ static knut_graphar_graph_info *load_resilient(gv_ctx *c, const char *path)
 /* A directory names its one *.graph.yml / *.graph.yaml. */
 static char *resolve_graph_path(gv_ctx *c, const char *path)
 {
-    if (!gv_is_dir(path))
+    if (!knut_graphar__validate_is_dir(path))
         return strdup(path);
     DIR *d = opendir(path);
     if (!d) {
-        gv_issue(c, GV_INFO_UNREADABLE, path, NULL, NULL, "cannot open directory: %s",
-                 strerror(errno));
+        knut_graphar__validate_issue(c, GV_INFO_UNREADABLE, path, NULL, NULL,
+                                     "cannot open directory: %s", strerror(errno));
         return NULL;
     }
     char *found = NULL;
@@ -312,14 +313,14 @@ static char *resolve_graph_path(gv_ctx *c, const char *path)
     closedir(d);
     if (n == 1) {
         if (!found)
-            gv_fail(c, KNUT_ENOMEM, NULL);
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         return found;
     }
     free(found);
-    gv_issue(c, GV_INFO_UNREADABLE, path, NULL, NULL,
-             n == 0 ? "no *.graph.yml in this directory"
-                    : "%d graph YAMLs in this directory: name one",
-             n);
+    knut_graphar__validate_issue(c, GV_INFO_UNREADABLE, path, NULL, NULL,
+                                 n == 0 ? "no *.graph.yml in this directory"
+                                        : "%d graph YAMLs in this directory: name one",
+                                 n);
     return NULL;
 }
 
@@ -347,25 +348,25 @@ static void choose_root(gv_ctx *c)
     char *pick = NULL;
     if (c->opts.data_dir) {
         pick = with_slash(c->opts.data_dir);
-    } else if (gi->prefix && *gi->prefix && gv_is_dir(gi->prefix)) {
+    } else if (gi->prefix && *gi->prefix && knut_graphar__validate_is_dir(gi->prefix)) {
         pick = with_slash(gi->prefix);
-    } else if (gi->prefix && *gi->prefix && gi->prefix[0] != '/' && gi->base_dir &&
-               *gi->base_dir) {
+    } else if (gi->prefix && *gi->prefix && gi->prefix[0] != '/' && gi->base_dir && *gi->base_dir) {
         char *p = join(gi->base_dir, gi->prefix);
-        if (p && gv_is_dir(p))
+        if (p && knut_graphar__validate_is_dir(p))
             pick = with_slash(p);
         free(p);
     }
     if (!pick && !c->opts.data_dir) {
         if (gi->prefix && *gi->prefix)
-            gv_issue(c, GV_PREFIX_NOT_FOUND, c->graph_file, NULL, "prefix",
-                     "directory '%s' does not exist; reading data beside the graph YAML in "
-                     "'%s'",
-                     gi->prefix, base);
+            knut_graphar__validate_issue(
+                c, GV_PREFIX_NOT_FOUND, c->graph_file, NULL, "prefix",
+                "directory '%s' does not exist; reading data beside the graph YAML in "
+                "'%s'",
+                gi->prefix, base);
         pick = strdup(base);
     }
     if (!pick)
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
     c->root = pick;
 }
 
@@ -373,18 +374,18 @@ static void choose_root(gv_ctx *c)
 
 static knut_status run_checks(gv_ctx *c)
 {
-    gv_check_infos(c);
+    knut_graphar__validate_infos(c);
     if (!c->opts.info_only && !gv_done(c)) {
         choose_root(c);
         c->vcount = malloc((c->n_vertices + 1) * sizeof *c->vcount);
         if (!c->vcount)
-            gv_fail(c, KNUT_ENOMEM, NULL);
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         for (size_t i = 0; i < c->n_vertices && c->vcount; i++)
             c->vcount[i] = -1;
         for (size_t i = 0; i < c->n_vertices && !gv_done(c); i++)
-            gv_check_vertex_data(c, i);
+            knut_graphar__validate_vertex_data(c, i);
         for (size_t i = 0; i < c->n_edges && !gv_done(c); i++)
-            gv_check_edge_data(c, i);
+            knut_graphar__validate_edge_data(c, i);
     }
     return c->fatal;
 }
@@ -459,7 +460,7 @@ knut_status knut_graphar_validate(const char *path, const knut_graphar_validate_
     knut_error e = KNUT_ERROR_INIT;
     st = knut_graphar_graph_load(&gi, file, &e);
     if (st == KNUT_ENOMEM) {
-        gv_fail(&c, st, &e);
+        knut_graphar__validate_fail(&c, st, &e);
         goto cleanup;
     }
     if (st == KNUT_OK) {

@@ -33,28 +33,32 @@ static int adj_columns(gv_adj_run *r, const char *path)
 {
     gv_ctx *c = r->c;
     gv_columns cols;
-    if (gv_sql_describe(c, path, r->al->file_type, &cols) != 0)
+    if (knut_graphar__validate_sql_describe(c, path, r->al->file_type, &cols) != 0)
         return -1;
-    ptrdiff_t s = gv_columns_find(&cols, SRC_COL), d = gv_columns_find(&cols, DST_COL);
+    ptrdiff_t s = knut_graphar__validate_columns_find(&cols, SRC_COL),
+              d = knut_graphar__validate_columns_find(&cols, DST_COL);
     int parquet = r->al->file_type == KNUT_GRAPHAR_FILE_PARQUET;
     if (s < 0)
-        gv_issue(c, GV_COLUMN_MISSING, path, NULL, SRC_COL, "no " SRC_COL " column");
+        knut_graphar__validate_issue(c, GV_COLUMN_MISSING, path, NULL, SRC_COL,
+                                     "no " SRC_COL " column");
     if (d < 0)
-        gv_issue(c, GV_COLUMN_MISSING, path, NULL, DST_COL, "no " DST_COL " column");
+        knut_graphar__validate_issue(c, GV_COLUMN_MISSING, path, NULL, DST_COL,
+                                     "no " DST_COL " column");
     if (s >= 0 && parquet && strcmp(cols.type[s], "BIGINT") != 0)
-        gv_issue(c, GV_COLUMN_TYPE_MISMATCH, path, NULL, SRC_COL,
-                 "stored as %s; expected BIGINT (int64)", cols.type[s]);
+        knut_graphar__validate_issue(c, GV_COLUMN_TYPE_MISMATCH, path, NULL, SRC_COL,
+                                     "stored as %s; expected BIGINT (int64)", cols.type[s]);
     if (d >= 0 && parquet && strcmp(cols.type[d], "BIGINT") != 0)
-        gv_issue(c, GV_COLUMN_TYPE_MISMATCH, path, NULL, DST_COL,
-                 "stored as %s; expected BIGINT (int64)", cols.type[d]);
+        knut_graphar__validate_issue(c, GV_COLUMN_TYPE_MISMATCH, path, NULL, DST_COL,
+                                     "stored as %s; expected BIGINT (int64)", cols.type[d]);
     for (size_t i = 0; i < cols.n; i++)
         if (strcmp(cols.name[i], SRC_COL) != 0 && strcmp(cols.name[i], DST_COL) != 0)
-            gv_issue(c, GV_COLUMN_EXTRA, path, NULL, cols.name[i],
-                     "column '%s' in an adjacency chunk", cols.name[i]);
+            knut_graphar__validate_issue(c, GV_COLUMN_EXTRA, path, NULL, cols.name[i],
+                                         "column '%s' in an adjacency chunk", cols.name[i]);
     if (s >= 0 && d >= 0 && (s != 0 || d != 1))
-        gv_issue(c, GV_COLUMN_ORDER, path, NULL, NULL,
-                 SRC_COL " and " DST_COL " must be the first two columns, in that order");
-    gv_columns_reset(&cols);
+        knut_graphar__validate_issue(c, GV_COLUMN_ORDER, path, NULL, NULL,
+                                     SRC_COL " and " DST_COL
+                                             " must be the first two columns, in that order");
+    knut_graphar__validate_columns_reset(&cols);
     return s >= 0 && d >= 0 ? 0 : -1;
 }
 
@@ -62,11 +66,11 @@ static int adj_columns(gv_adj_run *r, const char *path)
 static void adj_relation(knut_buf *q, knut_graphar_file_type ft)
 {
     knut_buf_puts(q, "(SELECT ");
-    gv_sql_int_col(q, SRC_COL);
+    knut_graphar__validate_sql_int_col(q, SRC_COL);
     knut_buf_puts(q, " AS _gv_s, ");
-    gv_sql_int_col(q, DST_COL);
+    knut_graphar__validate_sql_int_col(q, DST_COL);
     knut_buf_puts(q, " AS _gv_d, _gv_rn FROM ");
-    gv_sql_source(q, ft);
+    knut_graphar__validate_sql_source(q, ft);
     knut_buf_puts(q, ")");
 }
 
@@ -120,41 +124,44 @@ static int check_adj_chunk(gv_adj_run *r, int64_t part, int64_t chunk, const cha
         return -1;
     int64_t v[A_N];
     int isnull[A_N];
-    if (gv_sql_ints(c, q->data, path, v, isnull, A_N) != 0)
+    if (knut_graphar__validate_sql_ints(c, q->data, path, v, isnull, A_N) != 0)
         return -1;
     int64_t want = knut_graphar_chunk_rows(edges, r->ecs, chunk);
     if (v[A_ROWS] != want)
-        gv_issue(c, GV_CHUNK_ROWS, path, NULL, NULL,
-                 "%lld rows; expected %lld (edge_count%lld %lld, chunk_size %lld)",
-                 (long long)v[A_ROWS], (long long)want, (long long)part, (long long)edges,
-                 (long long)r->ecs);
+        knut_graphar__validate_issue(
+            c, GV_CHUNK_ROWS, path, NULL, NULL,
+            "%lld rows; expected %lld (edge_count%lld %lld, chunk_size %lld)", (long long)v[A_ROWS],
+            (long long)want, (long long)part, (long long)edges, (long long)r->ecs);
     if (v[A_NULLS] > 0)
-        gv_issue(c, GV_ADJ_NULL, path, NULL, NULL, "%lld rows with a null (or non-integer) index",
-                 (long long)v[A_NULLS]);
+        knut_graphar__validate_issue(c, GV_ADJ_NULL, path, NULL, NULL,
+                                     "%lld rows with a null (or non-integer) index",
+                                     (long long)v[A_NULLS]);
     if (v[A_SRC_BAD] > 0)
-        gv_issue(c, GV_ADJ_SRC_RANGE, path, NULL, SRC_COL,
-                 "%lld source indices outside [0, %lld) (vertex_count of '%s'; first at row "
-                 "%lld)",
-                 (long long)v[A_SRC_BAD], (long long)r->n_src, r->ei->src_type,
-                 (long long)v[A_SRC_ROW]);
+        knut_graphar__validate_issue(
+            c, GV_ADJ_SRC_RANGE, path, NULL, SRC_COL,
+            "%lld source indices outside [0, %lld) (vertex_count of '%s'; first at row "
+            "%lld)",
+            (long long)v[A_SRC_BAD], (long long)r->n_src, r->ei->src_type, (long long)v[A_SRC_ROW]);
     if (v[A_DST_BAD] > 0)
-        gv_issue(c, GV_ADJ_DST_RANGE, path, NULL, DST_COL,
-                 "%lld destination indices outside [0, %lld) (vertex_count of '%s'; first at "
-                 "row %lld)",
-                 (long long)v[A_DST_BAD], (long long)r->n_dst, r->ei->dst_type,
-                 (long long)v[A_DST_ROW]);
+        knut_graphar__validate_issue(
+            c, GV_ADJ_DST_RANGE, path, NULL, DST_COL,
+            "%lld destination indices outside [0, %lld) (vertex_count of '%s'; first at "
+            "row %lld)",
+            (long long)v[A_DST_BAD], (long long)r->n_dst, r->ei->dst_type, (long long)v[A_DST_ROW]);
     if (v[A_PART_BAD] > 0)
-        gv_issue(c, GV_ADJ_PARTITION, path, NULL, r->by_src ? SRC_COL : DST_COL,
-                 "%lld rows whose %s index is outside this part's [%lld, %lld) (first at row "
-                 "%lld)",
-                 (long long)v[A_PART_BAD], r->by_src ? "source" : "destination", (long long)lo,
-                 (long long)hi, (long long)v[A_PART_ROW]);
+        knut_graphar__validate_issue(
+            c, GV_ADJ_PARTITION, path, NULL, r->by_src ? SRC_COL : DST_COL,
+            "%lld rows whose %s index is outside this part's [%lld, %lld) (first at row "
+            "%lld)",
+            (long long)v[A_PART_BAD], r->by_src ? "source" : "destination", (long long)lo,
+            (long long)hi, (long long)v[A_PART_ROW]);
     if (v[A_DESC] > 0)
-        gv_issue(c, GV_ADJ_UNSORTED, path, NULL, r->by_src ? SRC_COL : DST_COL,
-                 "%lld rows where the %s index decreases (first at row %lld); %s lists must be "
-                 "sorted by it",
-                 (long long)v[A_DESC], r->by_src ? "source" : "destination",
-                 (long long)v[A_DESC_ROW], knut_graphar_adj_list_type_name(r->al->type));
+        knut_graphar__validate_issue(
+            c, GV_ADJ_UNSORTED, path, NULL, r->by_src ? SRC_COL : DST_COL,
+            "%lld rows where the %s index decreases (first at row %lld); %s lists must be "
+            "sorted by it",
+            (long long)v[A_DESC], r->by_src ? "source" : "destination", (long long)v[A_DESC_ROW],
+            knut_graphar_adj_list_type_name(r->al->type));
     *first = isnull[A_FIRST] ? -1 : v[A_FIRST];
     *last = isnull[A_LAST] ? -1 : v[A_LAST];
     if (r->ordered) {
@@ -165,7 +172,7 @@ static int check_adj_chunk(gv_adj_run *r, int64_t part, int64_t chunk, const cha
         adj_relation(q, r->al->file_type);
         knut_buf_printf(q, " WHERE %s >= %lld AND %s < %lld GROUP BY 1", key, (long long)lo, key,
                         (long long)hi);
-        if (gv_buf_oom(c, q) || gv_sql_exec(c, q->data, path) != 0)
+        if (gv_buf_oom(c, q) || knut_graphar__validate_sql_exec(c, q->data, path) != 0)
             return -1;
     }
     return 0;
@@ -182,10 +189,10 @@ static void check_group_part(gv_adj_run *r, size_t gi, int64_t part, int64_t edg
     gv_index_set s = {0};
     knut_buf_clear(&r->path);
     knut_graphar_path_edge_chunk(&r->path, c->root, r->ei, r->al, g, part, 0);
-    gv_dirname(&dir, r->path.data ? r->path.data : "");
+    knut_graphar__validate_dirname(&dir, r->path.data ? r->path.data : "");
     if (gv_buf_oom(c, &r->path) || gv_buf_oom(c, &dir) ||
-        gv_index_scan(&s, dir.data, "chunk", NULL) != KNUT_OK) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_index_scan(&s, dir.data, "chunk", NULL) != KNUT_OK) {
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         goto cleanup;
     }
     char what[160];
@@ -203,22 +210,23 @@ static void check_group_part(gv_adj_run *r, size_t gi, int64_t part, int64_t edg
             knut_buf_reset(&gdir);
             goto cleanup;
         }
-        if (!gv_is_dir(gdir.data)) {
+        if (!knut_graphar__validate_is_dir(gdir.data)) {
             if (!r->gdir_said[gi])
-                gv_issue(c, GV_CHUNK_MISSING, gdir.data, NULL, NULL,
-                         "edge property group directory is missing");
+                knut_graphar__validate_issue(c, GV_CHUNK_MISSING, gdir.data, NULL, NULL,
+                                             "edge property group directory is missing");
             r->gdir_said[gi] = 1;
         } else {
-            gv_issue(c, GV_CHUNK_MISSING, dir.data, NULL, NULL, "part directory is missing (%s)",
-                     what);
+            knut_graphar__validate_issue(c, GV_CHUNK_MISSING, dir.data, NULL, NULL,
+                                         "part directory is missing (%s)", what);
         }
         knut_buf_reset(&gdir);
         goto cleanup;
     }
     if (n_chunks == 0 && s.n == 0)
-        gv_issue(c, GV_PART_EMPTY, dir.data, NULL, NULL, "empty part directory (0 edges)");
-    gv_index_report(c, &s, n_chunks, dir.data, "chunk", GV_CHUNK_MISSING, GV_CHUNK_GAP,
-                    GV_CHUNK_EXTRA, what);
+        knut_graphar__validate_issue(c, GV_PART_EMPTY, dir.data, NULL, NULL,
+                                     "empty part directory (0 edges)");
+    knut_graphar__validate_index_report(c, &s, n_chunks, dir.data, "chunk", GV_CHUNK_MISSING,
+                                        GV_CHUNK_GAP, GV_CHUNK_EXTRA, what);
     if (!gv_readable(g->file_type))
         goto cleanup;
     for (size_t i = 0; i < s.n && s.v[i] < n_chunks && !gv_done(c); i++) {
@@ -226,11 +234,12 @@ static void check_group_part(gv_adj_run *r, size_t gi, int64_t part, int64_t edg
         knut_graphar_path_edge_chunk(&r->path, c->root, r->ei, r->al, g, part, s.v[i]);
         if (gv_buf_oom(c, &r->path))
             break;
-        gv_check_group_chunk(c, g, r->path.data, knut_graphar_chunk_rows(edges, r->ecs, s.v[i]),
-                             -1, what, &r->gflags[gi]);
+        knut_graphar__validate_group_chunk(c, g, r->path.data,
+                                           knut_graphar_chunk_rows(edges, r->ecs, s.v[i]), -1, what,
+                                           &r->gflags[gi]);
     }
 cleanup:
-    gv_index_reset(&s);
+    knut_graphar__validate_index_reset(&s);
     knut_buf_reset(&dir);
 }
 
@@ -241,10 +250,10 @@ static void check_part(gv_adj_run *r, int64_t part, int64_t edges, int has_offse
     gv_index_set s = {0};
     knut_buf_clear(&r->path);
     knut_graphar_path_adj_chunk(&r->path, c->root, r->ei, r->al, part, 0);
-    gv_dirname(&dir, r->path.data ? r->path.data : "");
+    knut_graphar__validate_dirname(&dir, r->path.data ? r->path.data : "");
     if (gv_buf_oom(c, &r->path) || gv_buf_oom(c, &dir) ||
-        gv_index_scan(&s, dir.data, "chunk", NULL) != KNUT_OK) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_index_scan(&s, dir.data, "chunk", NULL) != KNUT_OK) {
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         goto cleanup;
     }
     if (edges < 0)
@@ -255,17 +264,19 @@ static void check_part(gv_adj_run *r, int64_t part, int64_t edges, int has_offse
              (long long)part, (long long)edges, (long long)r->ecs, (long long)n);
     if (!s.exists) {
         if (n > 0)
-            gv_issue(c, GV_CHUNK_MISSING, dir.data, NULL, NULL, "part directory is missing (%s)",
-                     what);
+            knut_graphar__validate_issue(c, GV_CHUNK_MISSING, dir.data, NULL, NULL,
+                                         "part directory is missing (%s)", what);
     } else {
         if (n == 0 && s.n == 0)
-            gv_issue(c, GV_PART_EMPTY, dir.data, NULL, NULL, "empty part directory (0 edges)");
-        gv_index_report(c, &s, n, dir.data, "chunk", GV_CHUNK_MISSING, GV_CHUNK_GAP,
-                        GV_CHUNK_EXTRA, what);
+            knut_graphar__validate_issue(c, GV_PART_EMPTY, dir.data, NULL, NULL,
+                                         "empty part directory (0 edges)");
+        knut_graphar__validate_index_report(c, &s, n, dir.data, "chunk", GV_CHUNK_MISSING,
+                                            GV_CHUNK_GAP, GV_CHUNK_EXTRA, what);
     }
     int readable = gv_readable(r->al->file_type);
     int complete = readable;
-    if (readable && r->ordered && gv_sql_exec(c, "DELETE FROM _gv_deg", NULL) != 0)
+    if (readable && r->ordered &&
+        knut_graphar__validate_sql_exec(c, "DELETE FROM _gv_deg", NULL) != 0)
         goto cleanup;
     int64_t prev_chunk = -2, prev_last = -1;
     for (int64_t j = 0, i = 0; j < n && readable && !gv_done(c); j++) {
@@ -286,10 +297,11 @@ static void check_part(gv_adj_run *r, int64_t part, int64_t edges, int has_offse
             continue;
         }
         if (r->ordered && prev_chunk == j - 1 && first >= 0 && prev_last > first)
-            gv_issue(c, GV_ADJ_UNSORTED, r->path.data, NULL, NULL,
-                     "first %s index %lld is below the last one (%lld) of chunk%lld",
-                     r->by_src ? "source" : "destination", (long long)first,
-                     (long long)prev_last, (long long)(j - 1));
+            knut_graphar__validate_issue(
+                c, GV_ADJ_UNSORTED, r->path.data, NULL, NULL,
+                "first %s index %lld is below the last one (%lld) of chunk%lld",
+                r->by_src ? "source" : "destination", (long long)first, (long long)prev_last,
+                (long long)(j - 1));
         prev_chunk = j;
         prev_last = last;
     }
@@ -297,12 +309,12 @@ static void check_part(gv_adj_run *r, int64_t part, int64_t edges, int has_offse
         knut_buf_clear(&r->path);
         knut_graphar_path_offset_chunk(&r->path, c->root, r->ei, r->al, part);
         if (!gv_buf_oom(c, &r->path))
-            gv_check_offset(r, part, r->path.data, edges, complete);
+            knut_graphar__validate_offset(r, part, r->path.data, edges, complete);
     }
     for (size_t g = 0; g < r->ei->n_groups && !gv_done(c); g++)
         check_group_part(r, g, part, edges, n);
 cleanup:
-    gv_index_reset(&s);
+    knut_graphar__validate_index_reset(&s);
     knut_buf_reset(&dir);
 }
 
@@ -345,14 +357,15 @@ static void check_adj_list(gv_adj_run *r, const char *adir, int64_t *total)
     knut_graphar_path_aligned_vertex_count(&b, c->root, r->ei, r->al);
     if (gv_buf_oom(c, &b))
         goto cleanup;
-    int rc = gv_count_read(c, b.data, &m_file);
+    int rc = knut_graphar__validate_count_read(c, b.data, &m_file);
     if (rc == 0)
-        gv_issue(c, GV_COUNT_MISSING, b.data, NULL, NULL,
-                 "the adj list's vertex_count is missing (the reference readers need it)");
+        knut_graphar__validate_issue(
+            c, GV_COUNT_MISSING, b.data, NULL, NULL,
+            "the adj list's vertex_count is missing (the reference readers need it)");
     else if (rc > 0 && m_vertex >= 0 && m_file != m_vertex)
-        gv_issue(c, GV_COUNT_MISMATCH, b.data, NULL, NULL,
-                 "%lld, but vertex type '%s' has vertex_count %lld", (long long)m_file, aligned,
-                 (long long)m_vertex);
+        knut_graphar__validate_issue(c, GV_COUNT_MISMATCH, b.data, NULL, NULL,
+                                     "%lld, but vertex type '%s' has vertex_count %lld",
+                                     (long long)m_file, aligned, (long long)m_vertex);
     r->m = m_vertex >= 0 ? m_vertex : m_file;
     if (r->m < 0)
         goto cleanup; /* no count to derive the parts from: reported already */
@@ -361,44 +374,50 @@ static void check_adj_list(gv_adj_run *r, const char *adir, int64_t *total)
     snprintf(what, sizeof what, "%s vertex_count %lld, chunk size %lld: %lld parts", aligned,
              (long long)r->m, (long long)r->vcs, (long long)n_parts);
     sub_dir(&b, adir, "adj_list");
-    if (gv_buf_oom(c, &b) || gv_index_scan(&counts, adir, "edge_count", NULL) != KNUT_OK ||
-        gv_index_scan(&parts, b.data, "part", NULL) != KNUT_OK) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+    if (gv_buf_oom(c, &b) ||
+        knut_graphar__validate_index_scan(&counts, adir, "edge_count", NULL) != KNUT_OK ||
+        knut_graphar__validate_index_scan(&parts, b.data, "part", NULL) != KNUT_OK) {
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         goto cleanup;
     }
-    gv_index_report(c, &counts, n_parts, adir, "edge_count", GV_COUNT_MISSING, GV_COUNT_MISSING,
-                    GV_COUNT_EXTRA, what);
+    knut_graphar__validate_index_report(c, &counts, n_parts, adir, "edge_count", GV_COUNT_MISSING,
+                                        GV_COUNT_MISSING, GV_COUNT_EXTRA, what);
     for (size_t i = 0; i < parts.n && !gv_done(c); i++)
         if (parts.v[i] >= n_parts) {
             char p[4096];
             snprintf(p, sizeof p, "%spart%lld", b.data, (long long)parts.v[i]);
-            gv_issue(c, GV_PART_EXTRA, p, NULL, NULL, "part beyond the expected ones (%s)", what);
+            knut_graphar__validate_issue(c, GV_PART_EXTRA, p, NULL, NULL,
+                                         "part beyond the expected ones (%s)", what);
         }
     sub_dir(&b, adir, "offset");
     if (gv_buf_oom(c, &b))
         goto cleanup;
     if (r->ordered) {
-        if (gv_index_scan(&offsets, b.data, "chunk", NULL) != KNUT_OK) {
-            gv_fail(c, KNUT_ENOMEM, NULL);
+        if (knut_graphar__validate_index_scan(&offsets, b.data, "chunk", NULL) != KNUT_OK) {
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
             goto cleanup;
         }
-        gv_index_report(c, &offsets, n_parts, b.data, "chunk", GV_OFFSET_MISSING,
-                        GV_OFFSET_MISSING, GV_CHUNK_EXTRA, what);
-    } else if (gv_is_dir(b.data)) {
-        gv_issue(c, GV_OFFSET_UNEXPECTED, b.data, NULL, NULL,
-                 "%s lists have no offsets", knut_graphar_adj_list_type_name(r->al->type));
+        knut_graphar__validate_index_report(c, &offsets, n_parts, b.data, "chunk",
+                                            GV_OFFSET_MISSING, GV_OFFSET_MISSING, GV_CHUNK_EXTRA,
+                                            what);
+    } else if (knut_graphar__validate_is_dir(b.data)) {
+        knut_graphar__validate_issue(c, GV_OFFSET_UNEXPECTED, b.data, NULL, NULL,
+                                     "%s lists have no offsets",
+                                     knut_graphar_adj_list_type_name(r->al->type));
     }
     if (!gv_readable(r->al->file_type))
-        gv_issue(c, GV_CONTENTS_UNCHECKED, adir, NULL, NULL, "contents not checked: %s unsupported",
-                 r->al->file_type == KNUT_GRAPHAR_FILE_ORC ? "ORC" : "JSON");
+        knut_graphar__validate_issue(c, GV_CONTENTS_UNCHECKED, adir, NULL, NULL,
+                                     "contents not checked: %s unsupported",
+                                     r->al->file_type == KNUT_GRAPHAR_FILE_ORC ? "ORC" : "JSON");
     for (size_t g = 0; g < r->ei->n_groups; g++)
         if (!gv_readable(r->ei->groups[g].file_type)) {
             knut_buf_clear(&b);
             knut_buf_puts(&b, adir);
             knut_buf_puts(&b, r->ei->groups[g].prefix);
-            gv_issue(c, GV_CONTENTS_UNCHECKED, b.data, NULL, NULL,
-                     "contents not checked: %s unsupported",
-                     r->ei->groups[g].file_type == KNUT_GRAPHAR_FILE_ORC ? "ORC" : "JSON");
+            knut_graphar__validate_issue(
+                c, GV_CONTENTS_UNCHECKED, b.data, NULL, NULL,
+                "contents not checked: %s unsupported",
+                r->ei->groups[g].file_type == KNUT_GRAPHAR_FILE_ORC ? "ORC" : "JSON");
         }
     /* The total is known only if every part's count is. */
     int64_t sum = 0;
@@ -411,28 +430,28 @@ static void check_adj_list(gv_adj_run *r, const char *adir, int64_t *total)
     size_t ia = 0, ib = 0;
     for (int64_t p; !gv_done(c) && (p = next_part(&counts, &parts, &ia, &ib, n_parts)) >= 0;) {
         int64_t edges = -1;
-        if (gv_index_has(&counts, p)) {
+        if (knut_graphar__validate_index_has(&counts, p)) {
             char cp[4096];
             snprintf(cp, sizeof cp, "%sedge_count%lld", adir, (long long)p);
-            if (gv_count_read(c, cp, &edges) <= 0)
+            if (knut_graphar__validate_count_read(c, cp, &edges) <= 0)
                 edges = -1;
         }
         if (edges < 0)
             all_known = 0;
         else if (sum <= INT64_MAX - edges)
             sum += edges;
-        check_part(r, p, edges, gv_index_has(&offsets, p));
+        check_part(r, p, edges, knut_graphar__validate_index_has(&offsets, p));
     }
     if (all_known && !gv_done(c))
         *total = sum;
 cleanup:
-    gv_index_reset(&counts);
-    gv_index_reset(&parts);
-    gv_index_reset(&offsets);
+    knut_graphar__validate_index_reset(&counts);
+    knut_graphar__validate_index_reset(&parts);
+    knut_graphar__validate_index_reset(&offsets);
     knut_buf_reset(&b);
 }
 
-void gv_check_edge_data(gv_ctx *c, size_t ei_index)
+void knut_graphar__validate_edge_data(gv_ctx *c, size_t ei_index)
 {
     const knut_graphar_edge_info *ei = c->edges[ei_index];
     /* Infos the info pass found unusable (reported there) are skipped. */
@@ -449,7 +468,7 @@ void gv_check_edge_data(gv_ctx *c, size_t ei_index)
     r.gdir_said = calloc(ei->n_groups + 1, sizeof *r.gdir_said);
     knut_buf b = KNUT_BUF_INIT;
     if (!dirs || !totals || !r.gflags || !r.gdir_said) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         goto cleanup;
     }
     size_t with_data = 0;
@@ -457,18 +476,19 @@ void gv_check_edge_data(gv_ctx *c, size_t ei_index)
         knut_buf_clear(&b);
         knut_graphar_path_adj_list_dir(&b, c->root, ei, &ei->adj_lists[k]);
         if (gv_buf_oom(c, &b) || !(dirs[k] = strdup(b.data))) {
-            gv_fail(c, KNUT_ENOMEM, NULL);
+            knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
             goto cleanup;
         }
-        with_data += gv_is_dir(dirs[k]);
+        with_data += knut_graphar__validate_is_dir(dirs[k]);
     }
     if (with_data == 0) {
         knut_buf_clear(&b);
         knut_buf_puts(&b, c->root);
         knut_buf_puts(&b, ei->prefix);
-        gv_issue(c, c->opts.require_data ? GV_DATA_MISSING : GV_DATA_ABSENT, b.data, NULL, NULL,
-                 "edge (%s, %s, %s) has no data (no adj list directory)", ei->src_type,
-                 ei->edge_type, ei->dst_type);
+        knut_graphar__validate_issue(c, c->opts.require_data ? GV_DATA_MISSING : GV_DATA_ABSENT,
+                                     b.data, NULL, NULL,
+                                     "edge (%s, %s, %s) has no data (no adj list directory)",
+                                     ei->src_type, ei->edge_type, ei->dst_type);
         goto cleanup;
     }
     r.c = c;
@@ -479,10 +499,10 @@ void gv_check_edge_data(gv_ctx *c, size_t ei_index)
     for (size_t k = 0; k < n && !gv_done(c); k++) {
         const knut_graphar_adj_list *al = &ei->adj_lists[k];
         totals[k] = -1;
-        if (!gv_is_dir(dirs[k])) {
-            gv_issue(c, GV_ADJ_LIST_DATA_MISSING, dirs[k], NULL, NULL,
-                     "%s has no data while another adj list of the edge has",
-                     knut_graphar_adj_list_type_name(al->type));
+        if (!knut_graphar__validate_is_dir(dirs[k])) {
+            knut_graphar__validate_issue(c, GV_ADJ_LIST_DATA_MISSING, dirs[k], NULL, NULL,
+                                         "%s has no data while another adj list of the edge has",
+                                         knut_graphar_adj_list_type_name(al->type));
             continue;
         }
         r.al = al;
@@ -508,10 +528,10 @@ void gv_check_edge_data(gv_ctx *c, size_t ei_index)
     }
     for (size_t k = 0; ref < n && k < n && !gv_done(c); k++)
         if (totals[k] >= 0 && totals[k] != totals[ref])
-            gv_issue(c, GV_COUNT_MISMATCH, dirs[k], NULL, NULL,
-                     "edge counts sum to %lld here but to %lld in %s", (long long)totals[k],
-                     (long long)totals[ref],
-                     knut_graphar_adj_list_type_name(ei->adj_lists[ref].type));
+            knut_graphar__validate_issue(c, GV_COUNT_MISMATCH, dirs[k], NULL, NULL,
+                                         "edge counts sum to %lld here but to %lld in %s",
+                                         (long long)totals[k], (long long)totals[ref],
+                                         knut_graphar_adj_list_type_name(ei->adj_lists[ref].type));
 cleanup:
     for (size_t k = 0; dirs && k < n; k++)
         free(dirs[k]);

@@ -165,10 +165,11 @@ typedef struct gv_ctx {
 
 /* Adds an issue (file/field may be NULL). pos, when line > 0, is appended
  * to file as ":line:col". Sets c->stop at the cap and c->fatal on OOM. */
-void gv_issue(gv_ctx *c, gv_rule rule, const char *file, const knut_graphar_pos *pos,
-              const char *field, const char *fmt, ...) KNUT_PRINTF(6, 7);
+void knut_graphar__validate_issue(gv_ctx *c, gv_rule rule, const char *file,
+                                  const knut_graphar_pos *pos, const char *field, const char *fmt,
+                                  ...) KNUT_PRINTF(6, 7);
 /* Records an engine/OOM failure that ends the run (keeps the first). */
-void gv_fail(gv_ctx *c, knut_status st, const knut_error *sub);
+void knut_graphar__validate_fail(gv_ctx *c, knut_status st, const knut_error *sub);
 static inline int gv_done(const gv_ctx *c)
 {
     return c->stop || c->fatal != KNUT_OK;
@@ -177,16 +178,16 @@ static inline int gv_done(const gv_ctx *c)
 /* ---- info passes (validate_info.c) ---------------------------------------- */
 
 /* Checks the loaded infos and the graph's own fields. */
-void gv_check_infos(gv_ctx *c);
+void knut_graphar__validate_infos(gv_ctx *c);
 /* Classifies why an info file failed to load by walking its YAML tree for
  * the faults the loader refuses (unknown types, bad versions, ...). kind is
  * 'g', 'v' or 'e'. Reports them; returns how many were reported, so the
  * caller falls back to a generic info.load issue when it is 0. */
-size_t gv_prescan(gv_ctx *c, const knut_conf *root, const char *file, int kind);
+size_t knut_graphar__validate_prescan(gv_ctx *c, const knut_conf *root, const char *file, int kind);
 
 /* ---- data passes (validate_vertex.c, validate_edge.c) --------------------- */
 
-void gv_check_vertex_data(gv_ctx *c, size_t vi_index);
+void knut_graphar__validate_vertex_data(gv_ctx *c, size_t vi_index);
 
 /* What a group has already reported, so chunk-wide facts appear once. */
 typedef struct gv_group_flags {
@@ -200,10 +201,10 @@ typedef struct gv_group_flags {
  * duplicates. index_base >= 0: a vertex chunk whose _graphArVertexIndex
  * must be index_base + row; -1: an edge property chunk (no index column).
  */
-void gv_check_group_chunk(gv_ctx *c, const knut_graphar_property_group *g, const char *path,
-                          int64_t want_rows, int64_t index_base, const char *what,
-                          gv_group_flags *fl);
-void gv_check_edge_data(gv_ctx *c, size_t ei_index);
+void knut_graphar__validate_group_chunk(gv_ctx *c, const knut_graphar_property_group *g,
+                                        const char *path, int64_t want_rows, int64_t index_base,
+                                        const char *what, gv_group_flags *fl);
+void knut_graphar__validate_edge_data(gv_ctx *c, size_t ei_index);
 
 /* One adj list being checked (validate_edge.c, validate_offset.c). */
 typedef struct gv_adj_run {
@@ -223,8 +224,8 @@ typedef struct gv_adj_run {
 /* Checks offset/chunk<part> at path against edge_count<part> = edges (-1
  * unknown). degrees_ok: every adjacency chunk of the part was read, so the
  * _gv_deg temp table holds the part's degrees. */
-void gv_check_offset(gv_adj_run *r, int64_t part, const char *path, int64_t edges,
-                     int degrees_ok);
+void knut_graphar__validate_offset(gv_adj_run *r, int64_t part, const char *path, int64_t edges,
+                                   int degrees_ok);
 
 /* ---- helpers (validate_sql.c) --------------------------------------------- */
 
@@ -236,27 +237,28 @@ typedef struct gv_index_set {
     int exists;     /* the directory exists */
     size_t others;  /* entries that did not match */
 } gv_index_set;
-knut_status gv_index_scan(gv_index_set *out, const char *dir, const char *stem, knut_error *err);
-void gv_index_reset(gv_index_set *s);
-int gv_index_has(const gv_index_set *s, int64_t i);
+knut_status knut_graphar__validate_index_scan(gv_index_set *out, const char *dir, const char *stem,
+                                              knut_error *err);
+void knut_graphar__validate_index_reset(gv_index_set *s);
+int knut_graphar__validate_index_has(const gv_index_set *s, int64_t i);
 
 /* Reports missing runs of [0, expected) against s as chunk.missing /
  * chunk.gap (miss_rule/gap_rule), and entries >= expected as extra_rule,
  * naming dir + stem + index. One issue per run. */
-void gv_index_report(gv_ctx *c, const gv_index_set *s, int64_t expected, const char *dir,
-                     const char *stem, gv_rule miss_rule, gv_rule gap_rule, gv_rule extra_rule,
-                     const char *what);
+void knut_graphar__validate_index_report(gv_ctx *c, const gv_index_set *s, int64_t expected,
+                                         const char *dir, const char *stem, gv_rule miss_rule,
+                                         gv_rule gap_rule, gv_rule extra_rule, const char *what);
 
 /* 1 if path is an existing directory / regular file. */
-int gv_is_dir(const char *path);
-int gv_is_file(const char *path);
+int knut_graphar__validate_is_dir(const char *path);
+int knut_graphar__validate_is_file(const char *path);
 
 /* Reads a count file: 1 ok (*out set), 0 absent (no issue), -1 bad (issue
  * reported: count.size / count.negative / count.missing for unreadable). */
-int gv_count_read(gv_ctx *c, const char *path, int64_t *out);
+int knut_graphar__validate_count_read(gv_ctx *c, const char *path, int64_t *out);
 
 /* Opens the engine if needed; 0 on success (else c->fatal is set). */
-int gv_sql_open(gv_ctx *c);
+int knut_graphar__validate_sql_open(gv_ctx *c);
 
 /* A chunk's columns: names and DuckDB type names ("BIGINT", "VARCHAR[]"). */
 typedef struct gv_columns {
@@ -264,36 +266,38 @@ typedef struct gv_columns {
     char **type;
     size_t n;
 } gv_columns;
-void gv_columns_reset(gv_columns *cols);
+void knut_graphar__validate_columns_reset(gv_columns *cols);
 /* -1 if absent. */
-ptrdiff_t gv_columns_find(const gv_columns *cols, const char *name);
+ptrdiff_t knut_graphar__validate_columns_find(const gv_columns *cols, const char *name);
 
 /* Describes the chunk at path (CSV: all VARCHAR). On failure reports
  * chunk.unreadable and returns -1 (0 on success). */
-int gv_sql_describe(gv_ctx *c, const char *path, knut_graphar_file_type ft, gv_columns *out);
+int knut_graphar__validate_sql_describe(gv_ctx *c, const char *path, knut_graphar_file_type ft,
+                                        gv_columns *out);
 
 /*
  * Appends the FROM source of one chunk: its columns plus _gv_rn, the row
  * number in the file (0-based). The path is bound as $1.
  */
-void gv_sql_source(knut_buf *sql, knut_graphar_file_type ft);
+void knut_graphar__validate_sql_source(knut_buf *sql, knut_graphar_file_type ft);
 /* Appends TRY_CAST("name" AS BIGINT). */
-void gv_sql_int_col(knut_buf *sql, const char *name);
+void knut_graphar__validate_sql_int_col(knut_buf *sql, const char *name);
 
 /* Runs sql (with $1 = path if path is non-NULL) and reads the first row's
  * n integer columns into vals (NULL: isnull[k] = 1, vals[k] = 0). No row:
  * all null. On failure reports chunk.unreadable naming path and returns -1. */
-int gv_sql_ints(gv_ctx *c, const char *sql, const char *path, int64_t *vals, int *isnull,
-                size_t n);
+int knut_graphar__validate_sql_ints(gv_ctx *c, const char *sql, const char *path, int64_t *vals,
+                                    int *isnull, size_t n);
 /* Runs sql (no rows wanted), $1 = path if non-NULL; -1 + chunk.unreadable. */
-int gv_sql_exec(gv_ctx *c, const char *sql, const char *path);
+int knut_graphar__validate_sql_exec(gv_ctx *c, const char *sql, const char *path);
 
 /* Does a DuckDB column type fit the property's data type / cardinality?
  * Sets *expect to the wanted spelling for messages. */
-int gv_type_matches(const knut_graphar_property *p, const char *duck_type, const char **expect);
+int knut_graphar__validate_type_matches(const knut_graphar_property *p, const char *duck_type,
+                                        const char **expect);
 /* The DuckDB cast target used to check CSV values of p, or NULL when any
  * text fits (string) or no check applies (lists). */
-const char *gv_csv_cast_type(const knut_graphar_property *p);
+const char *knut_graphar__validate_csv_cast_type(const knut_graphar_property *p);
 
 /* The readable chunk formats (DuckDB reads Parquet and CSV). */
 static inline int gv_readable(knut_graphar_file_type ft)
@@ -305,13 +309,13 @@ static inline int gv_readable(knut_graphar_file_type ft)
 static inline int gv_buf_oom(gv_ctx *c, const knut_buf *b)
 {
     if (b->error) {
-        gv_fail(c, KNUT_ENOMEM, NULL);
+        knut_graphar__validate_fail(c, KNUT_ENOMEM, NULL);
         return 1;
     }
     return 0;
 }
 
 /* Copies path up to and including its last '/' into out (cleared first). */
-void gv_dirname(knut_buf *out, const char *path);
+void knut_graphar__validate_dirname(knut_buf *out, const char *path);
 
 #endif

@@ -34,11 +34,11 @@ static const knut_conf *present(const knut_conf *map, const char *key)
     return n && knut_conf_kind_of(n) != KNUT_CONF_NULL ? n : NULL;
 }
 
-#define REPORT(s, rule, node, field, ...)                                           \
-    do {                                                                            \
-        knut_graphar_pos p_ = pos_of(node);                                         \
-        gv_issue((s)->c, (rule), (s)->file, &p_, (field), __VA_ARGS__);             \
-        (s)->found++;                                                               \
+#define REPORT(s, rule, node, field, ...)                                                          \
+    do {                                                                                           \
+        knut_graphar_pos p_ = pos_of(node);                                                        \
+        knut_graphar__validate_issue((s)->c, (rule), (s)->file, &p_, (field), __VA_ARGS__);        \
+        (s)->found++;                                                                              \
     } while (0)
 
 static void scan_version(scan *s, const knut_conf *root)
@@ -162,7 +162,7 @@ static void scan_adj_lists(scan *s, const knut_conf *root)
     }
 }
 
-size_t gv_prescan(gv_ctx *c, const knut_conf *root, const char *file, int kind)
+size_t knut_graphar__validate_prescan(gv_ctx *c, const knut_conf *root, const char *file, int kind)
 {
     scan s = {c, file, 0};
     if (knut_conf_kind_of(root) != KNUT_CONF_MAP) {

@@ -19,19 +19,19 @@
 
 /* ---- filesystem -------------------------------------------------------- */
 
-int gv_is_dir(const char *path)
+int knut_graphar__validate_is_dir(const char *path)
 {
     struct stat sb;
     return path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-int gv_is_file(const char *path)
+int knut_graphar__validate_is_file(const char *path)
 {
     struct stat sb;
     return path && stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-void gv_dirname(knut_buf *out, const char *path)
+void knut_graphar__validate_dirname(knut_buf *out, const char *path)
 {
     knut_buf_clear(out);
     const char *slash = strrchr(path, '/');
@@ -41,7 +41,7 @@ void gv_dirname(knut_buf *out, const char *path)
         knut_buf_puts(out, "");
 }
 
-void gv_index_reset(gv_index_set *s)
+void knut_graphar__validate_index_reset(gv_index_set *s)
 {
     free(s->v);
     memset(s, 0, sizeof *s);
@@ -68,7 +68,8 @@ static int parse_index(const char *s, int64_t *out)
     return 1;
 }
 
-knut_status gv_index_scan(gv_index_set *out, const char *dir, const char *stem, knut_error *err)
+knut_status knut_graphar__validate_index_scan(gv_index_set *out, const char *dir, const char *stem,
+                                              knut_error *err)
 {
     memset(out, 0, sizeof *out);
     DIR *d = opendir(dir);
@@ -101,7 +102,7 @@ knut_status gv_index_scan(gv_index_set *out, const char *dir, const char *stem, 
     }
     closedir(d);
     if (st != KNUT_OK) {
-        gv_index_reset(out);
+        knut_graphar__validate_index_reset(out);
         return st;
     }
     if (out->n > 1)
@@ -109,7 +110,7 @@ knut_status gv_index_scan(gv_index_set *out, const char *dir, const char *stem, 
     return KNUT_OK;
 }
 
-int gv_index_has(const gv_index_set *s, int64_t i)
+int knut_graphar__validate_index_has(const gv_index_set *s, int64_t i)
 {
     return s->n && bsearch(&i, s->v, s->n, sizeof *s->v, cmp_i64) != NULL;
 }
@@ -120,15 +121,16 @@ static void report_run(gv_ctx *c, gv_rule rule, const char *dir, const char *ste
     char file[4096];
     snprintf(file, sizeof file, "%s%s%lld", dir, stem, (long long)a);
     if (a == b)
-        gv_issue(c, rule, file, NULL, NULL, "%s%lld %s (%s)", stem, (long long)a, verb, what);
+        knut_graphar__validate_issue(c, rule, file, NULL, NULL, "%s%lld %s (%s)", stem,
+                                     (long long)a, verb, what);
     else
-        gv_issue(c, rule, file, NULL, NULL, "%s%lld..%s%lld %s (%s)", stem, (long long)a, stem,
-                 (long long)b, verb, what);
+        knut_graphar__validate_issue(c, rule, file, NULL, NULL, "%s%lld..%s%lld %s (%s)", stem,
+                                     (long long)a, stem, (long long)b, verb, what);
 }
 
-void gv_index_report(gv_ctx *c, const gv_index_set *s, int64_t expected, const char *dir,
-                     const char *stem, gv_rule miss_rule, gv_rule gap_rule, gv_rule extra_rule,
-                     const char *what)
+void knut_graphar__validate_index_report(gv_ctx *c, const gv_index_set *s, int64_t expected,
+                                         const char *dir, const char *stem, gv_rule miss_rule,
+                                         gv_rule gap_rule, gv_rule extra_rule, const char *what)
 {
     int64_t next = 0; /* first index not yet accounted for */
     size_t i = 0;
@@ -148,7 +150,7 @@ void gv_index_report(gv_ctx *c, const gv_index_set *s, int64_t expected, const c
     }
 }
 
-int gv_count_read(gv_ctx *c, const char *path, int64_t *out)
+int knut_graphar__validate_count_read(gv_ctx *c, const char *path, int64_t *out)
 {
     knut_error e = KNUT_ERROR_INIT;
     int64_t v = 0, size = 0;
@@ -156,17 +158,19 @@ int gv_count_read(gv_ctx *c, const char *path, int64_t *out)
     if (st == KNUT_ENOTFOUND)
         return 0;
     if (st == KNUT_EPARSE) {
-        gv_issue(c, GV_COUNT_SIZE, path, NULL, NULL,
-                 "count file has %lld bytes; it must be exactly 8 (a little-endian int64)",
-                 (long long)size);
+        knut_graphar__validate_issue(
+            c, GV_COUNT_SIZE, path, NULL, NULL,
+            "count file has %lld bytes; it must be exactly 8 (a little-endian int64)",
+            (long long)size);
         return -1;
     }
     if (st != KNUT_OK) {
-        gv_issue(c, GV_COUNT_MISSING, path, NULL, NULL, "%s", e.message);
+        knut_graphar__validate_issue(c, GV_COUNT_MISSING, path, NULL, NULL, "%s", e.message);
         return -1;
     }
     if (v < 0) {
-        gv_issue(c, GV_COUNT_NEGATIVE, path, NULL, NULL, "negative count %lld", (long long)v);
+        knut_graphar__validate_issue(c, GV_COUNT_NEGATIVE, path, NULL, NULL, "negative count %lld",
+                                     (long long)v);
         return -1;
     }
     *out = v;
@@ -175,7 +179,7 @@ int gv_count_read(gv_ctx *c, const char *path, int64_t *out)
 
 /* ---- engine ------------------------------------------------------------ */
 
-int gv_sql_open(gv_ctx *c)
+int knut_graphar__validate_sql_open(gv_ctx *c)
 {
     if (c->conn)
         return 0;
@@ -191,13 +195,13 @@ int gv_sql_open(gv_ctx *c)
     if (st == KNUT_OK)
         st = knut_duck_exec(c->conn, "CREATE TEMP TABLE _gv_deg(k BIGINT, n BIGINT)", &e);
     if (st != KNUT_OK) {
-        gv_fail(c, st, &e);
+        knut_graphar__validate_fail(c, st, &e);
         return -1;
     }
     return 0;
 }
 
-void gv_sql_int_col(knut_buf *sql, const char *name)
+void knut_graphar__validate_sql_int_col(knut_buf *sql, const char *name)
 {
     knut_buf_puts(sql, "TRY_CAST(");
     knut_duck_ident(sql, name);
@@ -208,7 +212,7 @@ void gv_sql_int_col(knut_buf *sql, const char *name)
  * stay text; checks cast them. */
 #define GV_CSV_READ "read_csv($1, header=true, all_varchar=true, delim=',', quote='\"', escape='\"')"
 
-void gv_sql_source(knut_buf *sql, knut_graphar_file_type ft)
+void knut_graphar__validate_sql_source(knut_buf *sql, knut_graphar_file_type ft)
 {
     if (ft == KNUT_GRAPHAR_FILE_CSV)
         knut_buf_puts(sql, "(SELECT *, (row_number() OVER ()) - 1 AS _gv_rn FROM " GV_CSV_READ
@@ -236,19 +240,20 @@ static knut_status run(gv_ctx *c, const char *sql, const char *path,
 static void query_failed(gv_ctx *c, knut_status s, const char *path, const knut_error *e)
 {
     if (s == KNUT_ENOMEM || s == KNUT_ECANCELLED)
-        gv_fail(c, s, e);
+        knut_graphar__validate_fail(c, s, e);
     else
-        gv_issue(c, GV_CHUNK_UNREADABLE, path ? path : "", NULL, NULL, "%s", e->message);
+        knut_graphar__validate_issue(c, GV_CHUNK_UNREADABLE, path ? path : "", NULL, NULL, "%s",
+                                     e->message);
 }
 
-int gv_sql_ints(gv_ctx *c, const char *sql, const char *path, int64_t *vals, int *isnull,
-                size_t n)
+int knut_graphar__validate_sql_ints(gv_ctx *c, const char *sql, const char *path, int64_t *vals,
+                                    int *isnull, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         vals[k] = 0;
         isnull[k] = 1;
     }
-    if (gv_sql_open(c) != 0)
+    if (knut_graphar__validate_sql_open(c) != 0)
         return -1;
     struct ArrowArrayStream st = {0};
     struct ArrowSchema schema = {0};
@@ -295,9 +300,9 @@ cleanup:
     return rc;
 }
 
-int gv_sql_exec(gv_ctx *c, const char *sql, const char *path)
+int knut_graphar__validate_sql_exec(gv_ctx *c, const char *sql, const char *path)
 {
-    if (gv_sql_open(c) != 0)
+    if (knut_graphar__validate_sql_open(c) != 0)
         return -1;
     knut_duck_stmt *stmt = NULL;
     knut_error e = KNUT_ERROR_INIT;
@@ -316,7 +321,7 @@ int gv_sql_exec(gv_ctx *c, const char *sql, const char *path)
 
 /* ---- columns ----------------------------------------------------------- */
 
-void gv_columns_reset(gv_columns *cols)
+void knut_graphar__validate_columns_reset(gv_columns *cols)
 {
     for (size_t i = 0; i < cols->n; i++) {
         free(cols->name[i]);
@@ -327,7 +332,7 @@ void gv_columns_reset(gv_columns *cols)
     memset(cols, 0, sizeof *cols);
 }
 
-ptrdiff_t gv_columns_find(const gv_columns *cols, const char *name)
+ptrdiff_t knut_graphar__validate_columns_find(const gv_columns *cols, const char *name)
 {
     for (size_t i = 0; i < cols->n; i++)
         if (strcmp(cols->name[i], name) == 0)
@@ -357,10 +362,11 @@ static int columns_push(gv_columns *cols, const char *name, int64_t nl, const ch
     return cols->name[cols->n - 1] && cols->type[cols->n - 1] ? 0 : -1;
 }
 
-int gv_sql_describe(gv_ctx *c, const char *path, knut_graphar_file_type ft, gv_columns *out)
+int knut_graphar__validate_sql_describe(gv_ctx *c, const char *path, knut_graphar_file_type ft,
+                                        gv_columns *out)
 {
     memset(out, 0, sizeof *out);
-    if (gv_sql_open(c) != 0)
+    if (knut_graphar__validate_sql_open(c) != 0)
         return -1;
     const char *sql = ft == KNUT_GRAPHAR_FILE_CSV
                           ? "DESCRIBE SELECT * FROM " GV_CSV_READ
@@ -409,7 +415,7 @@ int gv_sql_describe(gv_ctx *c, const char *path, knut_graphar_file_type ft, gv_c
     if (st.release)
         st.release(&st);
     if (rc != 0) {
-        gv_columns_reset(out);
+        knut_graphar__validate_columns_reset(out);
         query_failed(c, s, path, &e);
     }
     return rc;
@@ -452,7 +458,8 @@ static int scalar_fits(knut_graphar_type t, const char *duck, size_t len)
     return strlen(want) == len && strncmp(duck, want, len) == 0;
 }
 
-int gv_type_matches(const knut_graphar_property *p, const char *duck_type, const char **expect)
+int knut_graphar__validate_type_matches(const knut_graphar_property *p, const char *duck_type,
+                                        const char **expect)
 {
     static const char *const lists[] = {"BOOLEAN[]", "INTEGER[]", "BIGINT[]", "FLOAT[]",
                                         "DOUBLE[]",  "VARCHAR[]", "DATE[]",   "TIMESTAMP[]"};
@@ -469,7 +476,7 @@ int gv_type_matches(const knut_graphar_property *p, const char *duck_type, const
     return len > 2 && strcmp(duck_type + len - 2, "[]") == 0 && scalar_fits(base, duck_type, len - 2);
 }
 
-const char *gv_csv_cast_type(const knut_graphar_property *p)
+const char *knut_graphar__validate_csv_cast_type(const knut_graphar_property *p)
 {
     if (p->type == KNUT_GRAPHAR_TYPE_LIST || p->cardinality != KNUT_GRAPHAR_CARD_SINGLE)
         return NULL;

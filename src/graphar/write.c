@@ -26,7 +26,7 @@ static knut_status oom(knut_error *err)
 
 /* ---- directories ------------------------------------------------------- */
 
-knut_status knut_graphar_w__mkdirs(const char *path, int is_dir, knut_error *err)
+knut_status knut_graphar__write_mkdirs(const char *path, int is_dir, knut_error *err)
 {
     size_t len = strlen(path);
     char *p = malloc(len + 1);
@@ -115,8 +115,8 @@ static int dir_has_entries(const char *dir)
     return any;
 }
 
-knut_status knut_graphar_w__prepare_dir(knut_graphar_writer *w, const char *dir,
-                                      knut_error *err)
+knut_status knut_graphar__write_prepare_dir(knut_graphar_writer *w, const char *dir,
+                                            knut_error *err)
 {
     for (size_t i = 0; i < w->n_prepared; i++)
         if (strcmp(w->prepared[i], dir) == 0)
@@ -139,7 +139,7 @@ knut_status knut_graphar_w__prepare_dir(knut_graphar_writer *w, const char *dir,
         if ((st = clear_dir_fd(fd, dir, 0, err)))
             return st;
     }
-    if ((st = knut_graphar_w__mkdirs(dir, 1, err)))
+    if ((st = knut_graphar__write_mkdirs(dir, 1, err)))
         return st;
     char **slot = knut_graphar__push((void **)&w->prepared, &w->n_prepared, sizeof *slot);
     if (!slot || !(*slot = strdup(dir)))
@@ -148,16 +148,16 @@ knut_status knut_graphar_w__prepare_dir(knut_graphar_writer *w, const char *dir,
     return KNUT_OK;
 }
 
-knut_status knut_graphar_w__write_count(const char *path, int64_t value, knut_error *err)
+knut_status knut_graphar__write_count(const char *path, int64_t value, knut_error *err)
 {
-    knut_status st = knut_graphar_w__mkdirs(path, 0, err);
+    knut_status st = knut_graphar__write_mkdirs(path, 0, err);
     return st ? st : knut_graphar_count_write(path, value, err);
 }
 
 /* ---- checks ------------------------------------------------------------ */
 
-knut_status knut_graphar_w__check_file_type(knut_graphar_file_type ft, const char *what,
-                                          knut_error *err)
+knut_status knut_graphar__write_check_file_type(knut_graphar_file_type ft, const char *what,
+                                                knut_error *err)
 {
     if (ft == KNUT_GRAPHAR_FILE_PARQUET || ft == KNUT_GRAPHAR_FILE_CSV)
         return KNUT_OK;
@@ -166,17 +166,17 @@ knut_status knut_graphar_w__check_file_type(knut_graphar_file_type ft, const cha
                           knut_graphar_file_type_name(ft));
 }
 
-knut_status knut_graphar_w__check_group(const knut_graphar_property_group *g, const char *what,
-                                      knut_error *err)
+knut_status knut_graphar__write_check_group(const knut_graphar_property_group *g, const char *what,
+                                            knut_error *err)
 {
-    knut_status st = knut_graphar_w__check_file_type(g->file_type, what, err);
+    knut_status st = knut_graphar__write_check_file_type(g->file_type, what, err);
     if (st)
         return st;
     if (g->n_props == 0)
         return knut_error_set(err, KNUT_EINVAL, "%s: property group '%s' has no properties",
                               what, g->prefix ? g->prefix : "");
     for (size_t i = 0; i < g->n_props; i++)
-        if (g->file_type == KNUT_GRAPHAR_FILE_CSV && knut_graphar_w__prop_is_list(&g->props[i]))
+        if (g->file_type == KNUT_GRAPHAR_FILE_CSV && knut_graphar__write_prop_is_list(&g->props[i]))
             return knut_error_set(err, KNUT_EINVAL,
                                   "%s: property '%s' is a list, which CSV groups cannot hold",
                                   what, g->props[i].name);
@@ -185,7 +185,7 @@ knut_status knut_graphar_w__check_group(const knut_graphar_property_group *g, co
 
 /* Info prefixes end up in paths we create and may empty: keep them inside
  * the output directory. */
-int knut_graphar_w__prefix_safe(const char *p)
+int knut_graphar__write_prefix_safe(const char *p)
 {
     if (!p || !*p || p[0] == '/')
         return 0;
@@ -203,7 +203,7 @@ int knut_graphar_w__prefix_safe(const char *p)
 
 /* ---- the writer -------------------------------------------------------- */
 
-gar_wvertex *knut_graphar_w__written_vertex(knut_graphar_writer *w, const char *type)
+gar_wvertex *knut_graphar__written_vertex(knut_graphar_writer *w, const char *type)
 {
     for (size_t i = 0; i < w->n_verts; i++)
         if (strcmp(w->verts[i].type, type) == 0)
@@ -257,7 +257,7 @@ knut_status knut_graphar_writer_new(knut_graphar_writer **out, knut_graphar_grap
                             gi->prefix, dir);
         goto cleanup;
     }
-    if ((st = knut_graphar_w__mkdirs(w->dir, 1, err)))
+    if ((st = knut_graphar__write_mkdirs(w->dir, 1, err)))
         goto cleanup;
     const char *tmp = opts->temp_directory;
     if (!tmp) {

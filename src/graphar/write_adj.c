@@ -67,7 +67,7 @@ static knut_status sort_edges(ajob *a, const char *map, knut_error *err)
     if (st)
         return knut_error_prefix(err, "%s: sorting edges: ", a->where);
     int64_t n = 0;
-    if ((st = knut_graphar_w__table_count(a->w, a->sorted, &n, err)))
+    if ((st = knut_graphar__write_table_count(a->w, a->sorted, &n, err)))
         return knut_error_prefix(err, "%s: ", a->where);
     /* Edges per part; parts are few (vertex count / chunk size). */
     knut_buf_puts(&sql, "SELECT __knut_part, count(*) FROM ");
@@ -76,9 +76,9 @@ static knut_status sort_edges(ajob *a, const char *map, knut_error *err)
     gar_rows r;
     memset(&r, 0, sizeof r);
     if (!(st = knut_buf_check(&sql, err)))
-        st = knut_graphar_w__rows_open(&r, a->w->conn, sql.data, err);
+        st = knut_graphar__write_rows_open(&r, a->w->conn, sql.data, err);
     int64_t total = 0;
-    while (!st && (st = knut_graphar_w__rows_next(&r, err)) == KNUT_OK) {
+    while (!st && (st = knut_graphar__write_rows_next(&r, err)) == KNUT_OK) {
         int64_t at = knut_graphar_w__rows_at(&r);
         int64_t part = knut_arrow_view_get_int64(knut_graphar_w__rows_col(&r, 0), at);
         int64_t cnt = knut_arrow_view_get_int64(knut_graphar_w__rows_col(&r, 1), at);
@@ -95,7 +95,7 @@ static knut_status sort_edges(ajob *a, const char *map, knut_error *err)
                         : knut_error_set(err, KNUT_ERROR,
                                          "%s: internal: %lld of %lld edges in parts", a->where,
                                          (long long)total, (long long)n);
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     knut_buf_reset(&sql);
     return st;
 }
@@ -122,14 +122,14 @@ static knut_status prepare(ajob *a, const knut_graphar_property_group *g, gar_co
             free(cols);
             return knut_error_set(err, KNUT_ENOMEM, "out of memory");
         }
-        size_t base = knut_graphar_w__prop_base(a->ei->groups, g);
+        size_t base = knut_graphar__write_prop_base(a->ei->groups, g);
         knut_buf_puts(&sel, "SELECT ");
         for (size_t k = 0; k < g->n_props; k++) {
             knut_buf_printf(&sel, "%s" KNUT_GRAPHAR_W_PCOL " AS ", k ? ", " : "", base + k);
             knut_duck_ident(&sel, g->props[k].name);
             cols[k] = g->props[k].name;
             if (g->props[k].type == KNUT_GRAPHAR_TYPE_STRING &&
-                !knut_graphar_w__prop_is_list(&g->props[k]))
+                !knut_graphar__write_prop_is_list(&g->props[k]))
                 strs[n_strs++] = g->props[k].name;
         }
     }
@@ -138,8 +138,8 @@ static knut_status prepare(ajob *a, const knut_graphar_property_group *g, gar_co
     knut_buf_puts(&sel, " AS w WHERE w.rowid BETWEEN $2 AND $3 ORDER BY w.rowid");
     knut_status st = knut_buf_check(&sel, err);
     if (!st)
-        st = knut_graphar_w__copy_prepare(a->w, cp, sel.data, ft, cols ? cols : adj_cols, n_cols,
-                                          strs, n_strs, 0, err);
+        st = knut_graphar__write_copy_prepare(a->w, cp, sel.data, ft, cols ? cols : adj_cols,
+                                              n_cols, strs, n_strs, 0, err);
     if (st)
         knut_error_prefix(err, "%s: ", a->where);
     free(strs);
@@ -173,7 +173,7 @@ static knut_status write_parts(ajob *a, knut_error *err)
                                                             &ei->groups[g], i, c);
                 if (st)
                     st = knut_error_set(err, st, "%s: building a chunk path", a->where);
-                else if (!(st = knut_graphar_w__copy_run(&cps[g], path.data, lo, hi, err)))
+                else if (!(st = knut_graphar__write_copy_run(&cps[g], path.data, lo, hi, err)))
                     a->files++;
             }
         }
@@ -185,11 +185,11 @@ static knut_status write_parts(ajob *a, knut_error *err)
             break;
         if ((st = knut_graphar_path_edge_count(&path, a->w->dir, ei, a->al, i)))
             st = knut_error_set(err, st, "%s: building a count path", a->where);
-        else if (!(st = knut_graphar_w__write_count(path.data, cnt, err)))
+        else if (!(st = knut_graphar__write_count(path.data, cnt, err)))
             a->files++;
     }
     for (size_t g = 0; g <= ng; g++)
-        knut_graphar_w__copy_free(&cps[g]);
+        knut_graphar__write_copy_free(&cps[g]);
     free(cps);
     knut_buf_reset(&path);
     return st;
@@ -224,7 +224,7 @@ static knut_status write_offsets(ajob *a, knut_error *err)
     if (st)
         return knut_error_prefix(err, "%s: computing offsets: ", a->where);
     int64_t rows = 0;
-    if ((st = knut_graphar_w__table_count(a->w, a->offsets, &rows, err)))
+    if ((st = knut_graphar__write_table_count(a->w, a->offsets, &rows, err)))
         return knut_error_prefix(err, "%s: ", a->where);
     knut_buf_puts(&sql, "SELECT \"_graphArOffset\" FROM ");
     knut_duck_ident(&sql, a->offsets);
@@ -232,27 +232,27 @@ static knut_status write_offsets(ajob *a, knut_error *err)
     static const char *const off_cols[] = {"_graphArOffset"};
     gar_copy cp = {NULL};
     if (!(st = knut_buf_check(&sql, err)))
-        st = knut_graphar_w__copy_prepare(a->w, &cp, sql.data, a->al->file_type, off_cols, 1,
-                                          NULL, 0, 0, err);
+        st = knut_graphar__write_copy_prepare(a->w, &cp, sql.data, a->al->file_type, off_cols, 1,
+                                              NULL, 0, 0, err);
     knut_buf path = KNUT_BUF_INIT;
     for (int64_t i = 0; !st && i < a->n_parts; i++) {
         knut_buf_clear(&path);
         if ((st = knut_graphar_path_offset_chunk(&path, a->w->dir, a->ei, a->al, i)))
             st = knut_error_set(err, st, "%s: building an offset path", a->where);
-        else if (!(st = knut_graphar_w__copy_run(&cp, path.data, i * (a->vcs + 1),
-                                                 i * (a->vcs + 1) + a->vcs, err)))
+        else if (!(st = knut_graphar__write_copy_run(&cp, path.data, i * (a->vcs + 1),
+                                                     i * (a->vcs + 1) + a->vcs, err)))
             a->files++;
     }
-    knut_graphar_w__copy_free(&cp);
+    knut_graphar__write_copy_free(&cp);
     knut_buf_reset(&path);
     knut_buf_reset(&sql);
     return st;
 }
 
-knut_status knut_graphar_w__write_adj(knut_graphar_writer *w, const knut_graphar_edge_info *ei,
-                                      const knut_graphar_adj_list *al, const char *map,
-                                      int64_t aligned_count, const char *what, int64_t *files,
-                                      knut_error *err)
+knut_status knut_graphar__write_adj(knut_graphar_writer *w, const knut_graphar_edge_info *ei,
+                                    const knut_graphar_adj_list *al, const char *map,
+                                    int64_t aligned_count, const char *what, int64_t *files,
+                                    knut_error *err)
 {
     ajob a;
     memset(&a, 0, sizeof a);
@@ -268,29 +268,29 @@ knut_status knut_graphar_w__write_adj(knut_graphar_writer *w, const knut_graphar
     knut_buf path = KNUT_BUF_INIT;
     knut_status st = KNUT_OK;
     a.counts = calloc((size_t)a.n_parts + 1, sizeof *a.counts);
-    a.sorted = knut_graphar_w__temp_name(w, "ea");
-    a.offsets = knut_graphar_w__temp_name(w, "eo");
+    a.sorted = knut_graphar__write_temp_name(w, "ea");
+    a.offsets = knut_graphar__write_temp_name(w, "eo");
     if (!a.counts || !a.sorted || !a.offsets) {
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    double t0 = knut_graphar_w__now();
-    if ((st = knut_graphar_w__check_stop(a.where, err)) || (st = sort_edges(&a, map, err)))
+    double t0 = knut_graphar__write_now();
+    if ((st = knut_graphar__write_check_stop(a.where, err)) || (st = sort_edges(&a, map, err)))
         goto cleanup;
-    double t1 = knut_graphar_w__now();
+    double t1 = knut_graphar__write_now();
     if ((st = write_parts(&a, err)))
         goto cleanup;
-    double t2 = knut_graphar_w__now();
+    double t2 = knut_graphar__write_now();
     if (knut_graphar_adj_list_type_is_ordered(al->type) && (st = write_offsets(&a, err)))
         goto cleanup;
     KNUT_LOG(KNUT_LOG_DEBUG, KNUT_GRAPHAR_LOG,
-             "%s: sorted %.2f s, wrote chunks %.2f s, offsets %.2f s", a.where, t1 - t0,
-             t2 - t1, knut_graphar_w__now() - t2);
+             "%s: sorted %.2f s, wrote chunks %.2f s, offsets %.2f s", a.where, t1 - t0, t2 - t1,
+             knut_graphar__write_now() - t2);
     if ((st = knut_graphar_path_aligned_vertex_count(&path, w->dir, ei, al))) {
         st = knut_error_set(err, st, "%s: building a path", a.where);
         goto cleanup;
     }
-    if ((st = knut_graphar_w__write_count(path.data, aligned_count, err)))
+    if ((st = knut_graphar__write_count(path.data, aligned_count, err)))
         goto cleanup;
     a.files++;
 cleanup:

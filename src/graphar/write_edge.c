@@ -58,8 +58,8 @@ static knut_status check_spec(ejob *j, knut_error *err)
     const knut_graphar_edge_info *ei = j->ei;
     const knut_graphar_edge_source *s = j->src;
     knut_status st;
-    if (!(j->sv = knut_graphar_w__written_vertex(j->w, ei->src_type)) ||
-        !(j->dv = knut_graphar_w__written_vertex(j->w, ei->dst_type)))
+    if (!(j->sv = knut_graphar__written_vertex(j->w, ei->src_type)) ||
+        !(j->dv = knut_graphar__written_vertex(j->w, ei->dst_type)))
         return knut_error_set(err, KNUT_EINVAL, "%s: write the vertex type '%s' first", j->what,
                               j->sv ? ei->dst_type : ei->src_type);
     if (s->n_src_keys != j->sv->n_keys || s->n_dst_keys != j->dv->n_keys || !s->src_keys ||
@@ -78,11 +78,11 @@ static knut_status check_spec(ejob *j, knut_error *err)
                               j->what, (long long)ei->src_chunk_size,
                               (long long)ei->dst_chunk_size, (long long)j->sv->chunk_size,
                               (long long)j->dv->chunk_size);
-    int ok = knut_graphar_w__prefix_safe(ei->prefix);
+    int ok = knut_graphar__write_prefix_safe(ei->prefix);
     for (size_t g = 0; ok && g < ei->n_groups; g++)
-        ok = knut_graphar_w__prefix_safe(ei->groups[g].prefix);
+        ok = knut_graphar__write_prefix_safe(ei->groups[g].prefix);
     for (size_t a = 0; ok && a < ei->n_adj_lists; a++)
-        ok = knut_graphar_w__prefix_safe(ei->adj_lists[a].prefix);
+        ok = knut_graphar__write_prefix_safe(ei->adj_lists[a].prefix);
     if (!ok)
         return knut_error_set(err, KNUT_EINVAL,
                               "%s: prefixes must be relative paths without '..'", j->what);
@@ -93,11 +93,11 @@ static knut_status check_spec(ejob *j, knut_error *err)
             if (ei->adj_lists[a].type == ei->adj_lists[b].type)
                 return knut_error_set(err, KNUT_EINVAL, "%s: adj list %s given twice", j->what,
                                       knut_graphar_adj_list_type_name(ei->adj_lists[a].type));
-        if ((st = knut_graphar_w__check_file_type(ei->adj_lists[a].file_type, j->what, err)))
+        if ((st = knut_graphar__write_check_file_type(ei->adj_lists[a].file_type, j->what, err)))
             return st;
     }
     for (size_t g = 0; g < ei->n_groups; g++) {
-        if ((st = knut_graphar_w__check_group(&ei->groups[g], j->what, err)))
+        if ((st = knut_graphar__write_check_group(&ei->groups[g], j->what, err)))
             return st;
         for (size_t k = 0; k < ei->groups[g].n_props; k++) {
             const knut_graphar_property *p = &ei->groups[g].props[k];
@@ -113,7 +113,7 @@ static knut_status check_columns(ejob *j, knut_error *err)
 {
     char **cols = NULL;
     size_t n = 0;
-    knut_status st = knut_graphar_w__columns(j->w->conn, j->rel.data, &cols, &n, err);
+    knut_status st = knut_graphar__write_columns(j->w->conn, j->rel.data, &cols, &n, err);
     if (st)
         return knut_error_prefix(err, "%s: reading %s: ", j->what, j->name);
     const char *missing = NULL, *role = NULL;
@@ -168,7 +168,8 @@ static knut_status materialise(ejob *j, knut_error *err)
     for (size_t g = 0, i = 0; g < ei->n_groups; g++)
         for (size_t k = 0; k < ei->groups[g].n_props; k++, i++) {
             knut_buf_puts(&sql, ", ");
-            knut_graphar_w__sql_cast(&sql, ei->groups[g].props[k].name, &ei->groups[g].props[k]);
+            knut_graphar__write_sql_cast(&sql, ei->groups[g].props[k].name,
+                                         &ei->groups[g].props[k]);
             knut_buf_printf(&sql, " AS " KNUT_GRAPHAR_W_PCOL, i);
         }
     knut_buf_printf(&sql, " FROM %s AS s", j->rel.data);
@@ -186,13 +187,13 @@ static knut_status materialise(ejob *j, knut_error *err)
     for (size_t g = 0; complete && g < ei->n_groups; g++)
         for (size_t k = 0; k < ei->groups[g].n_props; k++, i++) {
             knut_buf t = KNUT_BUF_INIT;
-            knut_graphar_w__sql_parse_type(&t, &ei->groups[g].props[k]);
+            knut_graphar__write_sql_parse_type(&t, &ei->groups[g].props[k]);
             cols[i] = ei->groups[g].props[k].name;
             if (!(types[i] = knut_buf_detach(&t, NULL)))
                 complete = 0;
         }
-    return knut_graphar_w__report_cast_failure(j->w, j->rel.data, j->name, j->what, cols, types,
-                                               n, st, err);
+    return knut_graphar__write_report_cast_failure(j->w, j->rel.data, j->name, j->what, cols, types,
+                                                   n, st, err);
 }
 
 /* "(a, b) = (1, 2)"-style text of one side's key columns on raw row. */
@@ -235,7 +236,8 @@ static knut_status map_keys(ejob *j, knut_error *err)
                         k, k, j->dv->key_types[k]);
     knut_status st = knut_buf_check(&sql, err);
     if (!st)
-        st = knut_graphar_w__exec(j->w, sql.data, "mapping endpoint keys to vertex indices", err);
+        st = knut_graphar__write_exec(j->w, sql.data, "mapping endpoint keys to vertex indices",
+                                      err);
     knut_buf_reset(&sql);
     if (st)
         knut_error_prefix(err, "%s: %s: ", j->what, j->name);
@@ -252,7 +254,8 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
     int64_t v[2] = {0, -1};
     knut_status st = knut_buf_check(&sql, err);
     if (!st)
-        st = knut_graphar_w__query_i64(j->w->conn, sql.data, v, 2, "checking endpoint keys", err);
+        st = knut_graphar__write_query_i64(j->w->conn, sql.data, v, 2, "checking endpoint keys",
+                                           err);
     knut_buf_clear(&sql);
     if (st || v[0] == 0)
         goto cleanup;
@@ -271,12 +274,12 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
         gar_rows r;
         memset(&r, 0, sizeof r);
         if (!(st = knut_buf_check(&sql, err)))
-            st = knut_graphar_w__rows_open(&r, j->w->conn, sql.data, err);
-        if (!st && (st = knut_graphar_w__rows_next(&r, err)) == KNUT_OK) {
+            st = knut_graphar__write_rows_open(&r, j->w->conn, sql.data, err);
+        if (!st && (st = knut_graphar__write_rows_next(&r, err)) == KNUT_OK) {
             int src_bad = (int)knut_arrow_view_get_int64(knut_graphar_w__rows_col(&r, 0),
                                                          knut_graphar_w__rows_at(&r));
             char key[256];
-            knut_graphar_w__rows_text(&r, src_bad ? 1 : 2, key, sizeof key);
+            knut_graphar__write_rows_text(&r, src_bad ? 1 : 2, key, sizeof key);
             knut_buf cols = KNUT_BUF_INIT;
             size_t n = src_bad ? j->src->n_src_keys : j->src->n_dst_keys;
             for (size_t k = 0; k < n; k++)
@@ -292,7 +295,7 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
         } else if (st == KNUT_EOF) {
             st = knut_error_set(err, KNUT_ERROR, "%s: unknown endpoint row vanished", j->what);
         }
-        knut_graphar_w__rows_close(&r);
+        knut_graphar__write_rows_close(&r);
         goto cleanup;
     }
     if (j->src->rejects_path) {
@@ -318,10 +321,10 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
                             "m.__knut_dst IS NULL) AND $2 <= $3 ORDER BY 1");
         gar_copy cp;
         if (!(st = knut_buf_check(&sql, err)) &&
-            !(st = knut_graphar_w__copy_prepare(j->w, &cp, sql.data, KNUT_GRAPHAR_FILE_PARQUET,
-                                                NULL, 0, NULL, 0, 0, err))) {
-            st = knut_graphar_w__copy_run(&cp, j->src->rejects_path, 0, 0, err);
-            knut_graphar_w__copy_free(&cp);
+            !(st = knut_graphar__write_copy_prepare(j->w, &cp, sql.data, KNUT_GRAPHAR_FILE_PARQUET,
+                                                    NULL, 0, NULL, 0, 0, err))) {
+            st = knut_graphar__write_copy_run(&cp, j->src->rejects_path, 0, 0, err);
+            knut_graphar__write_copy_free(&cp);
         }
         if (st) {
             knut_error_prefix(err, "%s: recording rejected rows: ", j->what);
@@ -333,7 +336,7 @@ static knut_status unknown_keys(ejob *j, knut_error *err)
     knut_duck_ident(&sql, j->map);
     knut_buf_puts(&sql, " WHERE __knut_src IS NULL OR __knut_dst IS NULL");
     if (!(st = knut_buf_check(&sql, err)))
-        st = knut_graphar_w__exec(j->w, sql.data, "dropping edges with unknown endpoints", err);
+        st = knut_graphar__write_exec(j->w, sql.data, "dropping edges with unknown endpoints", err);
     j->skipped = v[0];
     KNUT_LOG(KNUT_LOG_WARN, KNUT_GRAPHAR_LOG,
              "%s: %s: skipped %lld edge rows whose endpoint keys match no vertex (first: row "
@@ -352,7 +355,7 @@ knut_status knut_graphar_writer_write_edges(knut_graphar_writer *w, const char *
                                             knut_graphar_write_stats *stats, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, w && src_type && edge_type && dst_type && src);
-    double t0 = knut_graphar_w__now();
+    double t0 = knut_graphar__write_now();
     ejob j;
     memset(&j, 0, sizeof j);
     j.w = w;
@@ -373,47 +376,48 @@ knut_status knut_graphar_writer_write_edges(knut_graphar_writer *w, const char *
     }
     if ((st = check_spec(&j, err)))
         goto cleanup;
-    knut_graphar_w__sql_source(&j.rel, src->query, src->table);
+    knut_graphar__write_sql_source(&j.rel, src->query, src->table);
     if ((st = knut_buf_check(&j.rel, err)) || (st = check_columns(&j, err)))
         goto cleanup;
-    if (!(j.raw = knut_graphar_w__temp_name(w, "er")) ||
-        !(j.map = knut_graphar_w__temp_name(w, "em"))) {
+    if (!(j.raw = knut_graphar__write_temp_name(w, "er")) ||
+        !(j.map = knut_graphar__write_temp_name(w, "em"))) {
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    double t1 = knut_graphar_w__now();
+    double t1 = knut_graphar__write_now();
     if ((st = materialise(&j, err)))
         goto cleanup;
-    double t2 = knut_graphar_w__now();
-    if ((st = knut_graphar_w__check_stop(j.what, err)) || (st = map_keys(&j, err)) ||
-        (st = unknown_keys(&j, err)) || (st = knut_graphar_w__check_stop(j.what, err)))
+    double t2 = knut_graphar__write_now();
+    if ((st = knut_graphar__write_check_stop(j.what, err)) || (st = map_keys(&j, err)) ||
+        (st = unknown_keys(&j, err)) || (st = knut_graphar__write_check_stop(j.what, err)))
         goto cleanup;
-    KNUT_LOG(KNUT_LOG_DEBUG, KNUT_GRAPHAR_LOG, "%s: read source %.2f s, mapped keys %.2f s",
-             j.what, t2 - t1, knut_graphar_w__now() - t2);
+    KNUT_LOG(KNUT_LOG_DEBUG, KNUT_GRAPHAR_LOG, "%s: read source %.2f s, mapped keys %.2f s", j.what,
+             t2 - t1, knut_graphar__write_now() - t2);
     drop_table(w, &j.raw);
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "SELECT count(*) FROM ");
     knut_duck_ident(&sql, j.map);
     if (!(st = knut_buf_check(&sql, err)))
-        st = knut_graphar_w__query_i64(w->conn, sql.data, &j.rows, 1, "counting edges", err);
+        st = knut_graphar__write_query_i64(w->conn, sql.data, &j.rows, 1, "counting edges", err);
     knut_buf_reset(&sql);
     if (st)
         goto cleanup;
     knut_buf_puts(&dir, w->dir);
     knut_buf_puts(&dir, j.ei->prefix);
-    if ((st = knut_buf_check(&dir, err)) || (st = knut_graphar_w__prepare_dir(w, dir.data, err)))
+    if ((st = knut_buf_check(&dir, err)) ||
+        (st = knut_graphar__write_prepare_dir(w, dir.data, err)))
         goto cleanup;
     for (size_t a = 0; !st && a < j.ei->n_adj_lists; a++) {
         const knut_graphar_adj_list *al = &j.ei->adj_lists[a];
         int64_t aligned = knut_graphar_adj_list_type_by_source(al->type) ? j.sv->count
                                                                          : j.dv->count;
-        st = knut_graphar_w__write_adj(w, j.ei, al, j.map, aligned, j.what, &j.files, err);
+        st = knut_graphar__write_adj(w, j.ei, al, j.map, aligned, j.what, &j.files, err);
     }
     if (!st && stats) {
         stats->rows = j.rows;
         stats->skipped = j.skipped;
         stats->files = j.files;
-        stats->seconds = knut_graphar_w__now() - t0;
+        stats->seconds = knut_graphar__write_now() - t0;
     }
 cleanup:
     drop_table(w, &j.raw);

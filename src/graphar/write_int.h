@@ -39,33 +39,33 @@ struct knut_graphar_writer {
 /* ---- SQL text ---------------------------------------------------------- */
 
 /* The DuckDB type a property is stored as (BIGINT, TIMESTAMP_MS, DOUBLE[]). */
-void knut_graphar_w__sql_type(knut_buf *b, const knut_graphar_property *p);
+void knut_graphar__write_sql_type(knut_buf *b, const knut_graphar_property *p);
 /* The type values are parsed as: sql_type, but TIMESTAMP for timestamps
  * (the conversion that can fail; what follows is a truncation to ms). */
-void knut_graphar_w__sql_parse_type(knut_buf *b, const knut_graphar_property *p);
+void knut_graphar__write_sql_parse_type(knut_buf *b, const knut_graphar_property *p);
 /* CAST of source column s."column" to p's stored type. */
-void knut_graphar_w__sql_cast(knut_buf *b, const char *column, const knut_graphar_property *p);
+void knut_graphar__write_sql_cast(knut_buf *b, const char *column, const knut_graphar_property *p);
 /* The physical column is a list (list<T> type or list/set cardinality). */
-int knut_graphar_w__prop_is_list(const knut_graphar_property *p);
+int knut_graphar__write_prop_is_list(const knut_graphar_property *p);
 /* The relation a source reads: "(query)" or the quoted table name. */
-void knut_graphar_w__sql_source(knut_buf *b, const char *query, const char *table);
+void knut_graphar__write_sql_source(knut_buf *b, const char *query, const char *table);
 
 /* Property i (counted across the groups in order) is column __knut_p<i> of
  * the writer's tables, and gets its own name only in the chunk files:
  * a property called `rowid` must not shadow the row position. */
 #define KNUT_GRAPHAR_W_PCOL "__knut_p%zu"
 /* Index of g's first property among all of groups' properties. */
-size_t knut_graphar_w__prop_base(const knut_graphar_property_group *groups,
-                                 const knut_graphar_property_group *g);
+size_t knut_graphar__write_prop_base(const knut_graphar_property_group *groups,
+                                     const knut_graphar_property_group *g);
 
 /* ---- running SQL ------------------------------------------------------- */
 
 /* knut_duck_exec with the error prefixed by what. */
-knut_status knut_graphar_w__exec(knut_graphar_writer *w, const char *sql, const char *what,
-                               knut_error *err);
+knut_status knut_graphar__write_exec(knut_graphar_writer *w, const char *sql, const char *what,
+                                     knut_error *err);
 /* Runs sql (one row of integer columns) into out[0..n); NULLs become -1. */
-knut_status knut_graphar_w__query_i64(knut_duck_conn *c, const char *sql, int64_t *out, size_t n,
-                                    const char *what, knut_error *err);
+knut_status knut_graphar__write_query_i64(knut_duck_conn *c, const char *sql, int64_t *out,
+                                          size_t n, const char *what, knut_error *err);
 
 /* A cursor over a query's rows, batch by batch. */
 typedef struct gar_rows {
@@ -78,10 +78,10 @@ typedef struct gar_rows {
     int64_t index; /* current row overall, 0-based */
 } gar_rows;
 
-knut_status knut_graphar_w__rows_open(gar_rows *r, knut_duck_conn *c, const char *sql,
-                                    knut_error *err);
+knut_status knut_graphar__write_rows_open(gar_rows *r, knut_duck_conn *c, const char *sql,
+                                          knut_error *err);
 /* Moves to the next row: KNUT_OK with a row, KNUT_EOF at the end. */
-knut_status knut_graphar_w__rows_next(gar_rows *r, knut_error *err);
+knut_status knut_graphar__write_rows_next(gar_rows *r, knut_error *err);
 static inline const knut_arrow_view *knut_graphar_w__rows_col(const gar_rows *r, int64_t k)
 {
     return &r->view.children[k];
@@ -91,13 +91,13 @@ static inline int64_t knut_graphar_w__rows_at(const gar_rows *r)
     return knut_arrow_view_child_row(&r->view, r->row);
 }
 /* Column k of the current row as text ("NULL" for null) into buf. */
-void knut_graphar_w__rows_text(const gar_rows *r, int64_t k, char *buf, size_t cap);
-void knut_graphar_w__rows_close(gar_rows *r);
+void knut_graphar__write_rows_text(const gar_rows *r, int64_t k, char *buf, size_t cap);
+void knut_graphar__write_rows_close(gar_rows *r);
 
 /* Names of the columns a relation has (SELECT * ... LIMIT 0); *names is a
  * string vector freed with knut_graphar__strv_free. */
-knut_status knut_graphar_w__columns(knut_duck_conn *c, const char *relation, char ***names,
-                                  size_t *n, knut_error *err);
+knut_status knut_graphar__write_columns(knut_duck_conn *c, const char *relation, char ***names,
+                                        size_t *n, knut_error *err);
 
 /* ---- writing files ----------------------------------------------------- */
 
@@ -111,45 +111,46 @@ typedef struct gar_copy {
     knut_duck_stmt *stmt;
 } gar_copy;
 
-knut_status knut_graphar_w__copy_prepare(knut_graphar_writer *w, gar_copy *cp, const char *select,
-                                         knut_graphar_file_type ft, const char *const *cols,
-                                         size_t n_cols, const char *const *string_cols,
-                                         size_t n_string_cols, int zstd, knut_error *err);
+knut_status knut_graphar__write_copy_prepare(knut_graphar_writer *w, gar_copy *cp,
+                                             const char *select, knut_graphar_file_type ft,
+                                             const char *const *cols, size_t n_cols,
+                                             const char *const *string_cols, size_t n_string_cols,
+                                             int zstd, knut_error *err);
 /* Writes rows lo..hi (inclusive rowids) to path, creating its directory. */
-knut_status knut_graphar_w__copy_run(gar_copy *cp, const char *path, int64_t lo, int64_t hi,
-                                   knut_error *err);
-void knut_graphar_w__copy_free(gar_copy *cp);
+knut_status knut_graphar__write_copy_run(gar_copy *cp, const char *path, int64_t lo, int64_t hi,
+                                         knut_error *err);
+void knut_graphar__write_copy_free(gar_copy *cp);
 
 /* Creates every missing directory of path (the last component too when
  * is_dir). */
-knut_status knut_graphar_w__mkdirs(const char *path, int is_dir, knut_error *err);
+knut_status knut_graphar__write_mkdirs(const char *path, int is_dir, knut_error *err);
 /*
  * Makes the directory dir ready to receive a vertex/edge type: created if
  * missing; if not empty, emptied (w->overwrite) or refused. Once per
  * directory per writer (two edge infos may share one prefix).
  */
-knut_status knut_graphar_w__prepare_dir(knut_graphar_writer *w, const char *dir,
-                                      knut_error *err);
+knut_status knut_graphar__write_prepare_dir(knut_graphar_writer *w, const char *dir,
+                                            knut_error *err);
 /* Writes a count file, creating its directory. */
-knut_status knut_graphar_w__write_count(const char *path, int64_t value, knut_error *err);
+knut_status knut_graphar__write_count(const char *path, int64_t value, knut_error *err);
 
 /* A prefix is a relative path without '..' parts: info prefixes end up in
  * paths the writer creates and may empty, so they must stay inside the
  * output directory. */
-int knut_graphar_w__prefix_safe(const char *p);
+int knut_graphar__write_prefix_safe(const char *p);
 /* Refuses file types the writer cannot produce (ORC, JSON). */
-knut_status knut_graphar_w__check_file_type(knut_graphar_file_type ft, const char *what,
-                                          knut_error *err);
+knut_status knut_graphar__write_check_file_type(knut_graphar_file_type ft, const char *what,
+                                                knut_error *err);
 /* Checks a group can be written: file type, and no lists in CSV. */
-knut_status knut_graphar_w__check_group(const knut_graphar_property_group *g, const char *what,
-                                      knut_error *err);
+knut_status knut_graphar__write_check_group(const knut_graphar_property_group *g, const char *what,
+                                            knut_error *err);
 
 /* A fresh temp table name "__knut_gar_<tag><n>". */
-char *knut_graphar_w__temp_name(knut_graphar_writer *w, const char *tag);
+char *knut_graphar__write_temp_name(knut_graphar_writer *w, const char *tag);
 /* Row count of a fresh table, checking its rowids are 0..count-1 (the
  * writer uses rowid as the position in write order). */
-knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *table,
-                                      int64_t *count, knut_error *err);
+knut_status knut_graphar__write_table_count(knut_graphar_writer *w, const char *table,
+                                            int64_t *count, knut_error *err);
 
 /*
  * After a CAST in `select_casts` failed: finds the first source row whose
@@ -167,15 +168,15 @@ knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *tabl
  * out, frees both arrays and returns the status to report, with err
  * prefixed by what ("vertex person").
  */
-knut_status knut_graphar_w__report_cast_failure(knut_graphar_writer *w, const char *relation,
-                                                const char *source_name, const char *what,
-                                                const char **cols, char **types, size_t n,
-                                                knut_status st, knut_error *err);
+knut_status knut_graphar__write_report_cast_failure(knut_graphar_writer *w, const char *relation,
+                                                    const char *source_name, const char *what,
+                                                    const char **cols, char **types, size_t n,
+                                                    knut_status st, knut_error *err);
 
-knut_status knut_graphar_w__diagnose_casts(knut_graphar_writer *w, const char *relation,
-                                         const char *source_name, const char *const *columns,
-                                         const char *const *types, const char *const *labels,
-                                         size_t n, knut_error *err);
+knut_status knut_graphar__write_diagnose_casts(knut_graphar_writer *w, const char *relation,
+                                               const char *source_name, const char *const *columns,
+                                               const char *const *types, const char *const *labels,
+                                               size_t n, knut_error *err);
 
 /*
  * Streams relation (aliased s) in order and finds the first row where the
@@ -183,9 +184,9 @@ knut_status knut_graphar_w__diagnose_casts(knut_graphar_writer *w, const char *r
  * (may be NULL) gets the text of the SQL expression value on that row.
  * Used only after an aggregate found a problem, to name the exact row.
  */
-knut_status knut_graphar_w__first_row(knut_graphar_writer *w, const char *relation,
-                                    const char *cond, const char *value, int64_t *row,
-                                    char *val, size_t cap, knut_error *err);
+knut_status knut_graphar__write_first_row(knut_graphar_writer *w, const char *relation,
+                                          const char *cond, const char *value, int64_t *row,
+                                          char *val, size_t cap, knut_error *err);
 
 /*
  * Writes one adj list of an edge type from the mapped edge table `map`
@@ -195,22 +196,22 @@ knut_status knut_graphar_w__first_row(knut_graphar_writer *w, const char *relati
  * aligned_count is the aligned vertex type's count; *files is increased by
  * the number of files written.
  */
-knut_status knut_graphar_w__write_adj(knut_graphar_writer *w, const knut_graphar_edge_info *ei,
-                                      const knut_graphar_adj_list *al, const char *map,
-                                      int64_t aligned_count, const char *what, int64_t *files,
-                                      knut_error *err);
+knut_status knut_graphar__write_adj(knut_graphar_writer *w, const knut_graphar_edge_info *ei,
+                                    const knut_graphar_adj_list *al, const char *map,
+                                    int64_t aligned_count, const char *what, int64_t *files,
+                                    knut_error *err);
 
 /* Looks up a written vertex type. */
-gar_wvertex *knut_graphar_w__written_vertex(knut_graphar_writer *w, const char *type);
+gar_wvertex *knut_graphar__written_vertex(knut_graphar_writer *w, const char *type);
 
 /*
  * KNUT_ECANCELLED once a stop was requested (knut_signal_install: the CLI's
  * Ctrl-C), checked between statements, so an interrupted write still frees
  * its spill directory; what names the step in the message.
  */
-knut_status knut_graphar_w__check_stop(const char *what, knut_error *err);
+knut_status knut_graphar__write_check_stop(const char *what, knut_error *err);
 
 /* Wall clock for stats. */
-double knut_graphar_w__now(void);
+double knut_graphar__write_now(void);
 
 #endif

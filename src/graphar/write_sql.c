@@ -33,28 +33,28 @@ static const char *scalar_sql(knut_graphar_type t)
     return "VARCHAR";
 }
 
-int knut_graphar_w__prop_is_list(const knut_graphar_property *p)
+int knut_graphar__write_prop_is_list(const knut_graphar_property *p)
 {
     return p->type == KNUT_GRAPHAR_TYPE_LIST || p->cardinality != KNUT_GRAPHAR_CARD_SINGLE;
 }
 
-void knut_graphar_w__sql_type(knut_buf *b, const knut_graphar_property *p)
+void knut_graphar__write_sql_type(knut_buf *b, const knut_graphar_property *p)
 {
     knut_graphar_type t = p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
     knut_buf_puts(b, scalar_sql(t));
-    if (knut_graphar_w__prop_is_list(p))
+    if (knut_graphar__write_prop_is_list(p))
         knut_buf_puts(b, "[]");
 }
 
-void knut_graphar_w__sql_parse_type(knut_buf *b, const knut_graphar_property *p)
+void knut_graphar__write_sql_parse_type(knut_buf *b, const knut_graphar_property *p)
 {
     knut_graphar_type t = p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
     knut_buf_puts(b, t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "TIMESTAMP" : scalar_sql(t));
-    if (knut_graphar_w__prop_is_list(p))
+    if (knut_graphar__write_prop_is_list(p))
         knut_buf_puts(b, "[]");
 }
 
-void knut_graphar_w__sql_cast(knut_buf *b, const char *column, const knut_graphar_property *p)
+void knut_graphar__write_sql_cast(knut_buf *b, const char *column, const knut_graphar_property *p)
 {
     /* DuckDB casts text and TIMESTAMP WITH TIME ZONE (in UTC, the writer's
      * TimeZone) to TIMESTAMP, not straight to TIMESTAMP_MS: two steps. */
@@ -63,16 +63,16 @@ void knut_graphar_w__sql_cast(knut_buf *b, const char *column, const knut_grapha
     knut_buf_puts(b, two ? "CAST(CAST(s." : "CAST(s.");
     knut_duck_ident(b, column);
     knut_buf_puts(b, " AS ");
-    knut_graphar_w__sql_parse_type(b, p);
+    knut_graphar__write_sql_parse_type(b, p);
     if (two) {
         knut_buf_puts(b, ") AS ");
-        knut_graphar_w__sql_type(b, p);
+        knut_graphar__write_sql_type(b, p);
     }
     knut_buf_puts(b, ")");
 }
 
-size_t knut_graphar_w__prop_base(const knut_graphar_property_group *groups,
-                                 const knut_graphar_property_group *g)
+size_t knut_graphar__write_prop_base(const knut_graphar_property_group *groups,
+                                     const knut_graphar_property_group *g)
 {
     size_t n = 0;
     for (const knut_graphar_property_group *x = groups; x < g; x++)
@@ -80,7 +80,7 @@ size_t knut_graphar_w__prop_base(const knut_graphar_property_group *groups,
     return n;
 }
 
-void knut_graphar_w__sql_source(knut_buf *b, const char *query, const char *table)
+void knut_graphar__write_sql_source(knut_buf *b, const char *query, const char *table)
 {
     if (query) {
         knut_buf_puts(b, "(");
@@ -94,8 +94,8 @@ void knut_graphar_w__sql_source(knut_buf *b, const char *query, const char *tabl
 
 /* ---- running SQL ------------------------------------------------------- */
 
-knut_status knut_graphar_w__exec(knut_graphar_writer *w, const char *sql, const char *what,
-                               knut_error *err)
+knut_status knut_graphar__write_exec(knut_graphar_writer *w, const char *sql, const char *what,
+                                     knut_error *err)
 {
     knut_status st = knut_duck_exec(w->conn, sql, err);
     if (st)
@@ -103,8 +103,8 @@ knut_status knut_graphar_w__exec(knut_graphar_writer *w, const char *sql, const 
     return st;
 }
 
-knut_status knut_graphar_w__rows_open(gar_rows *r, knut_duck_conn *c, const char *sql,
-                                    knut_error *err)
+knut_status knut_graphar__write_rows_open(gar_rows *r, knut_duck_conn *c, const char *sql,
+                                          knut_error *err)
 {
     memset(r, 0, sizeof *r);
     r->row = -1;
@@ -115,12 +115,12 @@ knut_status knut_graphar_w__rows_open(gar_rows *r, knut_duck_conn *c, const char
     int rc = r->stream.get_schema(&r->stream, &r->schema);
     if (rc) {
         st = knut_arrow_stream_error(&r->stream, rc, "reading a result schema", err);
-        knut_graphar_w__rows_close(r);
+        knut_graphar__write_rows_close(r);
     }
     return st;
 }
 
-knut_status knut_graphar_w__rows_next(gar_rows *r, knut_error *err)
+knut_status knut_graphar__write_rows_next(gar_rows *r, knut_error *err)
 {
     r->row++;
     r->index++;
@@ -144,7 +144,7 @@ knut_status knut_graphar_w__rows_next(gar_rows *r, knut_error *err)
     return KNUT_OK;
 }
 
-void knut_graphar_w__rows_text(const gar_rows *r, int64_t k, char *buf, size_t cap)
+void knut_graphar__write_rows_text(const gar_rows *r, int64_t k, char *buf, size_t cap)
 {
     const knut_arrow_view *v = knut_graphar_w__rows_col(r, k);
     int64_t i = knut_graphar_w__rows_at(r), len = 0;
@@ -168,7 +168,7 @@ void knut_graphar_w__rows_text(const gar_rows *r, int64_t k, char *buf, size_t c
     }
 }
 
-void knut_graphar_w__rows_close(gar_rows *r)
+void knut_graphar__write_rows_close(gar_rows *r)
 {
     if (r->have_view)
         knut_arrow_view_reset(&r->view);
@@ -178,14 +178,14 @@ void knut_graphar_w__rows_close(gar_rows *r)
     knut_arrow_stream_release(&r->stream);
 }
 
-knut_status knut_graphar_w__query_i64(knut_duck_conn *c, const char *sql, int64_t *out, size_t n,
-                                    const char *what, knut_error *err)
+knut_status knut_graphar__write_query_i64(knut_duck_conn *c, const char *sql, int64_t *out,
+                                          size_t n, const char *what, knut_error *err)
 {
     gar_rows r;
-    knut_status st = knut_graphar_w__rows_open(&r, c, sql, err);
+    knut_status st = knut_graphar__write_rows_open(&r, c, sql, err);
     if (st)
         return knut_error_prefix(err, "%s: ", what);
-    st = knut_graphar_w__rows_next(&r, err);
+    st = knut_graphar__write_rows_next(&r, err);
     if (st == KNUT_EOF)
         st = knut_error_set(err, KNUT_ERROR, "%s: no result row", what);
     else if (st)
@@ -197,12 +197,12 @@ knut_status knut_graphar_w__query_i64(knut_duck_conn *c, const char *sql, int64_
         int64_t i = knut_graphar_w__rows_at(&r);
         out[k] = knut_arrow_view_is_null(v, i) ? -1 : knut_arrow_view_get_int64(v, i);
     }
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     return st;
 }
 
-knut_status knut_graphar_w__columns(knut_duck_conn *c, const char *relation, char ***names,
-                                  size_t *n, knut_error *err)
+knut_status knut_graphar__write_columns(knut_duck_conn *c, const char *relation, char ***names,
+                                        size_t *n, knut_error *err)
 {
     *names = NULL;
     *n = 0;
@@ -212,7 +212,7 @@ knut_status knut_graphar_w__columns(knut_duck_conn *c, const char *relation, cha
     gar_rows r;
     memset(&r, 0, sizeof r);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, c, sql.data, err);
+        st = knut_graphar__write_rows_open(&r, c, sql.data, err);
     if (!st) {
         char **v = calloc((size_t)r.schema.n_children + 1, sizeof *v);
         if (!v)
@@ -231,17 +231,18 @@ knut_status knut_graphar_w__columns(knut_duck_conn *c, const char *relation, cha
             *names = v;
         }
     }
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     knut_buf_reset(&sql);
     return st;
 }
 
 /* ---- chunk COPY -------------------------------------------------------- */
 
-knut_status knut_graphar_w__copy_prepare(knut_graphar_writer *w, gar_copy *cp, const char *select,
-                                         knut_graphar_file_type ft, const char *const *cols,
-                                         size_t n_cols, const char *const *string_cols,
-                                         size_t n_string_cols, int zstd, knut_error *err)
+knut_status knut_graphar__write_copy_prepare(knut_graphar_writer *w, gar_copy *cp,
+                                             const char *select, knut_graphar_file_type ft,
+                                             const char *const *cols, size_t n_cols,
+                                             const char *const *string_cols, size_t n_string_cols,
+                                             int zstd, knut_error *err)
 {
     cp->stmt = NULL;
     knut_buf sql = KNUT_BUF_INIT, head = KNUT_BUF_INIT;
@@ -295,13 +296,13 @@ knut_status knut_graphar_w__copy_prepare(knut_graphar_writer *w, gar_copy *cp, c
     return st;
 }
 
-knut_status knut_graphar_w__copy_run(gar_copy *cp, const char *path, int64_t lo, int64_t hi,
-                                   knut_error *err)
+knut_status knut_graphar__write_copy_run(gar_copy *cp, const char *path, int64_t lo, int64_t hi,
+                                         knut_error *err)
 {
-    knut_status st = knut_graphar_w__check_stop(path, err);
+    knut_status st = knut_graphar__write_check_stop(path, err);
     if (st)
         return st;
-    if (!(st = knut_graphar_w__mkdirs(path, 0, err)))
+    if (!(st = knut_graphar__write_mkdirs(path, 0, err)))
         st = knut_duck_stmt_bind_text(cp->stmt, 1, path, strlen(path), err);
     if (!st)
         st = knut_duck_stmt_bind_int64(cp->stmt, 2, lo, err);
@@ -314,7 +315,7 @@ knut_status knut_graphar_w__copy_run(gar_copy *cp, const char *path, int64_t lo,
     return st;
 }
 
-void knut_graphar_w__copy_free(gar_copy *cp)
+void knut_graphar__write_copy_free(gar_copy *cp)
 {
     knut_duck_stmt_free(cp->stmt);
     cp->stmt = NULL;
@@ -322,7 +323,7 @@ void knut_graphar_w__copy_free(gar_copy *cp)
 
 /* ---- temp tables ------------------------------------------------------- */
 
-char *knut_graphar_w__temp_name(knut_graphar_writer *w, const char *tag)
+char *knut_graphar__write_temp_name(knut_graphar_writer *w, const char *tag)
 {
     char *s = malloc(strlen(tag) + 32);
     if (s)
@@ -330,8 +331,8 @@ char *knut_graphar_w__temp_name(knut_graphar_writer *w, const char *tag)
     return s;
 }
 
-knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *table,
-                                      int64_t *count, knut_error *err)
+knut_status knut_graphar__write_table_count(knut_graphar_writer *w, const char *table,
+                                            int64_t *count, knut_error *err)
 {
     knut_buf sql = KNUT_BUF_INIT;
     knut_buf_puts(&sql, "SELECT count(*), min(rowid), max(rowid) FROM ");
@@ -339,7 +340,7 @@ knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *tabl
     int64_t v[3] = {0, 0, 0};
     knut_status st = knut_buf_check(&sql, err);
     if (!st)
-        st = knut_graphar_w__query_i64(w->conn, sql.data, v, 3, "counting rows", err);
+        st = knut_graphar__write_query_i64(w->conn, sql.data, v, 3, "counting rows", err);
     knut_buf_reset(&sql);
     if (st)
         return st;
@@ -355,10 +356,10 @@ knut_status knut_graphar_w__table_count(knut_graphar_writer *w, const char *tabl
 
 /* ---- conversion diagnosis ---------------------------------------------- */
 
-knut_status knut_graphar_w__diagnose_casts(knut_graphar_writer *w, const char *relation,
-                                         const char *source_name, const char *const *columns,
-                                         const char *const *types, const char *const *labels,
-                                         size_t n, knut_error *err)
+knut_status knut_graphar__write_diagnose_casts(knut_graphar_writer *w, const char *relation,
+                                               const char *source_name, const char *const *columns,
+                                               const char *const *types, const char *const *labels,
+                                               size_t n, knut_error *err)
 {
     if (n == 0)
         return KNUT_OK;
@@ -390,45 +391,45 @@ knut_status knut_graphar_w__diagnose_casts(knut_graphar_writer *w, const char *r
     gar_rows r;
     memset(&r, 0, sizeof r);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, w->conn, sql.data, &local);
+        st = knut_graphar__write_rows_open(&r, w->conn, sql.data, &local);
     knut_buf_reset(&sql);
     if (st)
         return KNUT_OK; /* keep DuckDB's first error */
     knut_status found = KNUT_OK;
-    while (knut_graphar_w__rows_next(&r, &local) == KNUT_OK) {
+    while (knut_graphar__write_rows_next(&r, &local) == KNUT_OK) {
         const knut_arrow_view *bad = knut_graphar_w__rows_col(&r, 0);
         int64_t k = knut_arrow_view_get_int64(bad, knut_graphar_w__rows_at(&r));
         if (k <= 0)
             continue;
         char val[256];
-        knut_graphar_w__rows_text(&r, 1, val, sizeof val);
+        knut_graphar__write_rows_text(&r, 1, val, sizeof val);
         found = knut_error_set(err, KNUT_EINVAL,
                                "%s: row %lld, column '%s': cannot convert '%s' to %s",
                                source_name, (long long)r.index + 1, labels[k - 1], val,
                                types[k - 1]);
         break;
     }
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     return found;
 }
 
-knut_status knut_graphar_w__check_stop(const char *what, knut_error *err)
+knut_status knut_graphar__write_check_stop(const char *what, knut_error *err)
 {
     if (!knut_signal_stop_requested())
         return KNUT_OK;
     return knut_error_set(err, KNUT_ECANCELLED, "%s: interrupted", what);
 }
 
-double knut_graphar_w__now(void)
+double knut_graphar__write_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-knut_status knut_graphar_w__first_row(knut_graphar_writer *w, const char *relation,
-                                    const char *cond, const char *value, int64_t *row,
-                                    char *val, size_t cap, knut_error *err)
+knut_status knut_graphar__write_first_row(knut_graphar_writer *w, const char *relation,
+                                          const char *cond, const char *value, int64_t *row,
+                                          char *val, size_t cap, knut_error *err)
 {
     *row = -1;
     if (val && cap)
@@ -443,27 +444,27 @@ knut_status knut_graphar_w__first_row(knut_graphar_writer *w, const char *relati
     gar_rows r;
     memset(&r, 0, sizeof r);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, w->conn, sql.data, err);
+        st = knut_graphar__write_rows_open(&r, w->conn, sql.data, err);
     knut_buf_reset(&sql);
-    while (!st && (st = knut_graphar_w__rows_next(&r, err)) == KNUT_OK) {
+    while (!st && (st = knut_graphar__write_rows_next(&r, err)) == KNUT_OK) {
         const knut_arrow_view *bad = knut_graphar_w__rows_col(&r, 0);
         if (!knut_arrow_view_get_int64(bad, knut_graphar_w__rows_at(&r)))
             continue;
         *row = r.index + 1;
         if (value && val)
-            knut_graphar_w__rows_text(&r, 1, val, cap);
+            knut_graphar__write_rows_text(&r, 1, val, cap);
         break;
     }
     if (st == KNUT_EOF)
         st = KNUT_OK;
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     return st;
 }
 
-knut_status knut_graphar_w__report_cast_failure(knut_graphar_writer *w, const char *relation,
-                                                const char *source_name, const char *what,
-                                                const char **cols, char **types, size_t n,
-                                                knut_status st, knut_error *err)
+knut_status knut_graphar__write_report_cast_failure(knut_graphar_writer *w, const char *relation,
+                                                    const char *source_name, const char *what,
+                                                    const char **cols, char **types, size_t n,
+                                                    knut_status st, knut_error *err)
 {
     int complete = cols != NULL && types != NULL;
     for (size_t k = 0; complete && k < n; k++)
@@ -471,8 +472,8 @@ knut_status knut_graphar_w__report_cast_failure(knut_graphar_writer *w, const ch
     knut_error diag = KNUT_ERROR_INIT;
     knut_status d = KNUT_OK;
     if (complete)
-        d = knut_graphar_w__diagnose_casts(w, relation, source_name, cols,
-                                           (const char *const *)types, cols, n, &diag);
+        d = knut_graphar__write_diagnose_casts(w, relation, source_name, cols,
+                                               (const char *const *)types, cols, n, &diag);
     for (size_t k = 0; types && k < n; k++)
         free(types[k]);
     free(types);

@@ -57,14 +57,14 @@ static knut_status check_spec(vjob *j, knut_error *err)
 {
     const knut_graphar_vertex_info *vi = j->vi;
     knut_status st;
-    int ok = knut_graphar_w__prefix_safe(vi->prefix);
+    int ok = knut_graphar__write_prefix_safe(vi->prefix);
     for (size_t g = 0; ok && g < vi->n_groups; g++)
-        ok = knut_graphar_w__prefix_safe(vi->groups[g].prefix);
+        ok = knut_graphar__write_prefix_safe(vi->groups[g].prefix);
     if (!ok)
         return knut_error_set(err, KNUT_EINVAL,
                               "%s: prefixes must be relative paths without '..'", j->what);
     for (size_t g = 0; g < vi->n_groups; g++)
-        if ((st = knut_graphar_w__check_group(&vi->groups[g], j->what, err)))
+        if ((st = knut_graphar__write_check_group(&vi->groups[g], j->what, err)))
             return st;
     for (size_t g = 0; g < vi->n_groups; g++)
         for (size_t k = 0; k < vi->groups[g].n_props; k++) {
@@ -120,7 +120,7 @@ static knut_status materialise(vjob *j, knut_error *err)
         for (size_t k = 0; k < vi->groups[g].n_props; k++, i++) {
             const knut_graphar_property *p = &vi->groups[g].props[k];
             knut_buf_puts(&sql, ", ");
-            knut_graphar_w__sql_cast(&sql, p->name, p);
+            knut_graphar__write_sql_cast(&sql, p->name, p);
             knut_buf_printf(&sql, " AS " KNUT_GRAPHAR_W_PCOL, i);
         }
     for (size_t l = 0; l < vi->n_labels; l++) {
@@ -151,7 +151,7 @@ static knut_status materialise(vjob *j, knut_error *err)
     for (size_t g = 0; cols && types && g < vi->n_groups; g++)
         for (size_t k = 0; k < vi->groups[g].n_props; k++, i++) {
             knut_buf t = KNUT_BUF_INIT;
-            knut_graphar_w__sql_parse_type(&t, &vi->groups[g].props[k]);
+            knut_graphar__write_sql_parse_type(&t, &vi->groups[g].props[k]);
             cols[i] = vi->groups[g].props[k].name;
             types[i] = knut_buf_detach(&t, NULL);
         }
@@ -159,8 +159,8 @@ static knut_status materialise(vjob *j, knut_error *err)
         cols[i] = label_col(j, l);
         types[i] = strdup("BOOLEAN");
     }
-    return knut_graphar_w__report_cast_failure(j->w, j->rel.data, j->name, j->what, cols, types,
-                                               n, st, err);
+    return knut_graphar__write_report_cast_failure(j->w, j->rel.data, j->name, j->what, cols, types,
+                                                   n, st, err);
 }
 
 /* A problem found in the table, named by its source row (and the value
@@ -170,8 +170,8 @@ static knut_status report_row(vjob *j, const char *cond_src, const char *value_s
 {
     int64_t row = -1;
     char val[256] = "";
-    knut_status st = knut_graphar_w__first_row(j->w, j->rel.data, cond_src, value_src, &row, val,
-                                             sizeof val, err);
+    knut_status st = knut_graphar__write_first_row(j->w, j->rel.data, cond_src, value_src, &row,
+                                                   val, sizeof val, err);
     if (st)
         return st;
     char at[64] = "";
@@ -209,8 +209,8 @@ static knut_status check_rows(vjob *j, knut_error *err)
     gar_rows r;
     memset(&r, 0, sizeof r);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, j->w->conn, sql.data, err);
-    if (!st && (st = knut_graphar_w__rows_next(&r, err)) == KNUT_EOF)
+        st = knut_graphar__write_rows_open(&r, j->w->conn, sql.data, err);
+    if (!st && (st = knut_graphar__write_rows_next(&r, err)) == KNUT_EOF)
         st = knut_error_set(err, KNUT_ERROR, "%s: checking rows: no result", j->what);
     int64_t c = 0;
 #define NEXT_COUNT()                                                                     \
@@ -243,7 +243,7 @@ static knut_status check_rows(vjob *j, knut_error *err)
                 if (!st)
                     st = report_row(j, a.data, NULL, fmt, err);
             } else if (dups > 0) {
-                knut_graphar_w__sql_cast(&b, p->name, p);
+                knut_graphar__write_sql_cast(&b, p->name, p);
                 knut_buf_printf(&a, "len(list_distinct(%s)) < list_aggregate(%s, 'count')",
                                 b.data, b.data);
                 snprintf(fmt, sizeof fmt,
@@ -255,7 +255,7 @@ static knut_status check_rows(vjob *j, knut_error *err)
             }
         }
 #undef NEXT_COUNT
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     knut_buf_reset(&sql);
     knut_buf_reset(&a);
     knut_buf_reset(&b);
@@ -278,10 +278,10 @@ static knut_status check_unique(vjob *j, knut_error *err)
     gar_rows r;
     memset(&r, 0, sizeof r);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, j->w->conn, sql.data, err);
-    if (!st && (st = knut_graphar_w__rows_next(&r, err)) == KNUT_OK) {
+        st = knut_graphar__write_rows_open(&r, j->w->conn, sql.data, err);
+    if (!st && (st = knut_graphar__write_rows_next(&r, err)) == KNUT_OK) {
         char key[256];
-        knut_graphar_w__rows_text(&r, 0, key, sizeof key);
+        knut_graphar__write_rows_text(&r, 0, key, sizeof key);
         int64_t at = knut_graphar_w__rows_at(&r);
         long long n = (long long)knut_arrow_view_get_int64(knut_graphar_w__rows_col(&r, 1), at);
         knut_buf keys = KNUT_BUF_INIT;
@@ -302,7 +302,7 @@ static knut_status check_unique(vjob *j, knut_error *err)
     } else if (st) {
         knut_error_prefix(err, "%s: checking keys: ", j->what);
     }
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     knut_buf_reset(&sql);
     return st;
 }
@@ -321,17 +321,17 @@ static knut_status key_types(vjob *j, char ***out, knut_error *err)
     memset(&r, 0, sizeof r);
     knut_status st = knut_buf_check(&sql, err);
     if (!st)
-        st = knut_graphar_w__rows_open(&r, j->w->conn, sql.data, err);
+        st = knut_graphar__write_rows_open(&r, j->w->conn, sql.data, err);
     size_t n = 0;
-    while (!st && (st = knut_graphar_w__rows_next(&r, err)) == KNUT_OK) {
+    while (!st && (st = knut_graphar__write_rows_next(&r, err)) == KNUT_OK) {
         char name[64], t[256];
         unsigned k = 0;
         int used = 0;
-        knut_graphar_w__rows_text(&r, 0, name, sizeof name);
+        knut_graphar__write_rows_text(&r, 0, name, sizeof name);
         if (sscanf(name, "__knut_k%u%n", &k, &used) != 1 || name[used] || k >= j->n_keys ||
             v[k])
             continue;
-        knut_graphar_w__rows_text(&r, 1, t, sizeof t);
+        knut_graphar__write_rows_text(&r, 1, t, sizeof t);
         if (!(v[k] = strdup(t)))
             st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         n++;
@@ -340,7 +340,7 @@ static knut_status key_types(vjob *j, char ***out, knut_error *err)
         st = n == j->n_keys ? KNUT_OK
                             : knut_error_set(err, KNUT_ERROR, "%s: key columns not found",
                                              j->what);
-    knut_graphar_w__rows_close(&r);
+    knut_graphar__write_rows_close(&r);
     knut_buf_reset(&sql);
     if (st)
         knut_graphar__strv_free(v, j->n_keys);
@@ -356,8 +356,8 @@ static knut_status write_chunks(vjob *j, const char *select, knut_graphar_file_t
                                 knut_error *err)
 {
     gar_copy cp;
-    knut_status st = knut_graphar_w__copy_prepare(j->w, &cp, select, ft, cols, n_cols, strs,
-                                                  n_strs, zstd, err);
+    knut_status st = knut_graphar__write_copy_prepare(j->w, &cp, select, ft, cols, n_cols, strs,
+                                                      n_strs, zstd, err);
     if (st)
         return knut_error_prefix(err, "%s: ", j->what);
     int64_t cs = j->vi->chunk_size, n = knut_graphar_chunk_count(j->count, cs);
@@ -369,12 +369,12 @@ static knut_status write_chunks(vjob *j, const char *select, knut_graphar_file_t
         if (st)
             st = knut_error_set(err, st, "%s: building a chunk path", j->what);
         else
-            st = knut_graphar_w__copy_run(&cp, path.data, c * cs, c * cs + cs - 1, err);
+            st = knut_graphar__write_copy_run(&cp, path.data, c * cs, c * cs + cs - 1, err);
         if (!st)
             j->files++;
     }
     knut_buf_reset(&path);
-    knut_graphar_w__copy_free(&cp);
+    knut_graphar__write_copy_free(&cp);
     return st;
 }
 
@@ -396,7 +396,7 @@ static knut_status write_files(vjob *j, knut_error *err)
         }
         size_t n_strs = 0;
         cols[0] = "_graphArVertexIndex";
-        size_t base = knut_graphar_w__prop_base(vi->groups, grp);
+        size_t base = knut_graphar__write_prop_base(vi->groups, grp);
         knut_buf_clear(&sel);
         knut_buf_puts(&sel, "SELECT w.rowid AS \"_graphArVertexIndex\"");
         for (size_t k = 0; k < grp->n_props; k++) {
@@ -404,7 +404,7 @@ static knut_status write_files(vjob *j, knut_error *err)
             knut_duck_ident(&sel, grp->props[k].name);
             cols[k + 1] = grp->props[k].name;
             if (grp->props[k].type == KNUT_GRAPHAR_TYPE_STRING &&
-                !knut_graphar_w__prop_is_list(&grp->props[k]))
+                !knut_graphar__write_prop_is_list(&grp->props[k]))
                 strs[n_strs++] = grp->props[k].name;
         }
         knut_buf_puts(&sel, " FROM ");
@@ -431,7 +431,7 @@ static knut_status write_files(vjob *j, knut_error *err)
     }
     if (!st && (st = knut_graphar_path_vertex_count(&path, j->w->dir, vi)))
         st = knut_error_set(err, st, "%s: building the vertex_count path", j->what);
-    else if (!st && !(st = knut_graphar_w__write_count(path.data, j->count, err)))
+    else if (!st && !(st = knut_graphar__write_count(path.data, j->count, err)))
         j->files++;
     free(strs);
     free(cols);
@@ -445,7 +445,7 @@ knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const cha
                                                knut_graphar_write_stats *stats, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, w && type && src);
-    double t0 = knut_graphar_w__now();
+    double t0 = knut_graphar__write_now();
     vjob j;
     memset(&j, 0, sizeof j);
     j.w = w;
@@ -461,7 +461,7 @@ knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const cha
         st = knut_error_set(err, KNUT_ENOTFOUND, "%s: not in graph '%s'", j.what, w->gi->name);
         goto cleanup;
     }
-    if (knut_graphar_w__written_vertex(w, type)) {
+    if (knut_graphar__written_vertex(w, type)) {
         st = knut_error_set(err, KNUT_EINVAL, "%s: already written", j.what);
         goto cleanup;
     }
@@ -471,10 +471,10 @@ knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const cha
     }
     if ((st = check_spec(&j, err)))
         goto cleanup;
-    knut_graphar_w__sql_source(&j.rel, src->query, src->table);
+    knut_graphar__write_sql_source(&j.rel, src->query, src->table);
     if ((st = knut_buf_check(&j.rel, err)))
         goto cleanup;
-    if ((st = knut_graphar_w__columns(w->conn, j.rel.data, &cols, &ncols, err))) {
+    if ((st = knut_graphar__write_columns(w->conn, j.rel.data, &cols, &ncols, err))) {
         knut_error_prefix(err, "%s: reading %s: ", j.what, j.name);
         goto cleanup;
     }
@@ -492,20 +492,20 @@ knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const cha
                                 "a label", err);
     if (st)
         goto cleanup;
-    if (!(j.table = knut_graphar_w__temp_name(w, "v"))) {
+    if (!(j.table = knut_graphar__write_temp_name(w, "v"))) {
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if ((st = knut_graphar_w__check_stop(j.what, err)) || (st = materialise(&j, err)) ||
-        (st = knut_graphar_w__check_stop(j.what, err)))
+    if ((st = knut_graphar__write_check_stop(j.what, err)) || (st = materialise(&j, err)) ||
+        (st = knut_graphar__write_check_stop(j.what, err)))
         goto cleanup;
-    if ((st = knut_graphar_w__table_count(w, j.table, &j.count, err)) ||
+    if ((st = knut_graphar__write_table_count(w, j.table, &j.count, err)) ||
         (st = check_rows(&j, err)) || (st = check_unique(&j, err)))
         goto cleanup;
     knut_buf_puts(&dir, w->dir);
     knut_buf_puts(&dir, j.vi->prefix);
-    if ((st = knut_buf_check(&dir, err)) || (st = knut_graphar_w__prepare_dir(w, dir.data, err)) ||
-        (st = write_files(&j, err)))
+    if ((st = knut_buf_check(&dir, err)) ||
+        (st = knut_graphar__write_prepare_dir(w, dir.data, err)) || (st = write_files(&j, err)))
         goto cleanup;
     if ((st = key_types(&j, &types, err)))
         goto cleanup;
@@ -526,7 +526,7 @@ knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const cha
         stats->rows = j.count;
         stats->skipped = 0;
         stats->files = j.files;
-        stats->seconds = knut_graphar_w__now() - t0;
+        stats->seconds = knut_graphar__write_now() - t0;
     }
 cleanup:
     if (j.table) {

@@ -44,13 +44,13 @@ static void frame(knut_buf *out, knut_fb_builder *b, uint8_t htype, knut_fb_ref 
 {
     const uint8_t *meta;
     size_t len;
-    knut_fb_table_start(b);
-    knut_fb_table_add_i16(b, KNUT_IPC_MESSAGE_VERSION, version, 0);
-    knut_fb_table_add_u8(b, KNUT_IPC_MESSAGE_HEADER_TYPE, htype, 0);
-    knut_fb_table_add_ref(b, KNUT_IPC_MESSAGE_HEADER, header);
-    knut_fb_table_add_i64(b, KNUT_IPC_MESSAGE_BODY_LENGTH, body_len, 0);
-    knut_fb_ref msg = knut_fb_table_end(b);
-    OK(knut_fb_builder_finish(b, msg, &meta, &len, err));
+    knut_arrow__fb_table_start(b);
+    knut_arrow__fb_table_add_i16(b, KNUT_IPC_MESSAGE_VERSION, version, 0);
+    knut_arrow__fb_table_add_u8(b, KNUT_IPC_MESSAGE_HEADER_TYPE, htype, 0);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_MESSAGE_HEADER, header);
+    knut_arrow__fb_table_add_i64(b, KNUT_IPC_MESSAGE_BODY_LENGTH, body_len, 0);
+    knut_fb_ref msg = knut_arrow__fb_table_end(b);
+    OK(knut_arrow__fb_builder_finish(b, msg, &meta, &len, err));
     put_u32(out, KNUT_IPC_CONTINUATION);
     put_u32(out, (uint32_t)len);
     OK(knut_buf_append(out, meta, len));
@@ -62,25 +62,25 @@ static void put_batch(knut_buf *out, int64_t length, const int64_t *nodes, int n
                       int compressed)
 {
     knut_fb_builder b;
-    knut_fb_builder_init(&b, 0);
+    knut_arrow__fb_builder_init(&b, 0);
     knut_fb_ref comp = 0;
     if (compressed) {
-        knut_fb_table_start(&b);
-        knut_fb_table_add_u8(&b, 0, 1, 0); /* ZSTD */
-        comp = knut_fb_table_end(&b);
+        knut_arrow__fb_table_start(&b);
+        knut_arrow__fb_table_add_u8(&b, 0, 1, 0); /* ZSTD */
+        comp = knut_arrow__fb_table_end(&b);
     }
-    knut_fb_ref vn = knut_fb_vector_structs_create(&b, nodes, 16, (size_t)nn, 8);
-    knut_fb_ref vb = knut_fb_vector_structs_create(&b, bufs, 16, (size_t)nb, 8);
-    knut_fb_table_start(&b);
-    knut_fb_table_add_i64(&b, KNUT_IPC_BATCH_LENGTH, length, 0);
-    knut_fb_table_add_ref(&b, KNUT_IPC_BATCH_NODES, vn);
-    knut_fb_table_add_ref(&b, KNUT_IPC_BATCH_BUFFERS, vb);
-    knut_fb_table_add_ref(&b, KNUT_IPC_BATCH_COMPRESSION, comp);
-    knut_fb_ref rb = knut_fb_table_end(&b);
+    knut_fb_ref vn = knut_arrow__fb_vector_structs_create(&b, nodes, 16, (size_t)nn, 8);
+    knut_fb_ref vb = knut_arrow__fb_vector_structs_create(&b, bufs, 16, (size_t)nb, 8);
+    knut_arrow__fb_table_start(&b);
+    knut_arrow__fb_table_add_i64(&b, KNUT_IPC_BATCH_LENGTH, length, 0);
+    knut_arrow__fb_table_add_ref(&b, KNUT_IPC_BATCH_NODES, vn);
+    knut_arrow__fb_table_add_ref(&b, KNUT_IPC_BATCH_BUFFERS, vb);
+    knut_arrow__fb_table_add_ref(&b, KNUT_IPC_BATCH_COMPRESSION, comp);
+    knut_fb_ref rb = knut_arrow__fb_table_end(&b);
     frame(out, &b, KNUT_IPC_HDR_RECORD_BATCH, rb, body_len, KNUT_IPC_METADATA_V5);
     if (body_len)
         OK(knut_buf_append(out, body, (size_t)body_len));
-    knut_fb_builder_reset(&b);
+    knut_arrow__fb_builder_reset(&b);
 }
 
 /* The Schema message of one column (format, name "x"), from the writer. */
@@ -101,33 +101,33 @@ static void put_schema(knut_buf *out, const char *format, const char *child_form
 
 static knut_fb_ref empty_table(knut_fb_builder *b)
 {
-    knut_fb_table_start(b);
-    return knut_fb_table_end(b);
+    knut_arrow__fb_table_start(b);
+    return knut_arrow__fb_table_end(b);
 }
 
 static knut_fb_ref craft_field(knut_fb_builder *b, const char *name, uint8_t type_type,
                                knut_fb_ref type, const knut_fb_ref *kids, int n,
                                knut_fb_ref dict)
 {
-    knut_fb_ref vk = knut_fb_vector_refs_create(b, kids, (size_t)n);
-    knut_fb_ref nm = knut_fb_string_create(b, name, strlen(name));
-    knut_fb_table_start(b);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_NAME, nm);
-    knut_fb_table_add_u8(b, KNUT_IPC_FIELD_NULLABLE, 1, 0);
-    knut_fb_table_add_u8(b, KNUT_IPC_FIELD_TYPE_TYPE, type_type, 0);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_TYPE, type);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_DICTIONARY, dict);
-    knut_fb_table_add_ref(b, KNUT_IPC_FIELD_CHILDREN, vk);
-    return knut_fb_table_end(b);
+    knut_fb_ref vk = knut_arrow__fb_vector_refs_create(b, kids, (size_t)n);
+    knut_fb_ref nm = knut_arrow__fb_string_create(b, name, strlen(name));
+    knut_arrow__fb_table_start(b);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_NAME, nm);
+    knut_arrow__fb_table_add_u8(b, KNUT_IPC_FIELD_NULLABLE, 1, 0);
+    knut_arrow__fb_table_add_u8(b, KNUT_IPC_FIELD_TYPE_TYPE, type_type, 0);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_TYPE, type);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_DICTIONARY, dict);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_FIELD_CHILDREN, vk);
+    return knut_arrow__fb_table_end(b);
 }
 
 static void put_crafted_schema(knut_buf *out, knut_fb_builder *b, knut_fb_ref field,
                                int16_t version)
 {
-    knut_fb_ref fields = knut_fb_vector_refs_create(b, &field, 1);
-    knut_fb_table_start(b);
-    knut_fb_table_add_ref(b, KNUT_IPC_SCHEMA_FIELDS, fields);
-    knut_fb_ref schema = knut_fb_table_end(b);
+    knut_fb_ref fields = knut_arrow__fb_vector_refs_create(b, &field, 1);
+    knut_arrow__fb_table_start(b);
+    knut_arrow__fb_table_add_ref(b, KNUT_IPC_SCHEMA_FIELDS, fields);
+    knut_fb_ref schema = knut_arrow__fb_table_end(b);
     frame(out, b, KNUT_IPC_HDR_SCHEMA, schema, 0, version);
 }
 
@@ -316,7 +316,7 @@ static void test_arrow_ipc_malformed__unsupported_messages(void **state)
     (void)state;
     knut_buf buf = KNUT_BUF_INIT;
     knut_fb_builder b;
-    knut_fb_builder_init(&b, 0);
+    knut_arrow__fb_builder_init(&b, 0);
     int64_t body[2] = {1, 2};
     int64_t nodes[] = {2, 0}, bufs[] = {0, 0, 0, 16};
 
@@ -346,17 +346,17 @@ static void test_arrow_ipc_malformed__unsupported_messages(void **state)
     expect_error(&buf, NULL, KNUT_EPARSE, "message 0 at byte 0: expected a Schema message");
 
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     frame(&buf, &b, 4, empty_table(&b), 0, KNUT_IPC_METADATA_V5);
     expect_error(&buf, NULL, KNUT_EPARSE, "expected a Schema message, got Tensor");
 
     /* a Schema in metadata version V3 (0.7 and older) */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     knut_fb_ref f = craft_field(&b, "x", 2, empty_table(&b), NULL, 0, 0);
     put_crafted_schema(&buf, &b, f, 2);
     expect_error(&buf, NULL, KNUT_EUNSUPPORTED, "metadata version V3 is not supported");
-    knut_fb_builder_reset(&b);
+    knut_arrow__fb_builder_reset(&b);
     knut_buf_reset(&buf);
 }
 
@@ -367,7 +367,7 @@ static void test_arrow_ipc_malformed__schema_types(void **state)
     (void)state;
     knut_buf buf = KNUT_BUF_INIT;
     knut_fb_builder b;
-    knut_fb_builder_init(&b, 0);
+    knut_arrow__fb_builder_init(&b, 0);
 
     /* Union (14) */
     knut_fb_ref f = craft_field(&b, "u", 14, empty_table(&b), NULL, 0, 0);
@@ -376,7 +376,7 @@ static void test_arrow_ipc_malformed__schema_types(void **state)
 
     /* a BinaryView (23) inside a struct: the message names the path */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     knut_fb_ref inner = craft_field(&b, "inner", 23, empty_table(&b), NULL, 0, 0);
     f = craft_field(&b, "outer", 13, empty_table(&b), &inner, 1, 0);
     put_crafted_schema(&buf, &b, f, KNUT_IPC_METADATA_V5);
@@ -384,24 +384,24 @@ static void test_arrow_ipc_malformed__schema_types(void **state)
 
     /* an unknown type number */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     f = craft_field(&b, "z", 99, empty_table(&b), NULL, 0, 0);
     put_crafted_schema(&buf, &b, f, KNUT_IPC_METADATA_V5);
     expect_error(&buf, NULL, KNUT_EUNSUPPORTED, "field 'z': type (unknown)");
 
     /* Int with a 7-bit width */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
-    knut_fb_table_start(&b);
-    knut_fb_table_add_i32(&b, 0, 7, 0);
-    knut_fb_ref t = knut_fb_table_end(&b);
+    knut_arrow__fb_builder_clear(&b);
+    knut_arrow__fb_table_start(&b);
+    knut_arrow__fb_table_add_i32(&b, 0, 7, 0);
+    knut_fb_ref t = knut_arrow__fb_table_end(&b);
     f = craft_field(&b, "odd", 2, t, NULL, 0, 0);
     put_crafted_schema(&buf, &b, f, KNUT_IPC_METADATA_V5);
     expect_error(&buf, NULL, KNUT_EUNSUPPORTED, "field 'odd': unsupported integer bit width 7");
 
     /* dictionary-encoded field */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     knut_fb_ref dict = empty_table(&b);
     f = craft_field(&b, "city", 5, empty_table(&b), NULL, 0, dict);
     put_crafted_schema(&buf, &b, f, KNUT_IPC_METADATA_V5);
@@ -409,19 +409,19 @@ static void test_arrow_ipc_malformed__schema_types(void **state)
 
     /* a list without its child */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     f = craft_field(&b, "l", 12, empty_table(&b), NULL, 0, 0);
     put_crafted_schema(&buf, &b, f, KNUT_IPC_METADATA_V5);
     expect_error(&buf, NULL, KNUT_EPARSE, "field 'l': type list needs 1 child field(s), has 0");
 
     /* a field without a type */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     f = craft_field(&b, "none", 0, 0, NULL, 0, 0);
     put_crafted_schema(&buf, &b, f, KNUT_IPC_METADATA_V5);
     expect_error(&buf, NULL, KNUT_EPARSE, "field 'none': no type");
 
-    knut_fb_builder_reset(&b);
+    knut_arrow__fb_builder_reset(&b);
     knut_buf_reset(&buf);
 }
 
@@ -430,7 +430,7 @@ static void test_arrow_ipc_malformed__schema_limits(void **state)
     (void)state;
     knut_buf buf = KNUT_BUF_INIT;
     knut_fb_builder b;
-    knut_fb_builder_init(&b, 0);
+    knut_arrow__fb_builder_init(&b, 0);
 
     /* 100 nested structs: deeper than any reader should recurse */
     knut_fb_ref f = craft_field(&b, "leaf", 6, empty_table(&b), NULL, 0, 0);
@@ -441,7 +441,7 @@ static void test_arrow_ipc_malformed__schema_limits(void **state)
 
     /* more fields than allowed */
     knut_buf_clear(&buf);
-    knut_fb_builder_clear(&b);
+    knut_arrow__fb_builder_clear(&b);
     knut_fb_ref kids[3];
     for (int i = 0; i < 3; i++)
         kids[i] = craft_field(&b, "k", 6, empty_table(&b), NULL, 0, 0);
@@ -454,7 +454,7 @@ static void test_arrow_ipc_malformed__schema_limits(void **state)
     knut_error e = KNUT_ERROR_INIT;
     assert_int_equal(KNUT_OK, read_all(&buf, &o, &e, NULL));
 
-    knut_fb_builder_reset(&b);
+    knut_arrow__fb_builder_reset(&b);
     knut_buf_reset(&buf);
 }
 
