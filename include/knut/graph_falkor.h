@@ -266,6 +266,62 @@ KNUT_EXTERN knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_g
 KNUT_EXTERN void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink,
                                                      knut_graph_falkor_stats *out);
 
+/* ---- FalkorDB sink: transactions with a fence (src/graph/falkor_sink_tx.c) ---- */
+
+/*
+ * Makes the next apply of a FalkorDB sink run as MULTI/EXEC transactions,
+ * each guarded by WATCH on fence_key: before every transaction the sink
+ * WATCHes fence_key and GETs it; unless it holds fence_value nothing is
+ * sent and the apply fails with KNUT_ECANCELLED. A change of the key
+ * between the check and EXEC aborts the EXEC (nothing applied); while the
+ * key still holds fence_value (the holder renewed it) the transaction is
+ * retried, a few times. So a holder that lost the key writes nothing.
+ *
+ * Queries are grouped into transactions of at most unit_queries queries
+ * and unit_bytes bytes (0: 16 and 16 MiB): the server runs a transaction
+ * without serving other clients, so a bounded one keeps it responsive.
+ * The last transaction of the apply (sent even with no query) runs the
+ * commands cmd_argv after its queries (n_cmds commands; command i has
+ * cmd_argc[i] arguments, taken in order from cmd_argv / cmd_lens): a
+ * mutation that fits one transaction commits together with them, all or
+ * nothing; earlier transactions of a larger mutation commit on their own.
+ * The vertex-id probe is not used (MERGE only). Redis does not roll a
+ * transaction back: a query that fails inside EXEC is undone by FalkorDB,
+ * but the other commands of that EXEC stay applied. The apply then fails
+ * with KNUT_EPEER and cmds_applied = 1, so the caller can undo what its
+ * commands did; a fence that does not hold fails it with KNUT_ECANCELLED
+ * and fenced = 1. The commit callback of apply is not called.
+ *
+ * The settings hold for one apply; the pointers are borrowed until it
+ * returns. last_integer gets the integer reply of the last command (-1
+ * if it was not an integer).
+ */
+#define KNUT_GRAPH_FALKOR_TX_VERSION 1
+
+typedef struct knut_graph_falkor_tx {
+    int version;             /* KNUT_GRAPH_FALKOR_TX_VERSION */
+    const char *fence_key;
+    const char *fence_value;
+    size_t n_cmds;
+    const int *cmd_argc;
+    const char *const *cmd_argv;
+    const size_t *cmd_lens;
+    int64_t unit_queries;    /* 0: 16 */
+    size_t unit_bytes;       /* 0: 16 MiB */
+    /* filled by the apply */
+    int64_t last_integer;
+    int64_t transactions;    /* EXECs that ran */
+    int cmds_applied;        /* the last EXEC ran (its commands applied) */
+    int fenced;              /* failed because the fence did not hold the value */
+} knut_graph_falkor_tx;
+
+#define KNUT_GRAPH_FALKOR_TX_INIT \
+    {KNUT_GRAPH_FALKOR_TX_VERSION, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, -1, 0, 0, 0}
+
+/* Sets tx for the next apply of sink (one made by knut_graph_falkor_sink_new). */
+KNUT_EXTERN knut_status knut_graph_falkor_sink_set_tx(knut_graph_sink *sink,
+                                                      knut_graph_falkor_tx *tx, knut_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,8 +29,9 @@ static void note(knut_error *err, const char *text)
     snprintf(err->message + n, sizeof err->message - n, " (%s)", text);
 }
 
-static knut_status query_cmd(const knut_graph_falkor *g, knut_buf *cmd, const char *graph,
-                             const char *query, unsigned flags, knut_error *err)
+knut_status knut_graph__falkor_query_cmd(const knut_graph_falkor *g, knut_buf *cmd,
+                                         const char *graph, const char *query, unsigned flags,
+                                         knut_error *err)
 {
     char timeout[24];
     const char *argv[6] = {(flags & KNUT_GRAPH_FALKOR_READ_ONLY) ? "GRAPH.RO_QUERY"
@@ -104,7 +105,8 @@ static knut_status names_refresh(knut_graph_falkor *g, falkor_names_cache *c, in
     char *reply = NULL, **v = NULL;
     size_t len = 0;
     int64_t n = 0;
-    knut_status st = query_cmd(g, &cmd, c->graph, calls[kind], KNUT_GRAPH_FALKOR_READ_ONLY, err);
+    knut_status st = knut_graph__falkor_query_cmd(g, &cmd, c->graph, calls[kind],
+                                                  KNUT_GRAPH_FALKOR_READ_ONLY, err);
     if (st == KNUT_OK)
         st = call(g, &cmd, 1, &reply, &len, err);
     if (st == KNUT_OK)
@@ -202,7 +204,7 @@ knut_status knut_graph_falkor_query(knut_graph_falkor *g, const char *graph, con
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
     KNUT_ASSERT_ARG(err, g != NULL && graph != NULL && query != NULL);
-    knut_status st = query_cmd(g, &cmd, graph, query, flags, err);
+    knut_status st = knut_graph__falkor_query_cmd(g, &cmd, graph, query, flags, err);
     if (st == KNUT_OK)
         st = call(g, &cmd, (flags & KNUT_GRAPH_FALKOR_READ_ONLY) != 0, &reply, &len, err);
     if (st == KNUT_OK)
@@ -273,7 +275,7 @@ knut_status knut_graph_falkor_batch(knut_graph_falkor *g, const char *graph,
     }
     knut_status st = KNUT_OK;
     for (i = 0; i < n && st == KNUT_OK; i++)
-        st = query_cmd(g, &cmd, graph, items[i].query, flags, &io);
+        st = knut_graph__falkor_query_cmd(g, &cmd, graph, items[i].query, flags, &io);
     if (st == KNUT_OK)
         st = knut_graph__falkor_ensure(g, &reconnected, &io);
     if (st != KNUT_OK) {

@@ -207,9 +207,15 @@ knut_status knut_graph__falkor_cur_skip(falkor_cur *c, const falkor_item *it)
 knut_status knut_graph__falkor_cmd_append(knut_buf *b, int argc, const char *const *argv,
                                           knut_error *err)
 {
+    return knut_graph__falkor_cmd_append_lens(b, argc, argv, NULL, err);
+}
+
+knut_status knut_graph__falkor_cmd_append_lens(knut_buf *b, int argc, const char *const *argv,
+                                               const size_t *lens, knut_error *err)
+{
     knut_buf_printf(b, "*%d\r\n", argc);
     for (int i = 0; i < argc; i++) {
-        size_t n = strlen(argv[i]);
+        size_t n = lens ? lens[i] : strlen(argv[i]);
         knut_buf_printf(b, "$%zu\r\n", n);
         knut_buf_append(b, argv[i], n);
         knut_buf_append(b, "\r\n", 2);

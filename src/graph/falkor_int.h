@@ -69,9 +69,18 @@ knut_status knut_graph__falkor_cur_next(falkor_cur *c, falkor_item *out);
 /* Skips the items of `it` if it is an array (it was just read). */
 knut_status knut_graph__falkor_cur_skip(falkor_cur *c, const falkor_item *it);
 
+/* Appends GRAPH.QUERY (GRAPH.RO_QUERY with KNUT_GRAPH_FALKOR_READ_ONLY)
+ * graph query --compact [TIMEOUT ms] to cmd (falkor_client.c). */
+struct knut_graph_falkor;
+knut_status knut_graph__falkor_query_cmd(const struct knut_graph_falkor *g, knut_buf *cmd,
+                                         const char *graph, const char *query, unsigned flags,
+                                         knut_error *err);
 /* Appends one command (argv strings) in RESP2 to b. */
 knut_status knut_graph__falkor_cmd_append(knut_buf *b, int argc, const char *const *argv,
                                           knut_error *err);
+/* The same with argument lengths (NULL: strlen), for binary-safe arguments. */
+knut_status knut_graph__falkor_cmd_append_lens(knut_buf *b, int argc, const char *const *argv,
+                                               const size_t *lens, knut_error *err);
 
 /* The knut_graph_falkor_error_kind of a server error's text (a RESP '-'
  * element): the one place FalkorDB's messages are matched. */

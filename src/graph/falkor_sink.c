@@ -37,6 +37,7 @@ typedef struct falkor_sink {
     fsink_index_list ready; /* indexes seen OPERATIONAL */
     knut_graph_falkor_batch_item items[FSINK_PIPELINE_MAX];
     knut_graph_falkor_stats server; /* last apply */
+    knut_graph_falkor_tx *tx;       /* next apply in transactions (falkor_sink_tx.c) */
 } falkor_sink;
 
 /* What one apply has acknowledged so far. */
@@ -296,6 +297,16 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
     memset(&s->server, 0, sizeof s->server);
     if ((st = indexes_ensure(s, m, err)) != KNUT_OK)
         goto done;
+    if (s->tx) { /* fenced MULTI/EXEC units, the commit inside (falkor_sink_tx.c) */
+        fsink_plan plan = {s->batch_bytes, s->batch_rows, s->pipeline, NULL, NULL};
+        fsink_plan edges = {s->batch_bytes, s->batch_rows, s->pipeline, EDGE_COUNT_SUFFIX, NULL};
+        if (knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE) > 0 &&
+            (st = edge_plan_rows(s, &edges.batch_rows, err)) != KNUT_OK)
+            goto done;
+        st = knut_graph__fsink_tx_apply(s->g, s->graph, s->tx, m, &plan, &edges, stats,
+                                        &s->server, err);
+        goto done;
+    }
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         size_t n = knut_graph_mutation_count(m, order[k]);
         fsink_plan plan = {s->batch_bytes, s->batch_rows, s->pipeline, NULL, NULL};
@@ -323,6 +334,7 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
     if (commit && commit->fn && (st = commit->fn(commit->ctx, NULL, err)) != KNUT_OK)
         knut_error_prefix(err, "graph '%s': commit callback: ", s->graph);
 done:
+    s->tx = NULL; /* one apply only */
     if (st != KNUT_OK) {
         knut_error_prefix(err, "falkordb sink: ");
         KNUT_LOG(KNUT_LOG_WARN, LOG_TARGET, "%s", err->message);
@@ -387,6 +399,17 @@ knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor 
     s->pipeline = (size_t)o.pipeline;
     s->index_wait_ms = o.index_wait_ms;
     *out = &s->base;
+    return KNUT_OK;
+}
+
+knut_status knut_graph_falkor_sink_set_tx(knut_graph_sink *sink, knut_graph_falkor_tx *tx,
+                                          knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, sink != NULL && sink->ops == &fsink_ops);
+    KNUT_ASSERT_ARG(err, tx == NULL || (tx->fence_key && tx->fence_value &&
+                                        (tx->n_cmds == 0 || (tx->cmd_argc && tx->cmd_argv))));
+    KNUT_CHECK_VERSION(tx, KNUT_GRAPH_FALKOR_TX_VERSION, err);
+    ((falkor_sink *)sink)->tx = tx;
     return KNUT_OK;
 }
 

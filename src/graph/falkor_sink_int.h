@@ -112,4 +112,13 @@ knut_status knut_graph__fsink_keys(knut_graph_falkor *g, const char *graph,
                                    const knut_graph_key_scan *scan, knut_graph_sink_keys_fn fn,
                                    void *ctx, knut_error *err);
 
+/* The apply as fenced MULTI/EXEC transactions (falkor_sink_tx.c; see
+ * knut_graph_falkor_sink_set_tx): plan for every set but edge sets,
+ * edge_plan (with the row-count suffix) for those. */
+knut_status knut_graph__fsink_tx_apply(knut_graph_falkor *g, const char *graph,
+                                       knut_graph_falkor_tx *tx, knut_graph_mutation *m,
+                                       const fsink_plan *plan, const fsink_plan *edge_plan,
+                                       knut_graph_sink_stats *stats,
+                                       knut_graph_falkor_stats *server, knut_error *err);
+
 #endif /* KNUT_GRAPH_FALKOR_SINK_INT_H */

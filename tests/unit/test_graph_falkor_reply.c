@@ -542,6 +542,14 @@ static void test_graph_falkor_reply__command_encoding(void **state)
     OK(knut_graph__falkor_cmd_append(&R, 4, argv, &e_));
     assert_string_equal(R.data, "*4\r\n$11\r\nGRAPH.QUERY\r\n$1\r\ng\r\n$11\r\nRETURN 'é'\r\n"
                                 "$9\r\n--compact\r\n");
+    /* with lengths, arguments may hold a NUL (the sync ledger's fields) */
+    static const char field[] = {'t', '\0', 'p'};
+    const char *hset[] = {"HSET", "h", field};
+    const size_t lens[] = {4, 1, sizeof field};
+    knut_buf_clear(&R);
+    OK(knut_graph__falkor_cmd_append_lens(&R, 3, hset, lens, &e_));
+    assert_int_equal(R.len, 30);
+    assert_memory_equal(R.data, "*3\r\n$4\r\nHSET\r\n$1\r\nh\r\n$3\r\nt\0p\r\n", 30);
 }
 
 int main(void)

@@ -2,7 +2,8 @@
  * Unit tests of the FalkorDB sink's parts that need no server: the batch
  * planner (row and byte budgets, pipeline rounds, the edge suffix, null
  * keys refused before their query is flushed), the index list and the
- * index statement, and option checks of knut_graph_falkor_sink_new.
+ * index statement, and option checks of knut_graph_falkor_sink_new and
+ * knut_graph_falkor_sink_set_tx.
  */
 #include "graph_fixture.h"
 
@@ -267,6 +268,39 @@ static void test_graph_falkor_sink__probe_splits_rows(void **state)
     knut_graph_mutation_free(m);
 }
 
+/* knut_graph_falkor_sink_set_tx checks its settings (no server needed:
+ * the client is not touched before an apply). */
+static void test_graph_falkor_sink__set_tx_checks(void **state)
+{
+    (void)state;
+    knut_graph_sink *s = NULL;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_graph_falkor_sink_options o = KNUT_GRAPH_FALKOR_SINK_OPTIONS_INIT;
+    knut_graph_falkor *fake = (knut_graph_falkor *)&o; /* never dereferenced */
+    OK(knut_graph_falkor_sink_new(&s, fake, "g", NULL, &e_));
+    knut_graph_falkor_tx tx = KNUT_GRAPH_FALKOR_TX_INIT;
+    /* a fence is required */
+    assert_int_equal(KNUT_EINVAL, knut_graph_falkor_sink_set_tx(s, &tx, &err));
+    tx.fence_key = "lease";
+    tx.fence_value = "me";
+    tx.n_cmds = 1; /* commands without their arguments */
+    assert_int_equal(KNUT_EINVAL, knut_graph_falkor_sink_set_tx(s, &tx, &err));
+    tx.n_cmds = 0;
+    tx.version = 99;
+    assert_int_equal(KNUT_EINVAL, knut_graph_falkor_sink_set_tx(s, &tx, &err));
+    fx_expect_msg(&err, "version 99", NULL);
+    tx.version = KNUT_GRAPH_FALKOR_TX_VERSION;
+    OK(knut_graph_falkor_sink_set_tx(s, &tx, &e_));
+    OK(knut_graph_falkor_sink_set_tx(s, NULL, &e_)); /* back to pipelined applies */
+    /* only a FalkorDB sink takes one */
+    knut_graph_store *store = NULL;
+    OK(knut_graph_store_open(&store, NULL, &e_));
+    assert_int_equal(KNUT_EINVAL,
+                     knut_graph_falkor_sink_set_tx(knut_graph_store_sink(store), &tx, &err));
+    knut_graph_store_close(store);
+    knut_graph_sink_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_graph_falkor_sink__index_list),
         cmocka_unit_test(test_graph_falkor_sink__options),
         cmocka_unit_test(test_graph_falkor_sink__probe_splits_rows),
+        cmocka_unit_test(test_graph_falkor_sink__set_tx_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
