@@ -382,7 +382,9 @@ static knut_status config_build(knut_sync_config *c, const char *dir, knut_error
         const char *s = knut_conf_str(p);
         if (!s || !*s)
             return cerr(err, p, NULL, "'%s' must be a file path", paths[i]);
-        char *j = knut_sync__path_join(dir, s);
+        /* `ledger: falkordb`: the ledger lives in the FalkorDB server (ledger_falkor.c) */
+        char *j = i == 1 && strcmp(s, SYNC_LEDGER_FALKORDB) == 0 ? strdup(s)
+                                                                 : knut_sync__path_join(dir, s);
         if (!j)
             return knut_error_set(err, KNUT_ENOMEM, "out of memory");
         *(i == 0 ? &c->store : &c->ledger) = j;

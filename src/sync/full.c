@@ -212,9 +212,7 @@ knut_status knut_sync__full_table(knut_sync *s, const knut_sync_table *t, sync_f
     if (st == KNUT_OK) {
         if (n_gone)
             memcpy(done + files->n, gone, n_gone * sizeof *gone);
-        sync_ledger_commit cc = {&s->ledger, done, files->n + n_gone};
-        knut_graph_sink_commit commit = {knut_sync__ledger_commit_fn, &cc};
-        st = knut_graph_sink_apply(s->sink, m, &commit, &r->sink, err);
+        st = knut_sync__ledger_apply(s, m, done, files->n + n_gone, &r->sink, err);
     }
     if (st == KNUT_OK) {
         /* committed: now memory may know it */

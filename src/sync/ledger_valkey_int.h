@@ -53,6 +53,15 @@ void knut_sync__vk_close(vk_conn *c);
 knut_status knut_sync__vk_field(knut_buf *out, const char *table, const char *path);
 /* Values of the hash are entries in the ledger codec's JSON
  * (knut_sync__entry_encode / _decode, ledger_entry.c). */
+/* The hash field (unless field is NULL) and value of entry e, its path as
+ * stored (relative to the config's folder when under it). */
+knut_status knut_sync__vk_entry_kv(const struct sync_valkey *v, const sync_entry *e,
+                                   knut_buf *field, knut_buf *value, knut_error *err);
+/* A copy of the lease key held now (NULL: none, or out of memory) and
+ * the table it is for ("?" when none); the caller frees the key. */
+char *knut_sync__vk_lease_key_copy(struct sync_valkey *v, const char **table);
+/* The structured "lease lost" warning (table, instance, reason). */
+void knut_sync__vk_lease_lost_warn(struct sync_valkey *v, const char *table, const char *why);
 
 /* The ledger version of a table (its commits counted by the server) that
  * memory holds: a lease taken on an unchanged version skips the re-read. */

@@ -35,7 +35,7 @@ static const char commit_lua[] =
     "for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end "
     "return redis.call('INCR', KEYS[3])";
 
-static void lease_lost_warn(struct sync_valkey *v, const char *table, const char *why)
+void knut_sync__vk_lease_lost_warn(struct sync_valkey *v, const char *table, const char *why)
 {
     knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,
                   (knut_log_field[]){KNUT_LF_STR("table", table),
@@ -109,6 +109,21 @@ static const char *stored_path(const struct sync_valkey *v, const char *path)
     if (strcmp(v->base, ".") == 0 || strcmp(v->base, "/") == 0)
         return path;
     return strncmp(path, v->base, n) == 0 && path[n] == '/' && path[n + 1] ? path + n + 1 : path;
+}
+
+knut_status knut_sync__vk_entry_kv(const struct sync_valkey *v, const sync_entry *e,
+                                   knut_buf *field, knut_buf *value, knut_error *err)
+{
+    sync_entry se = *e;
+    char where[600];
+    se.path = (char *)stored_path(v, e->path);
+    snprintf(where, sizeof where, "%s: ledger '%s'", v->addr.peer, v->hash_key);
+    knut_status st = field ? knut_sync__vk_field(field, se.table, se.path) : KNUT_OK;
+    if (st == KNUT_OK)
+        st = field ? knut_buf_check(field, err) : KNUT_OK;
+    if (st == KNUT_OK)
+        st = knut_sync__entry_encode(value, &se, where, err);
+    return st;
 }
 
 /* ---- leases and the fenced write ------------------------------------------ */
@@ -237,9 +252,18 @@ knut_status knut_sync__valkey_lease_check(struct sync_valkey *v, knut_error *err
     pthread_mutex_unlock(&v->mu);
     if (!lost)
         return KNUT_OK;
-    lease_lost_warn(v, table, why);
+    knut_sync__vk_lease_lost_warn(v, table, why);
     return knut_error_set(err, KNUT_ECANCELLED, "%s: lease on table '%s' lost (%s)", v->addr.peer,
                           table, why);
+}
+
+char *knut_sync__vk_lease_key_copy(struct sync_valkey *v, const char **table)
+{
+    pthread_mutex_lock(&v->mu);
+    char *key = v->lease_key ? strdup(v->lease_key) : NULL;
+    *table = v->lease_table ? v->lease_table : "?";
+    pthread_mutex_unlock(&v->mu);
+    return key;
 }
 
 knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, size_t n,
@@ -260,10 +284,7 @@ knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, 
         st = knut_sync__valkey_lease_check(v, err);
     if (st != KNUT_OK)
         goto cleanup;
-    pthread_mutex_lock(&v->mu);
-    key = v->lease_key ? strdup(v->lease_key) : NULL;
-    table = v->lease_table ? v->lease_table : "?";
-    pthread_mutex_unlock(&v->mu);
+    key = knut_sync__vk_lease_key_copy(v, &table);
     knut_buf_printf(&vkey, "%sversion:%s", v->prefix, table);
     if (!key || (st = knut_buf_check(&vkey, err)) != KNUT_OK) {
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
@@ -275,14 +296,8 @@ knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, 
         lens[i] = strlen(head[i]);
     }
     for (size_t i = 0; i < n && st == KNUT_OK; i++) {
-        sync_entry se = e[i];
-        se.path = (char *)stored_path(v, e[i].path);
-        knut_sync__vk_field(&bufs[2 * i], se.table, se.path);
-        char where[600];
-        snprintf(where, sizeof where, "%s: ledger '%s'", v->addr.peer, v->hash_key);
-        st = knut_sync__entry_encode(&bufs[2 * i + 1], &se, where, err);
+        st = knut_sync__vk_entry_kv(v, &e[i], &bufs[2 * i], &bufs[2 * i + 1], err);
         for (size_t k = 0; k < 2 && st == KNUT_OK; k++) {
-            st = knut_buf_check(&bufs[2 * i + k], err);
             argv[7 + 2 * i + k] = bufs[2 * i + k].data;
             lens[7 + 2 * i + k] = bufs[2 * i + k].len;
         }
@@ -298,7 +313,7 @@ knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, 
         pthread_mutex_lock(&v->mu);
         v->lost = 1;
         pthread_mutex_unlock(&v->mu);
-        lease_lost_warn(v, table, "another instance holds it at commit time");
+        knut_sync__vk_lease_lost_warn(v, table, "another instance holds it at commit time");
         st = knut_error_set(err, KNUT_ECANCELLED,
                             "%s: lease on table '%s' lost before the ledger commit; nothing "
                             "recorded", v->addr.peer, table);

@@ -165,9 +165,8 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     if (st == KNUT_OK && s->valkey) /* shared ledger: no apply without the lease */
         st = knut_sync__valkey_lease_check(s->valkey, err);
     if (st == KNUT_OK) {
-        sync_ledger_commit cc = {&s->ledger, done, n_good};
-        knut_graph_sink_commit commit = {knut_sync__ledger_commit_fn, &cc};
-        st = knut_graph_sink_apply(s->sink, m, &commit, &sst, err);
+        /* with the ledger: in the sink's commit, or in its last MULTI/EXEC */
+        st = knut_sync__ledger_apply(s, m, done, n_good, &sst, err);
     }
     knut_graph_mutation_free(m);
     m = NULL;
@@ -251,7 +250,10 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         if (st == KNUT_OK && skip)
             continue; /* another instance works on it (logged) */
         if (st == KNUT_OK) {
-            st = table_round(s, t, &ts, &terr);
+            /* a commit whose outcome was not seen is undone first (ledger_falkor.c) */
+            st = knut_sync__ledger_recover(s, t->name, &terr);
+            if (st == KNUT_OK)
+                st = table_round(s, t, &ts, &terr);
             if (s->valkey)
                 knut_sync__valkey_table_end(s->valkey);
         }

@@ -56,6 +56,15 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
         if (st != KNUT_OK)
             goto cleanup;
     }
+    /* the shared ledger's URL: --ledger-url, or the FalkorDB server's
+     * with `ledger: falkordb` (ledger_falkor.c) */
+    const char *ledger_url = NULL;
+    int in_falkor = 0;
+    st = knut_sync__ledger_url(opts, opts->ledger ? opts->ledger : cfg->ledger, &ledger_url,
+                               &in_falkor, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    s->falkor_ledger = in_falkor;
     if (opts->ledger_url && !opts->falkordb_url && !opts->status_only) {
         st = knut_error_set(err, KNUT_EINVAL,
                             "%s: a shared ledger (--ledger-url) needs the FalkorDB sink "
@@ -63,8 +72,8 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
                             cfg->file);
         goto cleanup;
     }
-    if (opts->ledger_url) { /* shared ledger (ledger_valkey.c); status needs no sink */
-        st = knut_sync__valkey_open(&s->valkey, opts->ledger_url, cfg->file, opts->instance,
+    if (ledger_url) { /* shared ledger (ledger_valkey.c); status needs no sink */
+        st = knut_sync__valkey_open(&s->valkey, ledger_url, cfg->file, opts->instance,
                                     opts->lease_ms, err);
         if (st == KNUT_OK)
             st = knut_sync__ledger_open_valkey(&s->ledger, s->valkey, err);
@@ -73,13 +82,13 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
     }
     if (opts->falkordb_url) {
         const char *ledger = opts->ledger ? opts->ledger : cfg->ledger;
-        if (!ledger && !opts->ledger_url) {
+        if (!ledger && !ledger_url) {
             knut_buf_printf(&lf, "%s.ledger.json", cfg->file);
             if ((st = knut_buf_check(&lf, err)) != KNUT_OK)
                 goto cleanup;
             ledger = lf.data;
         }
-        if (!opts->ledger_url)
+        if (!ledger_url)
             st = knut_sync__ledger_open_file(&s->ledger, ledger, err);
         if (st != KNUT_OK || opts->status_only)
             goto cleanup;

@@ -272,6 +272,26 @@ knut_status knut_sync__valkey_lease_check(struct sync_valkey *v, knut_error *err
 knut_status knut_sync__valkey_write(struct sync_valkey *v, const sync_entry *e, size_t n,
                                     knut_error *err);
 
+/* ---- ledger_falkor.c: the ledger in the FalkorDB server, committed with
+ * the graph in MULTI/EXEC (docs/sync.md "Exactly once into FalkorDB") ---- */
+/* `ledger: falkordb` (config) or `--ledger falkordb`. */
+#define SYNC_LEDGER_FALKORDB "falkordb"
+/* The shared-ledger URL to use: ledger_url, or the FalkorDB URL when
+ * `ledger` is SYNC_LEDGER_FALKORDB (NULL: none); *in_falkor = 1 when that
+ * server is the FalkorDB server (same host and port). */
+knut_status knut_sync__ledger_url(const knut_sync_options *o, const char *ledger,
+                                  const char **url, int *in_falkor, knut_error *err);
+struct knut_sync;
+/* Applies m to the sink with entries e[0..n) as its ledger commit: with
+ * the ledger in the FalkorDB server, in the mutation's last MULTI/EXEC
+ * (fenced by the table's lease); else through the sink's commit callback. */
+knut_status knut_sync__ledger_apply(struct knut_sync *s, knut_graph_mutation *m,
+                                    const sync_entry *e, size_t n, knut_graph_sink_stats *stats,
+                                    knut_error *err);
+/* After the table's lease is taken: undoes a commit whose outcome was not
+ * seen (its journal is still there), in the server and in memory. */
+knut_status knut_sync__ledger_recover(struct knut_sync *s, const char *table, knut_error *err);
+
 /* ---- assets.c: Airflow asset events (docs/operations.md) ---- */
 /* With o->airflow_url: starts the sender thread (no request yet); else
  * *out = NULL. metrics (may be NULL) counts the events sent. */
@@ -292,6 +312,7 @@ struct knut_sync {
     char *metrics_file;           /* written on close; NULL: none */
     struct sync_assets *assets;   /* NULL: no Airflow */
     struct sync_valkey *valkey;   /* NULL: local ledger */
+    int falkor_ledger;            /* valkey is the FalkorDB server: commit in MULTI/EXEC */
     const knut_sync_config *cfg;
     knut_graph_store *store;
     knut_graph_falkor *falkor;
