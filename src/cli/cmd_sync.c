@@ -41,13 +41,16 @@ static const knut_cli_opt sync_opts[] = {
                       "server fails the round (and backoff retries) instead of holding it"),
     KNUT_CLI_OPT_STR("ledger", 0, sync_args, ledger, "FILE",
                      "FalkorDB ledger file (default: 'ledger:' of the config, else "
-                     "CONFIG.ledger.json)"),
+                     "CONFIG.ledger.json); 'falkordb': the ledger lives in the FalkorDB "
+                     "server and commits with the graph in one transaction, exactly once "
+                     "(docs/sync.md \"Exactly once into FalkorDB\")"),
     KNUT_CLI_OPT_STR("ledger-url", 0, sync_args, ledger_url, "URL",
                      "shared ledger in Valkey/Redis at redis://[[user]:password@]host[:port], "
                      "so several instances (each with --falkordb) share the tables: a table is "
                      "worked on only under its lease (keys knut:sync:<config name>:...); a "
                      "table another instance holds is skipped this round "
-                     "(docs/operations.md). Not with the embedded store (single-process)"),
+                     "(docs/operations.md); naming the FalkorDB server itself is the same as "
+                     "'--ledger falkordb'. Not with the embedded store (single-process)"),
     KNUT_CLI_OPT_STR("instance", 0, sync_args, instance, "ID",
                      "this instance's lease owner id, unique per instance (default "
                      "hostname:pid)"),
@@ -101,7 +104,7 @@ const knut_cli_spec knut_cmd_sync_spec = {
     .synopsis =
         "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
         "                 [--falkordb-timeout SEC]]\n"
-        "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE]\n"
+        "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
         "                 [--ledger-url URL [--instance ID] [--lease SEC]]\n"
         "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
         "                  [--airflow-drain SEC]]\n"
@@ -141,8 +144,10 @@ static int check_args(const sync_args *a)
                                              "--airflow-drain need --airflow-url");
     if (a->airflow_url && !a->airflow_user)
         return knut_cli_args_error(sp, "%s", "--airflow-url needs --airflow-user");
-    if ((a->instance || a->lease > 0) && !a->ledger_url)
-        return knut_cli_args_error(sp, "%s", "--instance/--lease need --ledger-url");
+    /* with --falkordb, `ledger: falkordb` shares too (checked by knut_sync_open) */
+    if ((a->instance || a->lease > 0) && !a->ledger_url && !a->falkordb)
+        return knut_cli_args_error(sp, "%s", "--instance/--lease need --ledger-url (or "
+                                             "--falkordb with the ledger 'falkordb')");
     if (a->status && (a->metrics_addr || a->metrics_file))
         return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
     if (a->store && a->falkordb)

@@ -65,6 +65,11 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
     if (st != KNUT_OK)
         goto cleanup;
     s->falkor_ledger = in_falkor;
+    if ((opts->instance || opts->lease_ms > 0) && !ledger_url && !opts->status_only) {
+        st = knut_error_set(err, KNUT_EINVAL, "%s: --instance/--lease need a shared ledger "
+                            "(--ledger-url, or 'ledger: falkordb')", cfg->file);
+        goto cleanup;
+    }
     if (opts->ledger_url && !opts->falkordb_url && !opts->status_only) {
         st = knut_error_set(err, KNUT_EINVAL,
                             "%s: a shared ledger (--ledger-url) needs the FalkorDB sink "
