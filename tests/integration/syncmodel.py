@@ -1,7 +1,8 @@
-"""Shared by test_sync_crash.py and test_sync_outage.py: a sync config of
+"""Shared by test_sync_crash.py, test_sync_outage.py and
+test_sync_exactly_once.py: a sync config of
 four tables, a seeded model of what the graph must hold after every landed
 file is synced, readers of the graph (embedded store, FalkorDB), and small
-process helpers. Files are written only while no sync runs, or atomically
+process helpers (one killed run of a crash loop, the end-of-loop checks). Files are written only while no sync runs, or atomically
 (tmp name + rename), so every round sees whole files and the model can
 apply them in name order.
 """
@@ -12,6 +13,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -179,16 +181,61 @@ def graph_falkor(falkordb: FalkorDB, graph: str):
     return people, knows, items, notes
 
 
-def make_root(tmp_path: Path) -> Path:
+def make_root(tmp_path: Path, config: str = CONFIG, extra_dirs=()) -> Path:
     root = tmp_path / "lake"
-    for d in ("people", "knows", "items", "notes"):
+    for d in ("people", "knows", "items", "notes", *extra_dirs):
         (root / d).mkdir(parents=True)
-    (root / "sync.yml").write_text(CONFIG)
+    (root / "sync.yml").write_text(config)
     return root
 
 
 def sync_cmd(knut, root: Path, sink_args, *extra):
     return [str(knut), "sync", "--config", str(root / "sync.yml"), *map(str, sink_args), *extra]
+
+
+def killed_run(knut, root: Path, sink_args, log: Path, i: int, delay: float, extra=(),
+               before_kill=None) -> int:
+    """One run of a kill loop: `knut sync` (JSON logs; stderr appended to log
+    after a "--- start i" line) killed with SIGKILL `delay` seconds after its
+    start; before_kill() runs right before the kill (e.g. to kill the server
+    too). Returns the exit code (-SIGKILL unless it died on its own)."""
+    with open(log, "a") as lf:
+        lf.write(f"--- start {i}\n")
+        lf.flush()
+        p = subprocess.Popen(sync_cmd(knut, root, sink_args, *extra), stderr=lf,
+                             stdout=subprocess.DEVNULL,
+                             env=dict(os.environ, KNUT_LOG_FORMAT="json"))
+        try:
+            time.sleep(delay)
+            if before_kill:
+                before_kill()
+            p.send_signal(signal.SIGKILL)
+            return p.wait(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def assert_graph_is_model(got, want):
+    """The four tables' graph (graph_embedded / graph_falkor) equals
+    Model.expected(): nothing lost, nothing extra, every value right."""
+    for name, g, w in zip(("Person", "KNOWS", "Item", "Note"), got, want):
+        lost = sorted(set(w) - set(g))
+        extra = sorted(set(g) - set(w))
+        wrong = sorted(k for k in set(g) & set(w) if g[k] != w[k])
+        assert not (lost or extra or wrong), (
+            f"seed {SEED}: {name}: lost {lost[:10]}, not expected {extra[:10]}, "
+            f"wrong values {[(k, g[k], w[k]) for k in wrong[:10]]}")
+
+
+def assert_all_done(run_knut, root: Path, status_args, n_files: int):
+    """`knut sync status` lists n_files files, every one done."""
+    r = run_knut("sync", "status", "--config", root / "sync.yml", "--json", *status_args)
+    assert r.returncode == 0, r.stderr
+    st = [json.loads(x) for x in r.stdout.splitlines()]
+    assert {x["state"] for x in st} == {"done"}, f"seed {SEED}: {st}"
+    assert len(st) == n_files, f"seed {SEED}: {len(st)} ledger entries, {n_files} files"
 
 
 def settle(run_knut, root, sink_args):

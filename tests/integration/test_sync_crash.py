@@ -13,16 +13,12 @@ assertion message. FalkorDB outages and signals: test_sync_outage.py.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import signal
-import subprocess
-import time
 from pathlib import Path
 
-from syncmodel import (SEED, Model, graph_embedded, graph_falkor, make_root, settle,
-                       sync_cmd)
+from syncmodel import (SEED, Model, assert_all_done, assert_graph_is_model, graph_embedded,
+                       graph_falkor, killed_run, make_root, settle)
 
 ROUNDS = 50
 
@@ -34,20 +30,8 @@ def crash_loop(knut, run_knut, root: Path, sink_args, status_args, check):
     kills = 0
     for i in range(ROUNDS):
         model.land(root)
-        with open(log, "a") as lf:
-            lf.write(f"--- start {i}\n")
-            lf.flush()
-            p = subprocess.Popen(sync_cmd(knut, root, sink_args, "--interval", "0.05"),
-                                 stderr=lf, stdout=subprocess.DEVNULL,
-                                 env=dict(os.environ, KNUT_LOG_FORMAT="json"))
-            try:
-                time.sleep(rng.uniform(0.0, 0.7))
-                p.send_signal(signal.SIGKILL)
-                rc = p.wait(timeout=30)
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+        rc = killed_run(knut, root, sink_args, log, i, rng.uniform(0.0, 0.7),
+                        ("--interval", "0.05"))
         # it may have died on its own (a crash is a failure, not a kill)
         assert rc == -signal.SIGKILL, f"seed {SEED}: run {i} exited {rc}:\n{log.read_text()[-3000:]}"
         kills += 1
@@ -57,21 +41,10 @@ def crash_loop(knut, run_knut, root: Path, sink_args, status_args, check):
     print(f"seed {SEED}: {done_runs} rounds committed over {ROUNDS} killed runs")
     assert done_runs >= 1, f"seed {SEED}: no round committed before a kill"
     settle(run_knut, root, sink_args)
-    got = check()
     want = model.expected()
-    for name, g, w in zip(("Person", "KNOWS", "Item", "Note"), got, want):
-        lost = sorted(set(w) - set(g))
-        extra = sorted(set(g) - set(w))
-        wrong = sorted(k for k in set(g) & set(w) if g[k] != w[k])
-        assert not (lost or extra or wrong), (
-            f"seed {SEED}: {name}: lost {lost[:10]}, not expected {extra[:10]}, "
-            f"wrong values {[(k, g[k], w[k]) for k in wrong[:10]]}")
+    assert_graph_is_model(check(), want)
     # every landed file is done in the ledger, none failed or pending
-    r = run_knut("sync", "status", "--config", root / "sync.yml", "--json", *status_args)
-    assert r.returncode == 0, r.stderr
-    st = [json.loads(x) for x in r.stdout.splitlines()]
-    assert {x["state"] for x in st} == {"done"}, f"seed {SEED}: {st}"
-    assert len(st) == model.seq, f"seed {SEED}: {len(st)} ledger entries, {model.seq} files"
+    assert_all_done(run_knut, root, status_args, model.seq)
     assert kills == ROUNDS
     assert len(want[0]) > 20 and want[1] and want[2] and want[3], f"seed {SEED}: a trivial model"
 

@@ -27,6 +27,8 @@ message).
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import random
 import re
@@ -35,12 +37,12 @@ import signal
 import subprocess
 import sys
 import time
-import json
 from pathlib import Path
 
 import pytest
 
-from syncmodel import (CONFIG, SEED, Model, PersistentFalkorDB, graph_falkor, settle)
+from syncmodel import (CONFIG, SEED, Model, PersistentFalkorDB, assert_all_done,
+                       assert_graph_is_model, graph_falkor, killed_run, make_root, settle)
 
 ROUNDS = 50
 GRAPH = "once"
@@ -69,16 +71,6 @@ class QuietStartFalkorDB(PersistentFalkorDB):
         self._ready_seen = self.log_path.read_text(errors="replace").count(
             "Ready to accept connections")
         super().restart()
-
-
-def make_root(tmp_path: Path) -> Path:
-    root = tmp_path / "lake"
-    for d in ("people", "knows", "items", "notes", "events"):
-        (root / d).mkdir(parents=True)
-    # events first: every round commits it before the others
-    cfg = "ledger: falkordb\ntables:\n" + EVENTS + CONFIG.split("tables:\n", 1)[1]
-    (root / "sync.yml").write_text(cfg)
-    return root
 
 
 class Events:
@@ -123,9 +115,18 @@ def check_invariant(fdb, events: Events, where: str) -> int:
     return sum(1 for f in events.rows if f"events/e{f:05d}.csv" in done)
 
 
+def kill_server_now(fdb, then_wait: float) -> None:
+    """The server first, mid-round (then the sync is killed)."""
+    os.kill(fdb.pid, signal.SIGKILL)
+    fdb.proc.wait()
+    time.sleep(then_wait)
+
+
 def test_kill9_sync_and_server(knut, run_knut, tmp_path, start_peer):
     fdb = start_peer(QuietStartFalkorDB)
-    root = make_root(tmp_path)
+    # events first: every round commits it before the others
+    root = make_root(tmp_path, "ledger: falkordb\ntables:\n" + EVENTS +
+                     CONFIG.split("tables:\n", 1)[1], ("events",))
     url = f"redis://{fdb.host}:{fdb.port}"
     args = ("--falkordb", url, "--graph", GRAPH, "--instance", "once")
     rng = random.Random(SEED)
@@ -135,26 +136,12 @@ def test_kill9_sync_and_server(knut, run_knut, tmp_path, start_peer):
     for i in range(ROUNDS):
         model.land(root)
         events.land(root)
-        with open(log, "a") as lf:
-            lf.write(f"--- start {i}\n")
-            lf.flush()
-            p = subprocess.Popen([str(knut), "sync", "--config", str(root / "sync.yml"), *args,
-                                  "--interval", "0.05", "--falkordb-timeout", "5"],
-                                 stderr=lf, stdout=subprocess.DEVNULL,
-                                 env=dict(os.environ, KNUT_LOG_FORMAT="json"))
-            try:
-                time.sleep(rng.uniform(0.0, 1.0))
-                kill_server = rng.random() < 0.3
-                if kill_server:  # the server first, mid-round; then the sync
-                    os.kill(fdb.pid, signal.SIGKILL)
-                    fdb.proc.wait()
-                    time.sleep(rng.uniform(0.0, 0.2))
-                p.send_signal(signal.SIGKILL)
-                rc = p.wait(timeout=30)
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+        delay = rng.uniform(0.0, 1.0)
+        kill_server = rng.random() < 0.3
+        server_first = functools.partial(kill_server_now, fdb, rng.uniform(0.0, 0.2))
+        rc = killed_run(knut, root, args, log, i, delay,
+                        ("--interval", "0.05", "--falkordb-timeout", "5"),
+                        server_first if kill_server else None)
         # a server killed before the sync loaded its ledger: it exits 1 at start
         last = log.read_text().rstrip().rsplit("\n", 1)[-1]
         ok = rc == -signal.SIGKILL or (kill_server and rc == 1 and
@@ -173,14 +160,8 @@ def test_kill9_sync_and_server(knut, run_knut, tmp_path, start_peer):
     assert committed >= 1 and server_kills >= 5, f"seed {SEED}: {committed} commits, {server_kills} server kills"
     settle(run_knut, root, args)
     assert check_invariant(fdb, events, "settled") == len(events.rows)
-    got, want = graph_falkor(fdb, GRAPH), model.expected()
-    for name, g, w in zip(("Person", "KNOWS", "Item", "Note"), got, want):
-        assert g == w, f"seed {SEED}: {name}: lost {sorted(set(w) - set(g))[:10]}, extra {sorted(set(g) - set(w))[:10]}"
-    r = run_knut("sync", "status", "--config", root / "sync.yml", "--json", "--falkordb", url)
-    assert r.returncode == 0, r.stderr
-    st = [json.loads(x) for x in r.stdout.splitlines()]
-    assert {x["state"] for x in st} == {"done"}, f"seed {SEED}: {st}"
-    assert len(st) == model.seq + events.n
+    assert_graph_is_model(graph_falkor(fdb, GRAPH), model.expected())
+    assert_all_done(run_knut, root, ("--falkordb", url), model.seq + events.n)
     with fdb.client() as c:  # no journal left behind
         assert not c.keys("knut:sync:sync:pending:*")
 
