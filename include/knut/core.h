@@ -95,16 +95,25 @@ KNUT_EXTERN const char *knut_strerror(knut_status st);
  * else a code of the part that classified a peer's error, from that part's
  * own range so codes of two parts never collide: graph 0x100-0x1ff
  * (knut_graph_falkor_error_kind, FalkorDB server errors), duck 0x200-0x2ff
- * (knut_duck_error_kind, DuckDB error types). knut_error_set and
- * knut_error_clear reset it; knut_error_prefix keeps it.
+ * (knut_duck_error_kind, DuckDB error types).
+ *
+ * `line` and `col` are the position in the input file the error names
+ * (1-based; 0 = none), and `text_at` the offset in `message` where the
+ * text after the "file:line:col: " (or "file: ") prefix starts (0 = no
+ * such prefix): set by knut_error_set_at, so a program never reads them
+ * back out of the text. knut_error_set and knut_error_clear reset them and
+ * `detail`; knut_error_prefix keeps them (`text_at` moves past the new
+ * prefix), so they stay those of the innermost file.
  */
 typedef struct knut_error {
     knut_status code;
     int detail;
     char message[KNUT_ERROR_MSG_MAX];
+    int line, col;
+    int text_at;
 } knut_error;
 
-#define KNUT_ERROR_INIT {KNUT_OK, 0, {0}}
+#define KNUT_ERROR_INIT {KNUT_OK, 0, {0}, 0, 0, 0}
 
 /* Clears err (NULL-safe). */
 KNUT_EXTERN void knut_error_clear(knut_error *err);
@@ -119,6 +128,17 @@ KNUT_EXTERN knut_status knut_error_set(knut_error *err, knut_status code, const 
 KNUT_EXTERN knut_status knut_error_setv(knut_error *err, knut_status code, const char *fmt,
                                         va_list ap)
     KNUT_PRINTF(3, 0);
+
+/*
+ * Sets err (NULL-safe) like knut_error_set, to "file:line:col: " + the
+ * formatted text, and records line, col and where the text starts as
+ * data. line <= 0 means no known position: the message is "file: " + text
+ * and line, col are 0 (text_at still set). col <= 0 with a line is 1.
+ * NULL file reads "(input)". Returns code.
+ */
+KNUT_EXTERN knut_status knut_error_set_at(knut_error *err, knut_status code, const char *file,
+                                          int line, int col, const char *fmt, ...)
+    KNUT_PRINTF(6, 7);
 
 /* Prefixes the existing message with more context ("file.yml: " + old). */
 KNUT_EXTERN knut_status knut_error_prefix(knut_error *err, const char *fmt, ...) KNUT_PRINTF(2, 3);

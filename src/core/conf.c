@@ -140,16 +140,6 @@ static const char *kind_desc(knut_conf_kind k)
     return "?";
 }
 
-/* "file:line:col", or just "file" for nodes without a known position. */
-static const char *where(const knut_conf *n, char *buf, size_t size)
-{
-    if (n->line > 0)
-        snprintf(buf, size, "%s:%d:%d", knut_conf_file(n), n->line, n->col);
-    else
-        snprintf(buf, size, "%s", knut_conf_file(n));
-    return buf;
-}
-
 /*
  * Finds map[key] or explains, at the map's position, why it cannot. On
  * success *out is the node (any kind).
@@ -163,14 +153,14 @@ static knut_status lookup(const knut_conf *map, const char *key, const knut_conf
     if (!map)
         return knut_error_set(err, KNUT_ENOTFOUND, "config: missing key '%s' (no such section)",
                               key);
-    char pos[512];
     if (map->kind != KNUT_CONF_MAP)
-        return knut_error_set(err, KNUT_EINVAL, "%s: expected a map holding key '%s', got %s",
-                              where(map, pos, sizeof pos), key, kind_desc(map->kind));
+        return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(map), map->line, map->col,
+                                 "expected a map holding key '%s', got %s", key,
+                                 kind_desc(map->kind));
     const knut_conf *n = knut_conf_get(map, key);
     if (!n)
-        return knut_error_set(err, KNUT_ENOTFOUND, "%s: missing key '%s'",
-                              where(map, pos, sizeof pos), key);
+        return knut_error_set_at(err, KNUT_ENOTFOUND, knut_conf_file(map), map->line, map->col,
+                                 "missing key '%s'", key);
     *out = n;
     return KNUT_OK;
 }
@@ -179,14 +169,15 @@ static knut_status lookup(const knut_conf *map, const char *key, const knut_conf
 static knut_status wrong_value(const knut_conf *n, const char *key, const char *expected,
                                knut_error *err)
 {
-    char pos[512];
     if (n->kind != KNUT_CONF_SCALAR)
-        return knut_error_set(err, KNUT_EINVAL, "%s: key '%s': expected %s, got %s",
-                              where(n, pos, sizeof pos), key, expected, kind_desc(n->kind));
+        return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), n->line, n->col,
+                                 "key '%s': expected %s, got %s", key, expected,
+                                 kind_desc(n->kind));
     int cut = n->text_len > CONF_PREVIEW_MAX;
-    return knut_error_set(err, KNUT_EINVAL, "%s: key '%s': expected %s, got '%.*s%s'",
-                          where(n, pos, sizeof pos), key, expected,
-                          cut ? CONF_PREVIEW_MAX : (int)n->text_len, n->text, cut ? "..." : "");
+    return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), n->line, n->col,
+                             "key '%s': expected %s, got '%.*s%s'", key, expected,
+                             cut ? CONF_PREVIEW_MAX : (int)n->text_len, n->text,
+                             cut ? "..." : "");
 }
 
 knut_status knut_conf_get_str(const knut_conf *map, const char *key, const char **out,
@@ -343,8 +334,9 @@ knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
     if (!name)
         name = "<string>";
     if (len > KNUT_CONF_MAX_BYTES)
-        return knut_error_set(err, KNUT_ETOOBIG, "%s: config is %zu bytes, over the %zu-byte limit",
-                              name, len, KNUT_CONF_MAX_BYTES);
+        return knut_error_set_at(err, KNUT_ETOOBIG, name, 0, 0,
+                                 "config is %zu bytes, over the %zu-byte limit",
+                                 len, KNUT_CONF_MAX_BYTES);
     return knut_core__conf_parse_yaml(out, text ? text : "", len, name, 0, err);
 }
 

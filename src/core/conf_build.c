@@ -18,12 +18,13 @@ knut_status knut_core__conf_fail_at(conf_builder *b, knut_status code, int line,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return knut_error_set(b->err, code, "%s:%d:%d: %s", b->file, line, col, msg);
+    return knut_error_set_at(b->err, code, b->file, line, col, "%s", msg);
 }
 
 knut_status knut_core__conf_oom(conf_builder *b)
 {
-    return knut_error_set(b->err, KNUT_ENOMEM, "%s: out of memory while loading config", b->file);
+    return knut_error_set_at(b->err, KNUT_ENOMEM, b->file, 0, 0,
+                             "out of memory while loading config");
 }
 
 knut_status knut_core__conf_count_node(conf_builder *b, int alias, int line, int col)

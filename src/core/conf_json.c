@@ -21,8 +21,8 @@ typedef struct json_builder {
 
 static knut_status json_oom(const json_builder *jb)
 {
-    return knut_error_set(jb->err, KNUT_ENOMEM, "%s: out of memory while loading config",
-                          jb->file);
+    return knut_error_set_at(jb->err, KNUT_ENOMEM, jb->file, 0, 0,
+                             "out of memory while loading config");
 }
 
 /* Shortest decimal text that reads back as the same double. */
@@ -39,15 +39,15 @@ static knut_status from_json(json_builder *jb, json_t *v, int depth, knut_conf *
 {
     *out = NULL;
     if (++jb->nodes > KNUT_CONF_MAX_NODES)
-        return knut_error_set(jb->err, KNUT_ETOOBIG, "%s: more than %zu nodes in one document",
-                              jb->file, KNUT_CONF_MAX_NODES);
+        return knut_error_set_at(jb->err, KNUT_ETOOBIG, jb->file, 0, 0,
+                                 "more than %zu nodes in one document", KNUT_CONF_MAX_NODES);
     knut_conf_kind kind = json_is_object(v)  ? KNUT_CONF_MAP
                           : json_is_array(v) ? KNUT_CONF_SEQ
                           : json_is_null(v)  ? KNUT_CONF_NULL
                                              : KNUT_CONF_SCALAR;
     if ((kind == KNUT_CONF_MAP || kind == KNUT_CONF_SEQ) && depth >= KNUT_CONF_MAX_DEPTH)
-        return knut_error_set(jb->err, KNUT_ETOOBIG, "%s: nesting deeper than %d levels",
-                              jb->file, KNUT_CONF_MAX_DEPTH);
+        return knut_error_set_at(jb->err, KNUT_ETOOBIG, jb->file, 0, 0,
+                                 "nesting deeper than %d levels", KNUT_CONF_MAX_DEPTH);
     knut_conf *n = knut_core__conf_node_new(kind, jb->file, 0, 0);
     if (!n)
         return json_oom(jb);
@@ -141,8 +141,9 @@ knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
     if (!name)
         name = "<string>";
     if (len > KNUT_CONF_MAX_BYTES)
-        return knut_error_set(err, KNUT_ETOOBIG, "%s: config is %zu bytes, over the %zu-byte limit",
-                              name, len, KNUT_CONF_MAX_BYTES);
+        return knut_error_set_at(err, KNUT_ETOOBIG, name, 0, 0,
+                                 "config is %zu bytes, over the %zu-byte limit",
+                                 len, KNUT_CONF_MAX_BYTES);
     knut_status st = KNUT_OK;
     knut_conf *root = NULL;
     char *fname = NULL;
@@ -153,10 +154,10 @@ knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
     json_t *doc = json_loadb(text ? text : "", len, flags, &jerr);
     if (!doc) {
         if (jerr.line > 0)
-            st = knut_error_set(err, KNUT_EPARSE, "%s:%d:%d: %s", name, jerr.line,
-                                jerr.column > 0 ? jerr.column : 1, jerr.text);
+            st = knut_error_set_at(err, KNUT_EPARSE, name, jerr.line,
+                                   jerr.column > 0 ? jerr.column : 1, "%s", jerr.text);
         else
-            st = knut_error_set(err, KNUT_EPARSE, "%s: %s", name, jerr.text);
+            st = knut_error_set_at(err, KNUT_EPARSE, name, 0, 0, "%s", jerr.text);
         goto cleanup;
     }
     knut_error yerr = KNUT_ERROR_INIT;
@@ -169,7 +170,7 @@ knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
     }
     fname = strdup(name);
     if (!fname) {
-        st = knut_error_set(err, KNUT_ENOMEM, "%s: out of memory while loading config", name);
+        st = knut_error_set_at(err, KNUT_ENOMEM, name, 0, 0, "out of memory while loading config");
         goto cleanup;
     }
     json_builder jb = {fname, 0, err};

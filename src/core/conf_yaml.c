@@ -298,7 +298,8 @@ knut_status knut_core__conf_parse_yaml(knut_conf **out, const char *text, size_t
     int parser_ready = 0;
     conf_builder *b = calloc(1, sizeof *b);
     if (!b)
-        return knut_error_set(err, KNUT_ENOMEM, "%s: out of memory while loading config", name);
+        return knut_error_set_at(err, KNUT_ENOMEM, name, 0, 0,
+                                 "out of memory while loading config");
     b->text = text;
     b->len = len;
     b->json = json;
@@ -306,7 +307,7 @@ knut_status knut_core__conf_parse_yaml(knut_conf **out, const char *text, size_t
     b->file = strdup(name);
     b->graveyard = knut_core__conf_node_new(KNUT_CONF_SEQ, NULL, 0, 0);
     if (!b->file || !b->graveyard) {
-        st = knut_error_set(err, KNUT_ENOMEM, "%s: out of memory while loading config", name);
+        st = knut_error_set_at(err, KNUT_ENOMEM, name, 0, 0, "out of memory while loading config");
         goto cleanup;
     }
     if (!yaml_parser_initialize(&parser)) {

@@ -20,15 +20,15 @@ knut_status knut_file_read(const char *path, size_t max, knut_buf *out, knut_err
     knut_buf_reset(out);
     knut_buf_init(out, max);
     if (max == 0)
-        return knut_error_set(err, KNUT_EINVAL, "%s: read with a 0-byte limit", path);
+        return knut_error_set_at(err, KNUT_EINVAL, path, 0, 0, "read with a 0-byte limit");
     knut_status st = KNUT_OK;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO,
-                              "%s: cannot open: %s", path, strerror(errno));
+        return knut_error_set_at(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO, path, 0, 0,
+                                 "cannot open: %s", strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        st = knut_error_set(err, KNUT_EINVAL, "%s: is a directory, not a file", path);
+        st = knut_error_set_at(err, KNUT_EINVAL, path, 0, 0, "is a directory, not a file");
         goto cleanup;
     }
     /* A regular file's size sizes the buffer once; the loop still reads to
@@ -36,8 +36,8 @@ knut_status knut_file_read(const char *path, size_t max, knut_buf *out, knut_err
      * about its size is caught too. */
     if (S_ISREG(sb.st_mode) && sb.st_size > 0 && (uint64_t)sb.st_size < max &&
         knut_buf_reserve(out, (size_t)sb.st_size + 1) != KNUT_OK) {
-        st = knut_error_set(err, KNUT_ENOMEM, "%s: out of memory reading %lld bytes", path,
-                            (long long)sb.st_size);
+        st = knut_error_set_at(err, KNUT_ENOMEM, path, 0, 0, "out of memory reading %lld bytes",
+                               (long long)sb.st_size);
         goto cleanup;
     }
     for (;;) {
@@ -47,8 +47,8 @@ knut_status knut_file_read(const char *path, size_t max, knut_buf *out, knut_err
                 break;
             size_t want = max - out->len < FILE_READ_STEP ? max - out->len : FILE_READ_STEP;
             if (knut_buf_reserve(out, want) != KNUT_OK) {
-                st = knut_error_set(err, KNUT_ENOMEM, "%s: out of memory after %zu bytes",
-                                    path, out->len);
+                st = knut_error_set_at(err, KNUT_ENOMEM, path, 0, 0,
+                                       "out of memory after %zu bytes", out->len);
                 goto cleanup;
             }
             room = out->cap - out->len - 1;
@@ -57,7 +57,7 @@ knut_status knut_file_read(const char *path, size_t max, knut_buf *out, knut_err
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            st = knut_error_set(err, KNUT_EIO, "%s: cannot read: %s", path, strerror(errno));
+            st = knut_error_set_at(err, KNUT_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
             goto cleanup;
         }
         if (r == 0)
@@ -71,10 +71,10 @@ knut_status knut_file_read(const char *path, size_t max, knut_buf *out, knut_err
         while ((r = read(fd, &probe, 1)) < 0 && errno == EINTR)
             ;
         if (r != 0) {
-            st = r > 0 ? knut_error_set(err, KNUT_ETOOBIG, "%s: over the %zu-byte limit", path,
-                                        max)
-                       : knut_error_set(err, KNUT_EIO, "%s: cannot read: %s", path,
-                                        strerror(errno));
+            st = r > 0 ? knut_error_set_at(err, KNUT_ETOOBIG, path, 0, 0,
+                                           "over the %zu-byte limit", max)
+                       : knut_error_set_at(err, KNUT_EIO, path, 0, 0, "cannot read: %s",
+                                           strerror(errno));
             goto cleanup;
         }
     }

@@ -23,10 +23,8 @@ knut_status knut_graphar__fail(knut_error *err, knut_status code, const knut_con
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (knut_conf_line(n) > 0)
-        return knut_error_set(err, code, "%s:%d:%d: %s: %s", knut_conf_file(n),
-                              knut_conf_line(n), knut_conf_col(n), field, msg);
-    return knut_error_set(err, code, "%s: %s: %s", knut_conf_file(n), field, msg);
+    return knut_error_set_at(err, code, knut_conf_file(n), knut_conf_line(n), knut_conf_col(n),
+                             "%s: %s", field, msg);
 }
 
 static const char *kind_name(knut_conf_kind k)

@@ -124,25 +124,17 @@ void knut_graphar__validate_issue(gv_ctx *c, gv_rule rule, const char *file,
 
 /* ---- resilient loading ------------------------------------------------- */
 
-/* The loader's message starts with "file:line:col: "; split that off so
- * the issue carries the position in its own fields. */
+/* A loader's error as an issue: the position goes into the issue's own
+ * fields and the text is the message after its "file[:line:col]: " prefix. */
 static void loader_issue(gv_ctx *c, gv_rule rule, const char *file, const knut_error *e)
 {
+    /* The loaders (knut_conf_load_file, knut_graphar_*_load of this one
+     * file) set both as data (knut_error_set_at). */
+    (void)file;
+    knut_graphar_pos pos = {e->line, e->col};
     const char *msg = e->message;
-    knut_graphar_pos pos = {0, 0};
-    size_t flen = strlen(file);
-    if (strncmp(msg, file, flen) == 0 && msg[flen] == ':') {
-        const char *p = msg + flen + 1;
-        int line = 0, col = 0, used = 0;
-        if (sscanf(p, "%d:%d: %n", &line, &col, &used) == 2 && used > 0) {
-            pos.line = line;
-            pos.col = col;
-            p += used;
-        } else if (*p == ' ') {
-            p++;
-        }
-        msg = p;
-    }
+    if (e->text_at > 0 && (size_t)e->text_at <= strlen(e->message))
+        msg += e->text_at;
     knut_graphar__validate_issue(c, rule, file, &pos, NULL, "%s", msg);
 }
 

@@ -25,10 +25,10 @@ static knut_status cerr(knut_error *err, const knut_conf *n, const char *table, 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (table)
-        return knut_error_set(err, KNUT_EINVAL, "%s:%d:%d: table '%s': %s", knut_conf_file(n),
-                              knut_conf_line(n), knut_conf_col(n), table, msg);
-    return knut_error_set(err, KNUT_EINVAL, "%s:%d:%d: %s", knut_conf_file(n), knut_conf_line(n),
-                          knut_conf_col(n), msg);
+        return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), knut_conf_line(n),
+                                 knut_conf_col(n), "table '%s': %s", table, msg);
+    return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), knut_conf_line(n),
+                             knut_conf_col(n), "%s", msg);
 }
 
 /* Refuses keys of map n not in the NULL-terminated list. */

@@ -126,6 +126,11 @@ static void test_core_conf__getter_errors_name_position_and_key(void **state)
     assert_int_equal(knut_conf_get_i64(srv, "host", &i, &err), KNUT_EINVAL);
     assert_string_equal(err.message,
                         "config.yml:3:9: key 'host': expected an integer, got '127.0.0.1'");
+    /* The position is data too: nobody parses it back out of the text. */
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 9);
+    assert_string_equal(err.message + err.text_at,
+                        "key 'host': expected an integer, got '127.0.0.1'");
     assert_int_equal(knut_conf_get_bool(srv, "port", &b, &err), KNUT_EINVAL);
     assert_string_equal(err.message,
                         "config.yml:4:9: key 'port': expected a boolean (true/false), got '6379'");
@@ -138,6 +143,8 @@ static void test_core_conf__getter_errors_name_position_and_key(void **state)
     /* Missing keys name the map they were looked up in. */
     assert_int_equal(knut_conf_get_str(srv, "user", &s, &err), KNUT_ENOTFOUND);
     assert_string_equal(err.message, "config.yml:3:3: missing key 'user'");
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 3);
     assert_int_equal(knut_conf_get_str(knut_conf_get(c, "nope"), "user", &s, &err),
                      KNUT_ENOTFOUND);
     assert_non_null(strstr(err.message, "'user'"));
@@ -208,6 +215,10 @@ static void test_core_conf__yaml_syntax_errors_have_positions(void **state)
     assert_int_equal(yaml_bad("a: 1\nb: [1, 2\nc: 3\n", &err), KNUT_EPARSE);
     assert_string_equal(err.message, "config.yml:3:2: did not find expected ',' or ']' "
                                      "(while parsing a flow sequence at 2:4)");
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 2);
+    assert_string_equal(err.message + err.text_at, "did not find expected ',' or ']' "
+                                                   "(while parsing a flow sequence at 2:4)");
     yaml_bad("a: 1\n  b: 2\n", &err);
     assert_int_equal(strncmp(err.message, "config.yml:2:4: mapping values are not allowed", 46), 0);
     /* Invalid UTF-8 is reported where it is. */
@@ -381,6 +392,9 @@ static void test_core_conf__json_tree_and_errors(void **state)
 
     assert_int_equal(json_bad("{\n  \"a\": 1,\n  \"b\": tru\n}", &err), KNUT_EPARSE);
     assert_string_equal(err.message, "config.json:3:10: invalid token near 'tru'");
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 10);
+    assert_string_equal(err.message + err.text_at, "invalid token near 'tru'");
     json_bad("{\"a\": 1, \"a\": 2}", &err);
     assert_non_null(strstr(err.message, "duplicate object key"));
     json_bad("{\"a\": 1,}", &err);

@@ -101,6 +101,46 @@ static void test_core_error__assert_arg_sets_einval(void **state)
     assert_non_null(strstr(err.message, "p != NULL"));
 }
 
+static void test_core_error__set_at_records_position_as_data(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    assert_int_equal(knut_error_set_at(&err, KNUT_EPARSE, "a.yml", 3, 7, "bad %s", "key"),
+                     KNUT_EPARSE);
+    assert_string_equal(err.message, "a.yml:3:7: bad key");
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 7);
+    assert_string_equal(err.message + err.text_at, "bad key");
+
+    /* A prefix keeps the innermost position and moves the text start. */
+    knut_error_prefix(&err, "g.yml:1:2: vertices[0]: ");
+    assert_int_equal(err.line, 3);
+    assert_string_equal(err.message + err.text_at, "bad key");
+
+    /* No position: the file prefix only, line and col 0. */
+    knut_error_set_at(&err, KNUT_EIO, "b.yml", 0, 5, "cannot read");
+    assert_string_equal(err.message, "b.yml: cannot read");
+    assert_int_equal(err.line, 0);
+    assert_int_equal(err.col, 0);
+    assert_string_equal(err.message + err.text_at, "cannot read");
+
+    /* A plain set resets them; so does clear. */
+    knut_error_set_at(&err, KNUT_EPARSE, "a.yml", 3, 7, "x");
+    knut_error_set(&err, KNUT_EIO, "other");
+    assert_int_equal(err.line + err.col + err.text_at, 0);
+    knut_error_set_at(&err, KNUT_EPARSE, "a.yml", 3, 7, "x");
+    knut_error_clear(&err);
+    assert_int_equal(err.line + err.col + err.text_at, 0);
+
+    /* A file name filling the message leaves text_at at its end. */
+    char big[KNUT_ERROR_MSG_MAX + 10];
+    memset(big, 'f', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    knut_error_set_at(&err, KNUT_EPARSE, big, 1, 1, "text");
+    assert_int_equal((size_t)err.text_at, strlen(err.message));
+    assert_int_equal(knut_error_set_at(NULL, KNUT_EIO, "f", 1, 1, "x"), KNUT_EIO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +151,7 @@ int main(void)
         cmocka_unit_test(test_core_error__message_stays_on_one_line),
         cmocka_unit_test(test_core_error__prefix_adds_context),
         cmocka_unit_test(test_core_error__assert_arg_sets_einval),
+        cmocka_unit_test(test_core_error__set_at_records_position_as_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
