@@ -151,14 +151,27 @@ void knut_sync__ledger_reset(sync_ledger *l)
     memset(l, 0, sizeof *l);
 }
 
-static const char *col_str(const knut_arrow_view *v, int64_t i, char *tmp, size_t cap)
+/* Row i of a text column as a heap copy, whole (NULL for SQL NULL): a
+ * long table name, path or reason reads back as it was written, never cut
+ * to a fixed buffer. A NUL inside would cut it as a C string, so it is
+ * refused, naming the column and row. */
+static knut_status col_dup(const knut_arrow_view *v, int64_t i, const char *col, char **out,
+                           knut_error *err)
 {
+    *out = NULL;
     if (knut_arrow_view_is_null(v, i))
-        return NULL;
+        return KNUT_OK;
     int64_t len = 0;
     const char *s = knut_arrow_view_get_str(v, i, &len);
-    snprintf(tmp, cap, "%.*s", (int)len, s);
-    return tmp;
+    if (len < 0 || (len > 0 && memchr(s, '\0', (size_t)len)))
+        return knut_error_set(err, KNUT_EPARSE, "ledger: row %lld: %s holds a NUL byte",
+                              (long long)i, col);
+    if (!(*out = malloc((size_t)len + 1)))
+        return knut_error_set(err, KNUT_ENOMEM, "ledger: out of memory reading %s", col);
+    if (len > 0)
+        memcpy(*out, s, (size_t)len);
+    (*out)[len] = '\0';
+    return KNUT_OK;
 }
 
 knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, knut_error *err)
@@ -191,18 +204,18 @@ knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, k
         if ((st = knut_arrow_view_init(&v, &schema, &a, err)) != KNUT_OK)
             goto cleanup;
         for (int64_t i = 0; i < v.length && st == KNUT_OK; i++) {
-            char t[1024], p[4096], h[80], stt[32], r[2048];
+            static const char *const col[] = {"table", "path", "hash", "status", "reason"};
             sync_entry e = {0};
-            e.table = (char *)col_str(&v.children[0], i, t, sizeof t);
-            e.path = (char *)col_str(&v.children[1], i, p, sizeof p);
-            e.hash = (char *)col_str(&v.children[2], i, h, sizeof h);
-            e.status = (char *)col_str(&v.children[3], i, stt, sizeof stt);
-            e.reason = (char *)col_str(&v.children[4], i, r, sizeof r);
+            char **txt[] = {&e.table, &e.path, &e.hash, &e.status, &e.reason};
+            for (size_t k = 0; k < 5 && st == KNUT_OK; k++)
+                st = col_dup(&v.children[k], i, col[k], txt[k], err);
             e.size = knut_arrow_view_get_int64(&v.children[5], i);
             e.mtime_ns = knut_arrow_view_get_int64(&v.children[6], i);
             e.round = knut_arrow_view_get_int64(&v.children[7], i);
             e.rows = knut_arrow_view_get_int64(&v.children[8], i);
-            st = mem_put(l, &e, err);
+            if (st == KNUT_OK)
+                st = mem_put(l, &e, err);
+            knut_sync__entry_reset(&e);
         }
         knut_arrow_view_reset(&v);
         memset(&v, 0, sizeof v);

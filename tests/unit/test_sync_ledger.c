@@ -1,7 +1,9 @@
 /*
  * The sync ledger's in-memory index: many entries found, replaced in
  * place, forgotten (the last entry moves into the hole and stays
- * findable), and the JSON file backend round-trips a SHA-256 hash.
+ * findable), the JSON file backend round-trips a SHA-256 hash, and the
+ * embedded store's ledger table reads long names, paths and reasons back
+ * whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,11 +95,56 @@ static void test_file_roundtrip(void **state)
     rmdir(dir);
 }
 
+/* Text far past any buffer a row might once have been read into. */
+static char *long_text(char fill, size_t n)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    memset(s, fill, n);
+    s[0] = '/';
+    s[n] = '\0';
+    return s;
+}
+
+static void test_store_reads_long_rows_whole(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_duck_db *db = NULL;
+    knut_duck_conn *conn = NULL;
+    assert_int_equal(knut_duck_db_open(&db, NULL, NULL, 0, &err), KNUT_OK);
+    assert_int_equal(knut_duck_conn_open(&conn, db, &err), KNUT_OK);
+    char *table = long_text('t', 3000), *path = long_text('p', 20000);
+    char *reason = long_text('r', 9000);
+    sync_ledger l = {0};
+    assert_int_equal(knut_sync__ledger_open_store(&l, conn, &err), KNUT_OK);
+    sync_entry e = {table, path, NULL, "failed", reason, 1, 2, 3, 0};
+    assert_int_equal(knut_sync__ledger_record(&l, &e, 1, &err), KNUT_OK);
+    knut_sync__ledger_reset(&l);
+
+    assert_int_equal(knut_sync__ledger_open_store(&l, conn, &err), KNUT_OK);
+    assert_int_equal(l.n, 1);
+    sync_entry *got = knut_sync__ledger_find(&l, table, path);
+    assert_non_null(got);
+    assert_string_equal(got->table, table);
+    assert_string_equal(got->path, path);
+    assert_string_equal(got->reason, reason);
+    assert_null(got->hash);
+    assert_int_equal(got->round, 3);
+    knut_sync__ledger_reset(&l);
+    free(table);
+    free(path);
+    free(reason);
+    knut_duck_conn_close(conn);
+    knut_duck_db_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index),
         cmocka_unit_test(test_file_roundtrip),
+        cmocka_unit_test(test_store_reads_long_rows_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
