@@ -94,6 +94,46 @@ static int alive(vk_conn *c)
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
 }
 
+/*
+ * redisCommandArgv, with the reply capped: hiredis 0.14 reads a reply
+ * whole, whatever its size (its reader's maxbuf only says when an idle
+ * buffer is freed), so the read loop is ours and counts the bytes
+ * received for this reply against VK_REPLY_MAX. What it cannot bound is
+ * one array header's element count, which hiredis allocates as it reads
+ * it (docs/sync.md).
+ */
+static knut_status capped_command(vk_conn *c, int argc, const char **argv, const size_t *lens,
+                                  redisReply **out, knut_error *err)
+{
+    redisContext *rc = c->rc;
+    int done = 0;
+    void *reply = NULL;
+    if (redisAppendCommandArgv(rc, argc, argv, lens) != REDIS_OK)
+        goto io;
+    while (!done)
+        if (redisBufferWrite(rc, &done) != REDIS_OK)
+            goto io;
+    size_t got = 0;
+    for (;;) {
+        if (redisGetReplyFromReader(rc, &reply) != REDIS_OK)
+            goto io;
+        if (reply)
+            break;
+        size_t before = rc->reader->len;
+        if (redisBufferRead(rc) != REDIS_OK)
+            goto io;
+        got += rc->reader->len - before;
+        if (got > VK_REPLY_MAX)
+            return knut_error_set(err, KNUT_ETOOBIG, "%s: %s: reply over the %zu-byte cap",
+                                  c->addr->peer, argv[0], VK_REPLY_MAX);
+    }
+    *out = reply;
+    return KNUT_OK;
+io:
+    return knut_error_set(err, KNUT_EIO, "%s: %s: %s", c->addr->peer, argv[0],
+                          rc->errstr[0] ? rc->errstr : "connection lost");
+}
+
 knut_status knut_sync__vk_cmd(vk_conn *c, int argc, const char **argv, const size_t *lens,
                               redisReply **out, knut_error *err)
 {
@@ -107,10 +147,8 @@ knut_status knut_sync__vk_cmd(vk_conn *c, int argc, const char **argv, const siz
         knut_sync__vk_close(c);
     if (!c->rc && (st = vk_connect(c, err)) != KNUT_OK)
         goto cleanup;
-    redisReply *r = redisCommandArgv(c->rc, argc, argv, lens);
-    if (!r) {
-        st = knut_error_set(err, KNUT_EIO, "%s: %s: %s", c->addr->peer, argv[0],
-                            c->rc->errstr[0] ? c->rc->errstr : "connection lost");
+    redisReply *r = NULL;
+    if ((st = capped_command(c, argc, argv, lens, &r, err)) != KNUT_OK) {
         knut_sync__vk_close(c); /* a failed context cannot be reused */
         goto cleanup;
     }

@@ -21,6 +21,11 @@ struct redisReply;
 #define VK_COMMAND_MS 5000
 /* Fields per HSCAN call, so one reply stays small. */
 #define VK_SCAN_COUNT "500"
+/* Bytes one reply may take on the wire: room for an HSCAN page of 500
+ * entries at the codec's SYNC_ENTRY_MAX each plus their fields, twice
+ * over (COUNT is a hint). hiredis 0.14 has no reply cap of its own, so
+ * knut_sync__vk_cmd counts what it reads (docs/sync.md, "caps"). */
+#define VK_REPLY_MAX ((size_t)64 << 20)
 
 /* Where the server is; the password is wiped on free and never printed. */
 typedef struct vk_addr {
