@@ -194,10 +194,11 @@ def sync_cmd(knut, root: Path, sink_args, *extra):
 
 
 def killed_run(knut, root: Path, sink_args, log: Path, i: int, delay: float, extra=(),
-               before_kill=None) -> int:
+               before_kill=None, after_start=None) -> int:
     """One run of a kill loop: `knut sync` (JSON logs; stderr appended to log
     after a "--- start i" line) killed with SIGKILL `delay` seconds after its
-    start; before_kill() runs right before the kill (e.g. to kill the server
+    start (after after_start(p) returned, when given: e.g. waiting for a log
+    line); before_kill() runs right before the kill (e.g. to kill the server
     too). Returns the exit code (-SIGKILL unless it died on its own)."""
     with open(log, "a") as lf:
         lf.write(f"--- start {i}\n")
@@ -206,6 +207,8 @@ def killed_run(knut, root: Path, sink_args, log: Path, i: int, delay: float, ext
                              stdout=subprocess.DEVNULL,
                              env=dict(os.environ, KNUT_LOG_FORMAT="json"))
         try:
+            if after_start:
+                after_start(p)
             time.sleep(delay)
             if before_kill:
                 before_kill()
