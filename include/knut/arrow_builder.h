@@ -40,6 +40,11 @@ typedef struct knut_arrow_bytes {
  *
  * knut_arrow_builder_finish hands the data out as an ArrowArray and leaves
  * the builder empty and reusable, so one builder makes many batches.
+ *
+ * Every append returns KNUT_OK, KNUT_EINVAL (a value of the wrong type or
+ * out of its range, naming the builder), KNUT_ETOOBIG (past max_bytes for
+ * a buffer or past 32-bit offsets) or KNUT_ENOMEM; a failed append adds
+ * nothing. A builder belongs to one thread at a time.
  */
 typedef struct knut_arrow_builder {
     knut_arrow_type_info type;
@@ -55,8 +60,10 @@ typedef struct knut_arrow_builder {
     struct knut_arrow_builder **children;
 } knut_arrow_builder;
 
-/* Makes a builder for type t. LIST/LARGE_LIST/MAP/STRUCT start without
- * children: add them with knut_arrow_builder_add_child. */
+/* Makes a builder for type t (copied; name may be NULL, copied too); the
+ * caller frees *out with knut_arrow_builder_free. LIST/LARGE_LIST/MAP/
+ * STRUCT start without children: add them with knut_arrow_builder_add_child.
+ * KNUT_EINVAL for a type it cannot build, KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_builder_new(knut_arrow_builder **out,
                                                const knut_arrow_type_info *t, const char *name,
                                                knut_error *err);
@@ -64,7 +71,8 @@ KNUT_EXTERN knut_status knut_arrow_builder_new(knut_arrow_builder **out,
 KNUT_EXTERN knut_status knut_arrow_builder_new_simple(knut_arrow_builder **out,
                                                       knut_arrow_type type, const char *name,
                                                       knut_error *err);
-/* Makes a builder tree matching schema (not dictionary-encoded ones). */
+/* Makes a builder tree matching schema (borrowed; not dictionary-encoded
+ * ones: KNUT_EUNSUPPORTED); errors otherwise as knut_arrow_builder_new. */
 KNUT_EXTERN knut_status knut_arrow_builder_new_from_schema(knut_arrow_builder **out,
                                                            const struct ArrowSchema *schema,
                                                            knut_error *err);
@@ -140,7 +148,8 @@ KNUT_EXTERN knut_status knut_arrow_builder_finish_element(knut_arrow_builder *b,
 KNUT_EXTERN knut_status knut_arrow_builder_finish(knut_arrow_builder *b,
                                                   struct ArrowArray *out_array,
                                                   struct ArrowSchema *out_schema, knut_error *err);
-/* The schema of what b builds (malloc-owned). */
+/* The schema of what b builds, into *out, which the caller releases;
+ * KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_builder_schema(const knut_arrow_builder *b,
                                                   struct ArrowSchema *out, knut_error *err);
 

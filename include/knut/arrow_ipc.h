@@ -52,8 +52,9 @@ typedef struct knut_arrow_ipc_writer knut_arrow_ipc_writer;
 /*
  * Makes a writer and writes the Schema message. schema must be a struct
  * ("+s") whose children are the columns; it is copied. Dictionary-encoded
- * or unsupported column types: KNUT_EUNSUPPORTED naming the column.
- * *out is NULL on failure.
+ * or unsupported column types: KNUT_EUNSUPPORTED naming the column; a
+ * failing sink passes its own error on (KNUT_EIO, KNUT_ETOOBIG). The caller
+ * frees *out with knut_arrow_ipc_writer_free; *out is NULL on failure.
  */
 KNUT_EXTERN knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out,
                                                   knut_arrow_ipc_sink sink,
@@ -65,7 +66,8 @@ KNUT_EXTERN knut_status knut_arrow_ipc_writer_new(knut_arrow_ipc_writer **out,
  * schema; it is read, not consumed (the caller still releases it). Sliced
  * arrays (offset != 0, at any level) are written re-based; null counts of
  * -1 are computed. The batch is checked at KNUT_ARROW_VALIDATE_DEFAULT
- * first, so a malformed in-process array is an error, not a wild read.
+ * first, so a malformed in-process array is an error, not a wild read
+ * (KNUT_EINVAL naming the column); sink errors as above.
  */
 KNUT_EXTERN knut_status knut_arrow_ipc_writer_write(knut_arrow_ipc_writer *w,
                                                     const struct ArrowArray *batch,
@@ -82,7 +84,8 @@ KNUT_EXTERN void knut_arrow_ipc_writer_free(knut_arrow_ipc_writer *w);
 KNUT_EXTERN int64_t knut_arrow_ipc_writer_bytes(const knut_arrow_ipc_writer *w);
 
 /* Writes a whole stream (schema, every batch, end-of-stream marker). The
- * stream is read to its end but not released. */
+ * stream is read to its end but not released (the caller's). Errors as
+ * the writer's, and the stream's own from get_next. */
 KNUT_EXTERN knut_status knut_arrow_ipc_write_stream(knut_arrow_ipc_sink sink,
                                                     struct ArrowArrayStream *stream,
                                                     knut_error *err);
@@ -106,6 +109,7 @@ typedef struct knut_arrow_ipc_source {
  * reader; the small cursor it allocates is freed by the reader). */
 KNUT_EXTERN knut_arrow_ipc_source knut_arrow_ipc_source_file(FILE *f);
 KNUT_EXTERN knut_arrow_ipc_source knut_arrow_ipc_source_fd(int fd);
+/* (source_mem fails only with KNUT_ENOMEM.) */
 KNUT_EXTERN knut_status knut_arrow_ipc_source_mem(knut_arrow_ipc_source *out, const void *data,
                                                   size_t len, knut_error *err);
 
@@ -147,7 +151,9 @@ KNUT_EXTERN const struct ArrowSchema *knut_arrow_ipc_reader_schema(const knut_ar
  * At the end of the stream returns KNUT_OK with out->release == NULL. The
  * arrays point into the message body, shared and freed with the last
  * release; every buffer is checked against the body and the batch is
- * validated at KNUT_ARROW_VALIDATE_FULL before it is returned.
+ * validated at KNUT_ARROW_VALIDATE_FULL before it is returned. Errors as
+ * knut_arrow_ipc_reader_new, plus KNUT_EINVAL for a batch that fails
+ * validation and the source's own (KNUT_EIO).
  */
 KNUT_EXTERN knut_status knut_arrow_ipc_reader_next(knut_arrow_ipc_reader *r, struct ArrowArray *out,
                                                    knut_error *err);
@@ -157,7 +163,9 @@ KNUT_EXTERN void knut_arrow_ipc_reader_free(knut_arrow_ipc_reader *r);
 
 /*
  * The reader as a C stream: reads the schema now (errors are returned
- * here), batches on get_next (released array at the end). Takes src over.
+ * here), batches on get_next (released array at the end). Takes src over
+ * (also on failure); opts (may be NULL) caps as for the reader. The caller
+ * releases *out.
  */
 KNUT_EXTERN knut_status knut_arrow_ipc_stream_open(struct ArrowArrayStream *out,
                                                    knut_arrow_ipc_source src,

@@ -22,7 +22,8 @@ extern "C" {
 /*
  * Makes a stream yielding the n arrays in order, then end of stream.
  * Takes ownership of schema and of every array (also on failure: they are
- * released); `arrays` itself is the caller's.
+ * released); `arrays` itself is the caller's. The caller releases *out.
+ * KNUT_EINVAL (a released schema, n < 0), KNUT_ENOMEM.
  */
 KNUT_EXTERN knut_status knut_arrow_stream_from_arrays(struct ArrowArrayStream *out,
                                                       struct ArrowSchema *schema,
@@ -43,8 +44,9 @@ KNUT_EXTERN knut_status knut_arrow_stream_collect(struct ArrowArrayStream *strea
 /* Releases every array and frees the vector (NULL-safe). */
 KNUT_EXTERN void knut_arrow_arrays_free(struct ArrowArray *arrays, int64_t n);
 
-/* Reads the stream to its end and sums the array lengths (the schema is
- * fetched and released). Does not release the stream. */
+/* Reads the stream to its end and sums the array lengths into *out (the
+ * schema is fetched and released). Does not release the stream. Errors:
+ * the stream's, as knut_arrow_stream_error maps them. */
 KNUT_EXTERN knut_status knut_arrow_stream_count_rows(struct ArrowArrayStream *stream, int64_t *out,
                                                      knut_error *err);
 

@@ -162,7 +162,10 @@ KNUT_EXTERN void knut_arrow_type_info_init(knut_arrow_type_info *out, knut_arrow
 /* Short type name ("int64", "utf8", "timestamp", ...); never NULL. */
 KNUT_EXTERN const char *knut_arrow_type_name(knut_arrow_type type);
 
-/* Parses an Arrow format string ("l", "tsu:UTC", "+l", "w:16", ...). */
+/* Parses an Arrow format string ("l", "tsu:UTC", "+l", "w:16", ...) into
+ * *out (its timezone points into format, which must outlive it).
+ * KNUT_EINVAL for a malformed string, KNUT_EUNSUPPORTED for a valid type
+ * knut does not handle (unions, views, ...). */
 KNUT_EXTERN knut_status knut_arrow_format_parse(const char *format, knut_arrow_type_info *out,
                                                 knut_error *err);
 
@@ -171,7 +174,8 @@ KNUT_EXTERN knut_status knut_arrow_format_parse(const char *format, knut_arrow_t
 KNUT_EXTERN knut_status knut_arrow_format_print(const knut_arrow_type_info *t, char *buf,
                                                 size_t cap, knut_error *err);
 
-/* Parses schema->format, and checks n_children matches the type. */
+/* Parses schema->format and checks n_children matches the type; errors as
+ * knut_arrow_format_parse, and KNUT_EINVAL naming the field. */
 KNUT_EXTERN knut_status knut_arrow_schema_parse_type(const struct ArrowSchema *schema,
                                                      knut_arrow_type_info *out, knut_error *err);
 
@@ -195,28 +199,32 @@ KNUT_EXTERN knut_status knut_arrow_schema_init(struct ArrowSchema *out, const ch
                                                const char *name, int64_t flags, int64_t n_children,
                                                knut_error *err);
 
-/* Same, with the format string printed from t. */
+/* Same, with the format string printed from t; KNUT_ENOMEM, or
+ * KNUT_ETOOBIG for an overlong timezone. */
 KNUT_EXTERN knut_status knut_arrow_schema_init_type(struct ArrowSchema *out,
                                                     const knut_arrow_type_info *t, const char *name,
                                                     int64_t flags, int64_t n_children,
                                                     knut_error *err);
 
 /* Moves child into slot i of a schema made by knut_arrow_schema_init
- * (releasing whatever was there). child is left released. */
+ * (releasing whatever was there). child is left released. KNUT_EINVAL if
+ * there is no slot i. */
 KNUT_EXTERN knut_status knut_arrow_schema_set_child(struct ArrowSchema *schema, int64_t i,
                                                     struct ArrowSchema *child, knut_error *err);
 
 /* Replaces the metadata of a schema made by knut_arrow_schema_init with a
- * copy of the encoded blob (NULL clears it). */
+ * copy of the encoded blob (NULL clears it); KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_schema_set_metadata(struct ArrowSchema *schema,
                                                        const char *metadata, knut_error *err);
 
-/* Replaces the name of a schema made by knut_arrow_schema_init. */
+/* Replaces the name of a schema made by knut_arrow_schema_init with a copy
+ * of name; KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_schema_set_name(struct ArrowSchema *schema, const char *name,
                                                    knut_error *err);
 
 /* Deep copy of any schema (children, dictionary, metadata) into a
- * malloc-owned one. */
+ * malloc-owned one the caller releases. KNUT_EINVAL for a released or
+ * malformed source, KNUT_ENOMEM; out is left released on error. */
 KNUT_EXTERN knut_status knut_arrow_schema_deep_copy(struct ArrowSchema *out,
                                                     const struct ArrowSchema *src, knut_error *err);
 
@@ -225,7 +233,8 @@ KNUT_EXTERN knut_status knut_arrow_schema_deep_copy(struct ArrowSchema *out,
 /* Byte length of an encoded metadata blob (0 for NULL). */
 KNUT_EXTERN size_t knut_arrow_metadata_size(const char *metadata);
 
-/* Encodes n key/value pairs into a malloc'ed blob (*out, free with free()). */
+/* Encodes n key/value pairs (copied) into a malloc'ed blob (*out, the
+ * caller frees it with free()); KNUT_ETOOBIG past int32 sizes, KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_metadata_build(char **out, const char *const *keys,
                                                   const char *const *values, int32_t n,
                                                   knut_error *err);

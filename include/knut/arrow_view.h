@@ -42,7 +42,10 @@ typedef struct knut_arrow_view {
     struct knut_arrow_view *dictionary; /* value view for dictionary-encoded */
 } knut_arrow_view;
 
-/* Initialises v over schema/array (both must outlive v). */
+/* Initialises v over schema/array (borrowed: both must outlive v; free v
+ * with knut_arrow_view_reset, also after an error). Errors as
+ * knut_arrow_array_validate at MINIMAL (KNUT_EINVAL, KNUT_EUNSUPPORTED
+ * naming the column), and KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_view_init(knut_arrow_view *v, const struct ArrowSchema *schema,
                                              const struct ArrowArray *array, knut_error *err);
 /* Frees what init allocated (NULL-safe); the arrays are untouched. */
@@ -233,6 +236,7 @@ typedef enum knut_arrow_validate_level {
  * "column 'a.b': offsets not monotonic at row 17" (KNUT_EINVAL).
  * Buffer sizes are not known through the C interface, so lengths are checked
  * against each other (offsets against data, lists against children).
+ * Both are borrowed; KNUT_EUNSUPPORTED for a type knut does not read.
  */
 KNUT_EXTERN knut_status knut_arrow_array_validate(const struct ArrowSchema *schema,
                                                   const struct ArrowArray *array, unsigned level,

@@ -197,17 +197,23 @@ typedef struct knut_log_record {
 
 typedef void (*knut_log_fn)(const knut_log_record *rec, void *ctx);
 
-/* Installs the process-wide sink (fn == NULL turns logging off). The
- * library never prints by itself. Messages and string field values over
- * 64 KiB are cut and marked with "...". */
+/* Installs the process-wide sink (fn == NULL turns logging off); ctx is
+ * borrowed and must outlive the sink's use. The library never prints by
+ * itself. Messages and string field values over 64 KiB are cut and marked
+ * with "...". Thread-safe: records are passed to fn one at a time, under
+ * a lock, on the thread that logs. */
 KNUT_EXTERN void knut_log_set(knut_log_level level, knut_log_fn fn, void *ctx);
+/* The current level (KNUT_LOG_OFF when no sink is installed). */
 KNUT_EXTERN knut_log_level knut_log_level_get(void);
+/* Non-zero if a record of this level would reach the sink (one atomic load). */
 KNUT_EXTERN int knut_log_enabled(knut_log_level level);
+/* "trace" ... "off"; static text, never NULL. */
 KNUT_EXTERN const char *knut_log_level_name(knut_log_level level);
-/* Parses "trace|debug|info|warn|error|off"; returns KNUT_EINVAL otherwise. */
+/* Parses "trace|debug|info|warn|error|off" into *out; KNUT_EINVAL otherwise. */
 KNUT_EXTERN knut_status knut_log_level_parse(const char *s, knut_log_level *out);
 
-/* Emits a record (checks the level first). */
+/* Emits a record if level is enabled; fields and their strings are
+ * borrowed for the call only. */
 KNUT_EXTERN void knut_log_emit(knut_log_level level, const char *target,
                                const knut_log_field *fields, size_t nfields, const char *fmt,
                                ...) KNUT_PRINTF(5, 6);
@@ -250,9 +256,10 @@ typedef struct knut_buf {
  * leaves the content as it was. Appends also fail with KNUT_ENOMEM.
  * A buffer belongs to one thread at a time.
  */
-KNUT_EXTERN void knut_buf_init(knut_buf *b, size_t max);
-KNUT_EXTERN void knut_buf_reset(knut_buf *b); /* frees the contents; b may be reused */
+KNUT_EXTERN void knut_buf_init(knut_buf *b, size_t max); /* empty, with cap max */
+KNUT_EXTERN void knut_buf_reset(knut_buf *b); /* frees the contents (NULL-safe); b may be reused */
 KNUT_EXTERN void knut_buf_clear(knut_buf *b); /* len = 0, keeps memory and cap, clears error */
+/* Append family: KNUT_OK, or the sticky KNUT_ETOOBIG / KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_buf_reserve(knut_buf *b, size_t extra);
 KNUT_EXTERN knut_status knut_buf_append(knut_buf *b, const void *data, size_t len);
 KNUT_EXTERN knut_status knut_buf_puts(knut_buf *b, const char *s);
@@ -268,7 +275,7 @@ KNUT_EXTERN knut_status knut_buf_put_json_str(knut_buf *b, const char *s, size_t
  * An empty buffer gives "" (still to be freed); a buffer in error gives NULL.
  */
 KNUT_EXTERN char *knut_buf_detach(knut_buf *b, size_t *len_out);
-/* The sticky error with a message, or KNUT_OK. */
+/* The sticky error, with a message naming it and the cap, or KNUT_OK. */
 KNUT_EXTERN knut_status knut_buf_check(const knut_buf *b, knut_error *err);
 
 /* ---- whole files ------------------------------------------------------- */
@@ -310,17 +317,23 @@ typedef struct knut_conf knut_conf;
  */
 #define KNUT_CONF_MAX_BYTES ((size_t)16 << 20)
 
-/* Reads and parses a config file (YAML or JSON) of at most
- * KNUT_CONF_MAX_BYTES (KNUT_ETOOBIG past it, KNUT_EIO if unreadable).
- * Free the tree with knut_conf_free; on error *out is NULL. */
+/* Reads and parses a config file (YAML, or JSON by a .json name) of at
+ * most KNUT_CONF_MAX_BYTES. The caller frees *out with knut_conf_free; on
+ * error *out is NULL. Errors: KNUT_ENOTFOUND / KNUT_EIO (cannot read),
+ * KNUT_ETOOBIG (a cap above), KNUT_EPARSE (syntax, duplicate keys),
+ * KNUT_ENOMEM; the position, when known, is in err->line and err->col. */
 KNUT_EXTERN knut_status knut_conf_load_file(knut_conf **out, const char *path, knut_error *err);
-/* Parses YAML (JSON is YAML); name is used in error positions. Plain
- * (unquoted) ~, null and empty values are KNUT_CONF_NULL; everything else
- * stays text until a typed getter reads it. On error *out is NULL. */
+/* Parses YAML (JSON is YAML) from text[0..len), which is borrowed; name
+ * is used in error positions and copied. Plain (unquoted) ~, null and
+ * empty values are KNUT_CONF_NULL; everything else stays text until a
+ * typed getter reads it. The caller frees *out; on error it is NULL.
+ * Errors as for knut_conf_load_file, less the file ones. */
 KNUT_EXTERN knut_status knut_conf_load_yaml(knut_conf **out, const char *text, size_t len,
                                             const char *name, knut_error *err);
+/* The same for JSON only (no YAML merge keys); errors as above. */
 KNUT_EXTERN knut_status knut_conf_load_json(knut_conf **out, const char *text, size_t len,
                                             const char *name, knut_error *err);
+/* Frees a tree from a knut_conf_load_* call (NULL-safe). */
 KNUT_EXTERN void knut_conf_free(knut_conf *root);
 
 /* Node accessors: NULL-safe, never fail; strings belong to the tree. */
@@ -332,9 +345,11 @@ KNUT_EXTERN const knut_conf *knut_conf_at(const knut_conf *n, size_t i); /* seq 
 KNUT_EXTERN const char *knut_conf_key_at(const knut_conf *n, size_t i); /* map key */
 KNUT_EXTERN const char *knut_conf_str(const knut_conf *n); /* scalar text or NULL */
 /*
- * Typed getters: error (naming file:line:col and key) if absent (ENOTFOUND)
- * or wrong (EINVAL). Integers: decimal, 0x hex, 0o octal. Booleans:
- * true/false, yes/no, on/off (any case). Doubles: decimal forms and .inf/.nan.
+ * Typed getters: read map[key] into *out (a string stays the tree's).
+ * Errors name file:line:col (also in err->line, err->col) and key:
+ * KNUT_ENOTFOUND if absent, KNUT_EINVAL if of the wrong kind or form.
+ * Integers: decimal, 0x hex, 0o octal. Booleans: true/false, yes/no,
+ * on/off (any case). Doubles: decimal forms and .inf/.nan.
  */
 KNUT_EXTERN knut_status knut_conf_get_str(const knut_conf *map, const char *key, const char **out,
                                           knut_error *err);
@@ -354,7 +369,8 @@ KNUT_EXTERN int knut_conf_col(const knut_conf *n);
 
 KNUT_EXTERN int64_t knut_clock_mono_ns(void);  /* monotonic, for intervals */
 KNUT_EXTERN int64_t knut_clock_wall_us(void);  /* wall clock, for timestamps */
-/* Sleeps up to ns, returning early (KNUT_ECANCELLED) if a stop was requested. */
+/* Sleeps up to ns: KNUT_OK, or KNUT_ECANCELLED as soon as a stop is
+ * requested (checked before and during the sleep). */
 KNUT_EXTERN knut_status knut_clock_sleep_ns(int64_t ns);
 
 /*
@@ -362,9 +378,11 @@ KNUT_EXTERN knut_status knut_clock_sleep_ns(int64_t ns);
  * so long-running loops can finish their round and exit cleanly. Handlers
  * are one-shot: a second signal takes the default action (terminates), so a
  * stuck shutdown can still be interrupted. Blocking calls see EINTR.
+ * Process-wide; KNUT_ERROR if sigaction fails. The flags are atomics, so
+ * any thread may read them.
  */
 KNUT_EXTERN knut_status knut_signal_install(knut_error *err);
-KNUT_EXTERN int knut_signal_stop_requested(void);
+KNUT_EXTERN int knut_signal_stop_requested(void); /* non-zero once a signal came */
 KNUT_EXTERN int knut_signal_last(void);        /* the signal number received, or 0 */
 KNUT_EXTERN void knut_signal_request_stop(void); /* for tests and internal shutdown */
 KNUT_EXTERN void knut_signal_reset(void);       /* clears the flags, re-arms handlers */

@@ -56,6 +56,13 @@ KNUT_EXTERN const char *knut_duck_library_version(void);
  * error type, or where the C API gives only text (a failed prepare, parse
  * or open) from the message's "Binder Error: " style prefix. Callers test
  * the kind, never the message. 0: the error did not come from DuckDB.
+ *
+ * Every function below that runs SQL returns, for an error DuckDB raised,
+ * the status of its kind: PARSER KNUT_EPARSE, CATALOG KNUT_ENOTFOUND,
+ * BINDER / CONVERSION / INVALID_INPUT / CONSTRAINT KNUT_EINVAL, IO
+ * KNUT_EIO, OUT_OF_MEMORY KNUT_ENOMEM, INTERRUPT KNUT_ECANCELLED,
+ * NOT_IMPLEMENTED KNUT_EUNSUPPORTED, TRANSACTION and OTHER KNUT_ERROR,
+ * with DuckDB's message (one line) in err.
  */
 typedef enum knut_duck_error_kind {
     KNUT_DUCK_ERR_OTHER = 0x200,  /* any other DuckDB error */
@@ -82,7 +89,9 @@ KNUT_EXTERN void knut_duck_error_trim(knut_error *err);
 /*
  * Opens (or creates) the database file at path; NULL, "" or ":memory:"
  * opens a private in-memory database. opts (nopts entries, may be NULL)
- * are applied before opening; an unknown name or bad value is an error.
+ * are applied before opening; an unknown name or bad value is KNUT_EINVAL.
+ * A file that cannot be opened (locked, not a database) is DuckDB's error
+ * (see the table above). The caller closes *out with knut_duck_db_close.
  */
 KNUT_EXTERN knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
                                           const knut_duck_option *opts, size_t nopts,
@@ -90,7 +99,8 @@ KNUT_EXTERN knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
 /* Closes the database handle (NULL-safe). See the lifetime rules above. */
 KNUT_EXTERN void knut_duck_db_close(knut_duck_db *db);
 
-/* Opens a connection to db. */
+/* Opens a connection to db (which it keeps a reference to); the caller
+ * closes *out with knut_duck_conn_close. KNUT_ENOMEM, or DuckDB's error. */
 KNUT_EXTERN knut_status knut_duck_conn_open(knut_duck_conn **out, knut_duck_db *db,
                                             knut_error *err);
 /* Drops the caller's reference (NULL-safe); the DuckDB connection closes
@@ -123,7 +133,8 @@ KNUT_EXTERN int knut_duck_conn_in_transaction(const knut_duck_conn *conn);
 
 /* ---- running SQL -------------------------------------------------------- */
 
-/* Runs one or more statements, discarding any rows (DDL, INSERT, COPY, SET). */
+/* Runs one or more statements, discarding any rows (DDL, INSERT, COPY,
+ * SET); sql is borrowed. Errors: DuckDB's, as in the table above. */
 KNUT_EXTERN knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, knut_error *err);
 
 /*
@@ -136,13 +147,16 @@ KNUT_EXTERN knut_status knut_duck_exec(knut_duck_conn *conn, const char *sql, kn
  * batch size is DuckDB's vector size on purpose: larger batches would mean
  * copying every value a second time to concatenate chunks. Release *out
  * whether or not it was read to the end (see the lifetime rules above).
+ * Errors: DuckDB's, here or from get_next.
  */
 KNUT_EXTERN knut_status knut_duck_query(knut_duck_conn *conn, const char *sql,
                                         struct ArrowArrayStream *out, knut_error *err);
 
 /* ---- prepared statements ---------------------------------------------- */
 
-/* Prepares one statement ($1, $2, ... or ? placeholders). */
+/* Prepares one statement ($1, $2, ... or ? placeholders); the caller frees
+ * *out with knut_duck_stmt_free. DuckDB's error (from its text prefix:
+ * the C API gives no type for a failed prepare), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn,
                                                const char *sql, knut_error *err);
 /* Frees the statement (NULL-safe). Streams it produced stay readable. */
@@ -152,7 +166,8 @@ KNUT_EXTERN size_t knut_duck_stmt_param_count(const knut_duck_stmt *stmt);
 
 /*
  * Binding: idx is 1-based, as $1 in the SQL. Values are copied; bindings
- * persist across executions until rebound or cleared.
+ * persist across executions until rebound or cleared. KNUT_EINVAL for an
+ * idx out of range or a value DuckDB refuses.
  */
 KNUT_EXTERN knut_status knut_duck_stmt_bind_null(knut_duck_stmt *stmt, size_t idx, knut_error *err);
 KNUT_EXTERN knut_status knut_duck_stmt_bind_bool(knut_duck_stmt *stmt, size_t idx, int v,

@@ -53,22 +53,30 @@ typedef struct knut_net_http_response {
     knut_buf body; /* capped at max_response */
 } knut_net_http_response;
 #define KNUT_NET_HTTP_RESPONSE_INIT {0, KNUT_BUF_INIT}
+/* Frees the body and zeroes the status (NULL-safe); r may be reused. */
 KNUT_EXTERN void knut_net_http_response_reset(knut_net_http_response *r);
 
-/* base_url: http[s]://host[:port][/prefix]; request paths are appended. */
+/* Creates a client for base_url, http[s]://host[:port][/prefix] (request
+ * paths are appended); o may be NULL (defaults). The caller frees *out
+ * with knut_net_http_client_free. Errors: KNUT_EINVAL (not an http/https
+ * URL, options version), KNUT_ERROR (libcurl would not start),
+ * KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_net_http_client_new(knut_net_http_client **out,
                                                  const char *base_url,
                                                  const knut_net_http_options *o,
                                                  knut_error *err);
+/* Frees the client and wipes its secrets (NULL-safe). */
 KNUT_EXTERN void knut_net_http_client_free(knut_net_http_client *c);
 /* Authorization for the following requests: a bearer token, HTTP Basic,
- * or none (both NULL). Secrets are copied and wiped on change and free. */
+ * or none (both NULL). Secrets are copied (the caller keeps its own) and
+ * wiped on change and free. KNUT_ENOMEM is the only error. */
 KNUT_EXTERN knut_status knut_net_http_client_set_bearer(knut_net_http_client *c,
                                                         const char *token, knut_error *err);
 KNUT_EXTERN knut_status knut_net_http_client_set_basic(knut_net_http_client *c,
                                                        const char *user, const char *password,
                                                        knut_error *err);
-/* The peer as shown in messages: scheme://host:port (no credentials). */
+/* The peer as shown in messages: scheme://host:port (no credentials);
+ * owned by c. */
 KNUT_EXTERN const char *knut_net_http_client_peer(const knut_net_http_client *c);
 
 /*
@@ -76,6 +84,8 @@ KNUT_EXTERN const char *knut_net_http_client_peer(const knut_net_http_client *c)
  * transport failures are KNUT_EPEER (connect, reset, timeout), a body over
  * the cap KNUT_ETOOBIG, a cancel KNUT_ECANCELLED. body may be NULL (no
  * body); content_type NULL means application/json when there is a body.
+ * body is borrowed; resp is the caller's (reset first, then filled: its
+ * body capped at max_response; knut_net_http_response_reset it).
  */
 KNUT_EXTERN knut_status knut_net_http_client_request(knut_net_http_client *c, const char *method,
                                                      const char *path, const char *content_type,
@@ -156,20 +166,23 @@ typedef struct knut_net_http_reply {
 typedef void (*knut_net_http_handler)(void *ctx, const char *method, const char *path,
                                       knut_net_http_reply *reply);
 
-/* Binds addr ("127.0.0.1:0": an ephemeral port) and starts serving. */
+/* Binds addr ("127.0.0.1:0": an ephemeral port) and starts serving; fn
+ * and ctx are borrowed until knut_net_http_server_stop, which frees *out.
+ * Errors: KNUT_EINVAL (addr not IP:PORT), KNUT_EIO (cannot bind or start;
+ * names addr), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_net_http_server_start(knut_net_http_server **out, const char *addr,
                                                    knut_net_http_handler fn, void *ctx,
                                                    knut_error *err);
 /* The bound port (the real one when asked for port 0). */
 KNUT_EXTERN int knut_net_http_server_port(const knut_net_http_server *s);
-/* The bound address as IP:PORT ("[v6]:PORT"). */
+/* The bound address as IP:PORT ("[v6]:PORT"); owned by s. */
 KNUT_EXTERN const char *knut_net_http_server_addr(const knut_net_http_server *s);
 /* Calls every waiting stream function at once (new data to send); any
  * thread, NULL-safe. */
 KNUT_EXTERN void knut_net_http_server_wake(knut_net_http_server *s);
-/* Stops: open streams get their last call and end (waited for at most
- * 2 s), then requests in progress finish and the threads are joined;
- * NULL-safe. */
+/* Stops and frees s: open streams get their last call and end (waited
+ * for at most 2 s), then requests in progress finish and the threads are
+ * joined; NULL-safe. */
 KNUT_EXTERN void knut_net_http_server_stop(knut_net_http_server *s);
 
 /* Non-zero once the stream's server is stopping. */
@@ -202,10 +215,13 @@ typedef struct knut_net_redis_url {
     char *password; /* NULL: none (percent-decoded; wiped on reset) */
 } knut_net_redis_url;
 
-/* Parses url; errors say what is wrong and never quote the URL (it may
- * hold a password). Callers prefix what the URL is for. */
+/* Parses url into *u, whose strings the caller frees with
+ * knut_net_redis_url_reset (also after an error). KNUT_EINVAL says what is
+ * wrong and never quotes the URL (it may hold a password); KNUT_ENOMEM.
+ * Callers prefix what the URL is for. */
 KNUT_EXTERN knut_status knut_net_redis_url_parse(knut_net_redis_url *u, const char *url,
                                                  knut_error *err);
+/* Frees u's strings, wiping the secrets (NULL-safe); u may be reused. */
 KNUT_EXTERN void knut_net_redis_url_reset(knut_net_redis_url *u);
 
 /* ---- gRPC (src/net/grpc_*.c, the gRPC C core) -------------------------- */
@@ -275,12 +291,17 @@ typedef struct knut_net_grpc_metadata {
 #define KNUT_NET_GRPC_MAX_METADATA ((size_t)16 << 10)
 #define KNUT_NET_GRPC_MAX_HEADERS 128
 
+/* Appends a copy of key (lowered) and value[0..len) to md. Errors:
+ * KNUT_EINVAL (a key or value outside the rules above), KNUT_ETOOBIG (past
+ * the caps), KNUT_ENOMEM; md is unchanged on error. */
 KNUT_EXTERN knut_status knut_net_grpc_metadata_add(knut_net_grpc_metadata *md, const char *key,
                                                    const void *value, size_t len,
                                                    knut_error *err);
-/* The first entry whose key equals key ignoring case; NULL if none. */
+/* The first entry whose key equals key ignoring case (owned by md); NULL
+ * if none. */
 KNUT_EXTERN const knut_net_grpc_header *knut_net_grpc_metadata_find(
     const knut_net_grpc_metadata *md, const char *key);
+/* Frees every entry, wiping the values (NULL-safe); md may be reused. */
 KNUT_EXTERN void knut_net_grpc_metadata_reset(knut_net_grpc_metadata *md);
 /* Non-zero when key names a binary value (ends in "-bin"). */
 KNUT_EXTERN int knut_net_grpc_key_is_binary(const char *key);
@@ -328,18 +349,27 @@ typedef struct knut_net_grpc_server_options {
 typedef knut_status (*knut_net_grpc_handler)(void *ctx, knut_net_grpc_call *call,
                                              knut_error *err);
 
-/* Creates the server and binds it (the port is known from here on).
- * Unknown methods get UNIMPLEMENTED. */
+/* Creates the server and binds it (the port is known from here on); o
+ * may be NULL (defaults) and is copied, its TLS files read now. Unknown
+ * methods get UNIMPLEMENTED. The caller frees *out with
+ * knut_net_grpc_server_free. Errors: KNUT_EINVAL (options, caps over
+ * 2 GiB, bad TLS material), KNUT_EIO (cannot bind addr, unreadable PEM
+ * file), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_net_grpc_server_new(knut_net_grpc_server **out,
                                                  const knut_net_grpc_server_options *o,
                                                  knut_error *err);
-/* method is the full name, "/pkg.Service/Method"; before start only. */
+/* Routes method, the full name "/pkg.Service/Method" (copied), to fn with
+ * ctx (borrowed until the server is freed); before start only. Errors:
+ * KNUT_EINVAL (after start, a malformed or repeated name), KNUT_ETOOBIG
+ * (too many methods), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_net_grpc_server_add_method(knut_net_grpc_server *s,
                                                         const char *method,
                                                         knut_net_grpc_handler fn, void *ctx,
                                                         knut_error *err);
-/* Starts the call threads. */
+/* Starts the call threads: KNUT_EINVAL if already started, KNUT_ERROR if
+ * a thread cannot start, KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_net_grpc_server_start(knut_net_grpc_server *s, knut_error *err);
+/* The bound port (the real one when asked for port 0). */
 KNUT_EXTERN int knut_net_grpc_server_port(const knut_net_grpc_server *s);
 /* Graceful shutdown: no new calls; calls in progress see
  * knut_net_grpc_call_stopping and get grace_ms to finish, then are
@@ -350,8 +380,10 @@ KNUT_EXTERN void knut_net_grpc_server_free(knut_net_grpc_server *s);
 
 /* -- a call, as its handler sees it -- */
 
+/* The call's full method name; owned by the call. */
 KNUT_EXTERN const char *knut_net_grpc_call_method(const knut_net_grpc_call *c);
-/* The request metadata (":authority" and the like are not in it). */
+/* The request metadata, owned by the call (":authority" and the like are
+ * not in it). */
 KNUT_EXTERN const knut_net_grpc_metadata *knut_net_grpc_call_metadata(
     const knut_net_grpc_call *c);
 /* Milliseconds until the client's deadline (0 when past); INT64_MAX if none. */
@@ -371,7 +403,8 @@ KNUT_EXTERN knut_status knut_net_grpc_call_read(knut_net_grpc_call *c, knut_buf 
 KNUT_EXTERN knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data,
                                                  size_t len, knut_error *err);
 /* Ends the call with code, message (may be NULL) and trailers (may be
- * NULL); later writes are refused. */
+ * NULL), all borrowed for the call; later writes are refused. Errors:
+ * KNUT_EINVAL (already finished), KNUT_ECANCELLED (the call is gone). */
 KNUT_EXTERN knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int code,
                                                   const char *message,
                                                   const knut_net_grpc_metadata *trailers,
@@ -398,9 +431,14 @@ typedef struct knut_net_grpc_status {
     knut_net_grpc_metadata trailers;
 } knut_net_grpc_status;
 #define KNUT_NET_GRPC_STATUS_INIT {0, {0}, KNUT_NET_GRPC_METADATA_INIT}
+/* Frees the trailers and clears the rest (NULL-safe); st may be reused. */
 KNUT_EXTERN void knut_net_grpc_status_reset(knut_net_grpc_status *st);
 
-/* A channel to target ("host:port"); connects lazily, thread-safe. */
+/* A channel to target ("host:port"); connects lazily, thread-safe; o may
+ * be NULL (defaults), its TLS files read now. The caller frees *out with
+ * knut_net_grpc_channel_free (NULL-safe), after every call on it is freed.
+ * Errors: KNUT_EINVAL (options, caps over 2 GiB, bad TLS material, a
+ * target gRPC refuses), KNUT_EIO (unreadable PEM file), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_net_grpc_channel_new(knut_net_grpc_channel **out,
                                                   const char *target,
                                                   const knut_net_grpc_channel_options *o,
@@ -411,7 +449,11 @@ KNUT_EXTERN void knut_net_grpc_channel_free(knut_net_grpc_channel *ch);
  * Starts a call of method with metadata md (may be NULL) and a deadline
  * timeout_ms from now (0: 30 s), sends the one request message and closes
  * the sending side (unary and server-streaming calls). Then read the
- * responses and finish; one thread at a time per call.
+ * responses and finish; one thread at a time per call. md and req are
+ * borrowed for the call only; the caller frees *out with
+ * knut_net_grpc_client_call_free. Errors: KNUT_ETOOBIG (req over
+ * max_send), KNUT_EINVAL, KNUT_ENOMEM; the peer's own failures come from
+ * read and finish.
  */
 KNUT_EXTERN knut_status knut_net_grpc_channel_call(knut_net_grpc_channel *ch, const char *method,
                                                    const knut_net_grpc_metadata *md,
