@@ -128,12 +128,14 @@ typedef struct knut_graphar_version {
     size_t n_user_types;
 } knut_graphar_version;
 
-/* Parses text into v (reset first); EINVAL "invalid version string". */
+/* Parses text into v (reset first; the caller frees it with
+ * knut_graphar_version_reset); KNUT_EINVAL "invalid version string",
+ * KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_graphar_version_parse(knut_graphar_version *v, const char *text,
                                                    knut_error *err);
-/* Appends "gar/v1" or "gar/v1 (t1,t2)" to out. */
+/* Appends "gar/v1" or "gar/v1 (t1,t2)" to out; out's sticky status. */
 KNUT_EXTERN knut_status knut_graphar_version_format(const knut_graphar_version *v, knut_buf *out);
-KNUT_EXTERN void knut_graphar_version_reset(knut_graphar_version *v);
+KNUT_EXTERN void knut_graphar_version_reset(knut_graphar_version *v); /* frees; NULL-safe */
 
 /* ---- info model -------------------------------------------------------- */
 
@@ -254,7 +256,9 @@ KNUT_EXTERN void knut_graphar_graph_info_free(knut_graphar_graph_info *gi);
 /*
  * Constructors take copies of their strings. prefix NULL means the default.
  * They refuse what the reference's Create* factories refuse (empty names,
- * chunk sizes <= 0). Version is set to gar/v1.
+ * chunk sizes <= 0, duplicates: KNUT_EINVAL, naming it). Version is set to
+ * gar/v1. All may fail with KNUT_ENOMEM; a failed add changes nothing. The
+ * caller frees a new info with its _free unless it was added to a graph.
  */
 KNUT_EXTERN knut_status knut_graphar_vertex_info_new(knut_graphar_vertex_info **out,
                                                      const char *type, int64_t chunk_size,
@@ -315,14 +319,16 @@ KNUT_EXTERN knut_status knut_graphar_graph_info_add_edge(knut_graphar_graph_info
 
 /* ---- lookups ----------------------------------------------------------- */
 
-/* First match or NULL. */
+/* First match or NULL; the info is owned by gi. */
 KNUT_EXTERN knut_graphar_vertex_info *
 knut_graphar_graph_info_vertex(const knut_graphar_graph_info *gi, const char *type);
 KNUT_EXTERN knut_graphar_edge_info *knut_graphar_graph_info_edge(const knut_graphar_graph_info *gi,
                                                                  const char *src_type,
                                                                  const char *edge_type,
                                                                  const char *dst_type);
-/* Property by name across groups; *group_out (may be NULL) gets its group. */
+/* Property by name across groups, or NULL; *group_out (may be NULL) gets
+ * its group. Both are owned by the info. Then an edge's adjacency list of
+ * one type (or NULL). */
 KNUT_EXTERN const knut_graphar_property *
 knut_graphar_vertex_info_property(const knut_graphar_vertex_info *vi, const char *name,
                                   const knut_graphar_property_group **group_out);
@@ -337,7 +343,13 @@ knut_graphar_edge_info_adj_list(const knut_graphar_edge_info *ei, knut_graphar_a
 /*
  * Loads the graph YAML at path and every vertex/edge YAML it lists,
  * resolved against the graph YAML's directory (as the reference C++ does;
- * Spark uses the prefix instead). Errors name file:line:col and the field.
+ * Spark uses the prefix instead). The caller frees *out with
+ * knut_graphar_graph_info_free; on error it is NULL. Errors name
+ * file:line:col (also in err->line, err->col) and the field: KNUT_EINVAL
+ * (wrong fields), KNUT_ENOTFOUND (a missing required field, a file that
+ * is not there), KNUT_EPARSE (YAML syntax), KNUT_EIO (a file that cannot
+ * be read), KNUT_ETOOBIG (over KNUT_CONF_MAX_BYTES, sizes out of range),
+ * KNUT_ENOMEM.
  */
 KNUT_EXTERN knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, const char *path,
                                                 knut_error *err);
@@ -346,13 +358,14 @@ KNUT_EXTERN knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, c
  * directory the listed files resolve against (it is also the default
  * prefix); dir NULL parses the graph YAML only: the listed files are
  * kept in vertex_files/edge_files but not loaded (n_vertices = n_edges = 0)
- * and a missing prefix stays "".
+ * and a missing prefix stays "". text is borrowed; errors as above.
  */
 KNUT_EXTERN knut_status knut_graphar_graph_load_yaml(knut_graphar_graph_info **out,
                                                      const char *text, size_t len, const char *name,
                                                      const char *dir, knut_error *err);
 /* Single vertex / edge info files, from a path (read through
- * knut_conf_load_file, so capped at KNUT_CONF_MAX_BYTES) or from memory. */
+ * knut_conf_load_file, so capped at KNUT_CONF_MAX_BYTES) or from memory.
+ * The caller frees *out with its _info_free; errors as above. */
 KNUT_EXTERN knut_status knut_graphar_vertex_load(knut_graphar_vertex_info **out, const char *path,
                                                  knut_error *err);
 KNUT_EXTERN knut_status knut_graphar_vertex_load_yaml(knut_graphar_vertex_info **out,
@@ -399,7 +412,8 @@ KNUT_EXTERN knut_status knut_graphar_edge_dump(const knut_graphar_edge_info *ei,
 KNUT_EXTERN knut_status knut_graphar_graph_dump(const knut_graphar_graph_info *gi, unsigned flags,
                                                 knut_buf *out, knut_error *err);
 
-/* Writes one YAML file (created or truncated). */
+/* Writes one YAML file (created or truncated): KNUT_EIO naming the path,
+ * or the dump's error. */
 KNUT_EXTERN knut_status knut_graphar_vertex_save(const knut_graphar_vertex_info *vi,
                                                  const char *path, knut_error *err);
 KNUT_EXTERN knut_status knut_graphar_edge_save(const knut_graphar_edge_info *ei, const char *path,

@@ -95,14 +95,17 @@ KNUT_EXTERN const char *knut_graphar_aligned_type(const knut_graphar_edge_info *
 /*
  * vertex_count and edge_count<i> hold exactly 8 bytes: a little-endian
  * int64, no header. Reading checks the size (EPARSE naming the file and the
- * size found) and refuses negative values; ENOTFOUND if the file is absent.
+ * size found) and refuses negative values; ENOTFOUND if the file is absent,
+ * EIO if it cannot be read. At most 9 bytes are read, whatever the file.
  */
 KNUT_EXTERN knut_status knut_graphar_count_read(const char *path, int64_t *out, knut_error *err);
 /* Decodes bytes already read (name is used in messages). */
 KNUT_EXTERN knut_status knut_graphar_count_decode(const void *bytes, size_t len, const char *name,
                                                   int64_t *out, knut_error *err);
+/* The 8 little-endian bytes of value. */
 KNUT_EXTERN void knut_graphar_count_encode(int64_t value, unsigned char out[8]);
-/* Writes the file (created or truncated), creating no directories. */
+/* Writes the file (created or truncated), creating no directories; KNUT_EIO
+ * naming the path. */
 KNUT_EXTERN knut_status knut_graphar_count_write(const char *path, int64_t value, knut_error *err);
 
 #ifdef __cplusplus

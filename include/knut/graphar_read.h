@@ -84,7 +84,9 @@ typedef struct knut_graphar_read_options {
  * Makes a reader of the data under base (the directory paths are relative
  * to: see knut_graphar_graph_data_dir; NULL or "" = the current directory).
  * conn NULL: a private in-memory DuckDB database is opened at the first
- * stream. opts may be NULL.
+ * stream. opts may be NULL. base is copied, conn borrowed (see Lifetimes);
+ * the caller frees *out with knut_graphar_reader_free. KNUT_EINVAL
+ * (options version), KNUT_ENOMEM.
  */
 KNUT_EXTERN knut_status knut_graphar_reader_new(knut_graphar_reader **out, knut_duck_conn *conn,
                                                 const char *base,
@@ -101,7 +103,8 @@ KNUT_EXTERN void knut_graphar_reader_free(knut_graphar_reader *r);
  */
 KNUT_EXTERN const char *knut_graphar_graph_data_dir(const knut_graphar_graph_info *gi);
 
-/* ---- counts (8-byte files; no DuckDB needed) */
+/* ---- counts (8-byte files; no DuckDB needed; errors as
+ * knut_graphar_count_read, and KNUT_EINVAL for an index out of range) */
 
 /* V/vertex_count. */
 KNUT_EXTERN knut_status knut_graphar_reader_vertex_count(knut_graphar_reader *r,
@@ -119,7 +122,9 @@ KNUT_EXTERN knut_status knut_graphar_reader_edge_count(knut_graphar_reader *r,
                                                        knut_graphar_adj_list_type type,
                                                        int64_t part, int64_t *out, knut_error *err);
 
-/* ---- streams (release *out when done, read to the end or not) */
+/* ---- streams (release *out when done, read to the end or not; errors as
+ * in the rules above: KNUT_ENOTFOUND, KNUT_EUNSUPPORTED, KNUT_EAGAIN,
+ * KNUT_EINVAL, and DuckDB's own, each naming the file) */
 
 /*
  * One property group of a vertex type: chunks [chunk, chunk + n_chunks),

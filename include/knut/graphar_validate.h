@@ -94,7 +94,9 @@ typedef struct knut_graphar_validate_options {
  *
  * opts may be NULL (defaults). Returns KNUT_OK when the checks ran, even
  * if they found errors: *out (caller frees) holds the issues. Fails only on
- * bad arguments, OOM or an engine failure (*out is then NULL).
+ * bad arguments (KNUT_EINVAL), KNUT_ENOMEM or a DuckDB failure (*out is
+ * then NULL); a YAML that cannot be read is an issue (info.unreadable),
+ * not an error. The caller frees *out with knut_graphar_issues_free.
  */
 KNUT_EXTERN knut_status knut_graphar_validate(const char *path,
                                               const knut_graphar_validate_options *opts,

@@ -61,6 +61,9 @@ extern "C" {
  * type, nulls in non-nullable properties or in keys, duplicate keys,
  * duplicates in `set` properties, and edge endpoints whose key matches no
  * vertex (rejected, or skipped and recorded with KNUT_GRAPHAR_UNKNOWN_SKIP).
+ * Those are KNUT_EINVAL; a file or directory that cannot be written is
+ * KNUT_EIO naming it, a DuckDB failure DuckDB's error (knut/duck.h), and
+ * any call may fail with KNUT_ENOMEM. A writer belongs to one thread.
  */
 typedef struct knut_graphar_writer knut_graphar_writer;
 
@@ -135,8 +138,9 @@ typedef struct knut_graphar_edge_source {
  * Creates a writer that writes gi's data under dir (created if missing;
  * the graph's prefix) with its own in-memory DuckDB. gi is borrowed: it
  * must outlive the writer, and may gain vertex/edge infos until they are
- * written. opts may be NULL (defaults). A gi->prefix that was given must
- * name dir.
+ * written. opts may be NULL (defaults; copied). A gi->prefix that was
+ * given must name dir (KNUT_EINVAL). The caller frees *out with
+ * knut_graphar_writer_free.
  */
 KNUT_EXTERN knut_status knut_graphar_writer_new(knut_graphar_writer **out,
                                                 knut_graphar_graph_info *gi, const char *dir,
@@ -145,13 +149,16 @@ KNUT_EXTERN knut_status knut_graphar_writer_new(knut_graphar_writer **out,
 /* The writer's connection, to register Arrow streams or create tables the
  * sources read. Owned by the writer. */
 KNUT_EXTERN knut_duck_conn *knut_graphar_writer_conn(knut_graphar_writer *w);
-/* Writes every data file of vertex type `type` (once per type). stats may
- * be NULL. The key -> index mapping stays in DuckDB for the edges. */
+/* Writes every data file of vertex type `type` (once per type; src is
+ * borrowed for the call). stats may be NULL. The key -> index mapping
+ * stays in DuckDB for the edges. Errors as in the rules above;
+ * KNUT_ENOTFOUND for a type gi does not have. */
 KNUT_EXTERN knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const char *type,
                                                            const knut_graphar_vertex_source *src,
                                                            knut_graphar_write_stats *stats,
                                                            knut_error *err);
-/* Writes every adj list (and its property groups) of the edge type. */
+/* Writes every adj list (and its property groups) of the edge type; its
+ * vertex types must be written first (KNUT_EINVAL otherwise). As above. */
 KNUT_EXTERN knut_status knut_graphar_writer_write_edges(knut_graphar_writer *w,
                                                         const char *src_type, const char *edge_type,
                                                         const char *dst_type,
@@ -191,11 +198,14 @@ typedef struct knut_graphar_import_options {
 #define KNUT_GRAPHAR_IMPORT_OPTIONS_INIT {.version = KNUT_GRAPHAR_IMPORT_OPTIONS_VERSION}
 
 /* Loads and checks an import config (YAML, at most KNUT_CONF_MAX_BYTES);
- * errors name file:line:col. Free with knut_graphar_import_free. */
+ * errors as knut_conf_load_file, then KNUT_EINVAL / KNUT_ENOTFOUND naming
+ * file:line:col (also err->line, err->col). The caller frees *out with
+ * knut_graphar_import_free (NULL-safe). */
 KNUT_EXTERN knut_status knut_graphar_import_load(knut_graphar_import **out, const char *path,
                                                  knut_error *err);
 /* Runs the import (opts may be NULL). *graph_yml (may be NULL) gets the
- * path of the written graph YAML (caller frees). */
+ * path of the written graph YAML (caller frees). Errors as the writer's,
+ * each prefixed with the config position of the step that failed. */
 KNUT_EXTERN knut_status knut_graphar_import_run(knut_graphar_import *imp,
                                                 const knut_graphar_import_options *opts,
                                                 char **graph_yml, knut_error *err);
