@@ -39,7 +39,10 @@ extern "C" {
  * Every error names the peer ("falkordb host:port: ..."); server errors,
  * top-level or inside a reply, are KNUT_EPEER with FalkorDB's message. The
  * password never appears in an error or a log record. A handle is not
- * thread-safe: use one per thread.
+ * thread-safe: use one per thread. Every reply is capped: one over
+ * max_reply_bytes (512 MiB by default), by its declared lengths, or nested
+ * deeper than max_depth is KNUT_ETOOBIG before it is read whole;
+ * connection failures and timeouts are KNUT_EIO.
  *
  * FalkorDB sends its errors as text only. The client classifies a server
  * error once, where the reply is read, into err->detail (and a batch
@@ -119,14 +122,18 @@ KNUT_EXTERN void knut_graph_falkor_result_reset(knut_graph_falkor_result *r);
  * Connects to host:port, authenticates (AUTH [username] password) when a
  * password is given, and reads the server's RESULTSET_SIZE with
  * GRAPH.CONFIG GET (which fails here if the graph module is not loaded).
- * opts may be NULL. *out is NULL on failure.
+ * opts may be NULL (copied). The caller closes *out with
+ * knut_graph_falkor_close; it is NULL on failure. Errors: KNUT_EIO (cannot
+ * connect), KNUT_EPEER (AUTH refused, no graph module), KNUT_EINVAL
+ * (options), KNUT_ENOMEM.
  */
 KNUT_EXTERN knut_status knut_graph_falkor_connect(knut_graph_falkor **out, const char *host,
                                                   int port, const knut_graph_falkor_options *opts,
                                                   knut_error *err);
 
 /* Same from "redis://[[user]:password@]host[:port]" (port 6379 by default;
- * user and password may be percent-encoded; IPv6 hosts in brackets). */
+ * user and password may be percent-encoded; IPv6 hosts in brackets); a
+ * malformed URL is KNUT_EINVAL, never quoting it. */
 KNUT_EXTERN knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, const char *url,
                                                       const knut_graph_falkor_options *opts,
                                                       knut_error *err);
@@ -134,7 +141,7 @@ KNUT_EXTERN knut_status knut_graph_falkor_connect_url(knut_graph_falkor **out, c
 /* Closes the connection and frees g (NULL-safe); the password is wiped. */
 KNUT_EXTERN void knut_graph_falkor_close(knut_graph_falkor *g);
 
-/* "host:port" of the server, as used in messages. */
+/* "host:port" of the server, as used in messages; owned by g. */
 KNUT_EXTERN const char *knut_graph_falkor_peer(const knut_graph_falkor *g);
 
 #define KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED (-1)
@@ -143,7 +150,8 @@ KNUT_EXTERN const char *knut_graph_falkor_peer(const knut_graph_falkor *g);
  * KNUT_GRAPH_FALKOR_LIMIT_UNLIMITED. */
 KNUT_EXTERN int64_t knut_graph_falkor_resultset_limit(const knut_graph_falkor *g);
 
-/* Reads RESULTSET_SIZE again (after a GRAPH.CONFIG SET by anyone). */
+/* Reads RESULTSET_SIZE again (after a GRAPH.CONFIG SET by anyone); errors
+ * as for a query. */
 KNUT_EXTERN knut_status knut_graph_falkor_limits_refresh(knut_graph_falkor *g, knut_error *err);
 
 /* Drops every cached label / type / property-key name (for example after
@@ -161,14 +169,18 @@ KNUT_EXTERN void knut_graph_falkor_names_reset(knut_graph_falkor *g);
  * A connection found broken before sending is reopened (once per call).
  * If it breaks after the query was sent, a read-only query is resent once
  * on a new connection; any other query fails with KNUT_EIO saying it may
- * have been applied. A command timeout closes the connection.
+ * have been applied. A command timeout closes the connection. query and
+ * graph are borrowed; the caller frees *out with
+ * knut_graph_falkor_result_reset. Server errors are KNUT_EPEER with
+ * err->detail set; a reply it cannot decode KNUT_EPARSE.
  */
 KNUT_EXTERN knut_status knut_graph_falkor_query(knut_graph_falkor *g, const char *graph,
                                                 const char *query, unsigned flags,
                                                 knut_graph_falkor_result *out, knut_error *err);
 
 /* Sends one command (argv strings, for example GRAPH.DELETE g) and checks
- * its reply is not an error; the reply is discarded. Never resent. */
+ * its reply is not an error (KNUT_EPEER with err->detail); the reply is
+ * discarded (and capped as any). Never resent. */
 KNUT_EXTERN knut_status knut_graph_falkor_command(knut_graph_falkor *g, int argc,
                                                   const char *const *argv, knut_error *err);
 
@@ -187,7 +199,8 @@ typedef struct knut_graph_falkor_batch_item {
  * own status, stats and error; the return value is KNUT_OK when every item
  * succeeded, else the first failure's status with err saying how many
  * failed. A batch is never resent: if the connection breaks after sending,
- * the items without a reply say they may have been applied.
+ * the items without a reply say they may have been applied. items and
+ * their queries are the caller's.
  */
 KNUT_EXTERN knut_status knut_graph_falkor_batch(knut_graph_falkor *g, const char *graph,
                                                 knut_graph_falkor_batch_item *items, size_t n,
@@ -208,6 +221,9 @@ typedef struct knut_graph_falkor_names {
  * (exactly one reply, nothing after it) with the given names (NULL: none;
  * an id outside the tables is KNUT_EPARSE). opts (may be NULL) supplies
  * max_reply_bytes, max_depth and batch_rows. For tests, fuzzing and replays.
+ * bytes are borrowed; the caller frees *out with
+ * knut_graph_falkor_result_reset. KNUT_EPARSE for malformed bytes,
+ * KNUT_ETOOBIG past the caps, KNUT_EUNSUPPORTED for an unknown value type.
  */
 KNUT_EXTERN knut_status knut_graph_falkor_reply_decode(knut_graph_falkor_result *out,
                                                        const void *resp, size_t len,
@@ -253,7 +269,9 @@ typedef struct knut_graph_falkor_sink_options {
 /*
  * Makes a sink writing to `graph` through g. The client is borrowed: it
  * must outlive the sink, and knut_graph_sink_close does not close it. opts
- * may be NULL. *out is NULL on failure.
+ * may be NULL. graph is copied. The caller frees *out with
+ * knut_graph_sink_close; it is NULL on failure (KNUT_EINVAL for options,
+ * KNUT_ENOMEM).
  */
 KNUT_EXTERN knut_status knut_graph_falkor_sink_new(knut_graph_sink **out, knut_graph_falkor *g,
                                                    const char *graph,

@@ -73,8 +73,13 @@ struct knut_graphar_graph_info;
  * and no_bulk is 0, the graph is built with GRAPH.BULK (see load_bulk.c)
  * and its node and edge counts are checked afterwards; otherwise (or when
  * the graph has types bulk cannot hold) vertices and edges are MERGEd in
- * UNWIND batches, so loading twice gives the same graph. Errors name the
- * set and the peer; stats (may be NULL) count what was acknowledged.
+ * UNWIND batches, so loading twice gives the same graph. g, graph and gi
+ * are borrowed for the call; opts may be NULL. Errors name the set and
+ * the peer: the GraphAr readers' (KNUT_ENOTFOUND, KNUT_EIO, ...), the
+ * client's (KNUT_EIO, KNUT_EPEER), KNUT_EINVAL (options, rows the model
+ * refuses, rows read that differ from the count files), and KNUT_EIO when
+ * the graph GRAPH.BULK built has other counts than were sent; stats
+ * (may be NULL) count what was acknowledged, also after an error.
  */
 KNUT_EXTERN knut_status knut_graph_load_graphar_falkor(knut_graph_falkor *g, const char *graph,
                                                        const struct knut_graphar_graph_info *gi,
@@ -82,7 +87,9 @@ KNUT_EXTERN knut_status knut_graph_load_graphar_falkor(knut_graph_falkor *g, con
                                                        knut_graph_load_stats *stats,
                                                        knut_error *err);
 
-/* Into the embedded store, one transaction per set (MERGE semantics). */
+/* Into the embedded store, one transaction per set (MERGE semantics): a
+ * failure leaves the sets before it applied and its own rolled back.
+ * Arguments and errors as above, the store's instead of the client's. */
 KNUT_EXTERN knut_status knut_graph_load_graphar_store(knut_graph_store *store,
                                                       const struct knut_graphar_graph_info *gi,
                                                       const knut_graph_load_options *opts,

@@ -173,7 +173,9 @@ KNUT_EXTERN void knut_graph_mutation_free(knut_graph_mutation *m);
  * empty or hold a backtick (see knut_graph_cypher_ident). With all_props,
  * the properties are the remaining columns in schema order. Property names
  * are the column names (endpoint keys may map columns to other names).
- * The stream is taken over in every case (released on failure).
+ * The stream is taken over in every case (released on failure); the set
+ * struct itself is copied. Those faults are KNUT_EINVAL (a missing column:
+ * KNUT_ENOTFOUND), unsupported types KNUT_EUNSUPPORTED; KNUT_ENOMEM.
  */
 KNUT_EXTERN knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
                                                            knut_graph_vertex_set *set,
@@ -189,7 +191,8 @@ KNUT_EXTERN knut_status knut_graph_mutation_add_edge_delete_set(knut_graph_mutat
                                                                 knut_graph_edge_delete_set *set,
                                                                 knut_error *err);
 
-/* Sets in the order they were added, one list per kind. */
+/* Sets in the order they were added, one list per kind; a set is owned by
+ * m (NULL past the count). */
 KNUT_EXTERN size_t knut_graph_mutation_count(const knut_graph_mutation *m,
                                              knut_graph_set_kind kind);
 KNUT_EXTERN knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m,
@@ -200,6 +203,8 @@ KNUT_EXTERN knut_graph_set *knut_graph_mutation_get(knut_graph_mutation *m,
  * returns KNUT_OK with out->release == NULL. Each batch is validated
  * (KNUT_ARROW_VALIDATE_FULL | UTF8) against the set's schema, so the
  * renderer can trust offsets; rows_read advances by the batch length.
+ * Errors: the stream's own (as knut_arrow_stream_error maps them), and
+ * KNUT_EINVAL for a batch that fails validation, naming the set.
  */
 KNUT_EXTERN knut_status knut_graph_set_next(knut_graph_set *set, struct ArrowArray *out,
                                             knut_error *err);

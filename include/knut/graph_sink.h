@@ -85,7 +85,14 @@ struct knut_graph_sink {
     const knut_graph_sink_ops *ops;
 };
 
-/* Applies m (consuming its streams); commit may be NULL; stats may be NULL. */
+/* Applies m (consuming its streams; m itself stays the caller's to free);
+ * commit may be NULL; stats (may be NULL) gets what was written. Errors:
+ * the sink's (FalkorDB: KNUT_EIO / KNUT_EPEER, the server's error kind in
+ * err->detail; embedded: DuckDB's), rendering and validation errors
+ * naming the set, row and column (KNUT_EINVAL, KNUT_EUNSUPPORTED), and
+ * the commit callback's own. After an error the embedded store has rolled
+ * everything back; FalkorDB may have applied some batches (MERGE makes a
+ * retry harmless). One thread at a time per sink. */
 KNUT_EXTERN knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_mutation *m,
                                               const knut_graph_sink_commit *commit,
                                               knut_graph_sink_stats *stats, knut_error *err);
@@ -103,7 +110,8 @@ KNUT_EXTERN void knut_graph_sink_close(knut_graph_sink *sink);
  * RESULTSET_SIZE below the page size only makes pages shorter. Column
  * types are the sink's (FalkorDB: per page, as its client decodes them).
  * A label the sink has never seen lists nothing. KNUT_EUNSUPPORTED for a
- * sink without key listing.
+ * sink without key listing; the sink's errors as for apply, and fn's.
+ * label and keys are borrowed for the call.
  */
 KNUT_EXTERN knut_status knut_graph_sink_vertex_keys(knut_graph_sink *sink, const char *label,
                                                     const char *const *keys, size_t n_keys,

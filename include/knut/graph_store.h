@@ -32,7 +32,9 @@ extern "C" {
 typedef struct knut_graph_store knut_graph_store;
 
 /* Opens (or creates) the store at path; NULL, "" or ":memory:" opens a
- * private in-memory store. *out is NULL on failure. */
+ * private in-memory store. The caller closes *out with
+ * knut_graph_store_close; it is NULL on failure. Errors: DuckDB's (a file
+ * locked by another process, not a database: knut/duck.h), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_graph_store_open(knut_graph_store **out, const char *path,
                                               knut_error *err);
 /* Closes the store (NULL-safe). Same as closing its sink: close one only. */
@@ -50,19 +52,21 @@ KNUT_EXTERN void knut_graph_store_close(knut_graph_store *store);
  * does not exist are skipped (FalkorDB's MATCH finds nothing) and counted:
  * knut_graph_store_edges_skipped. Deleting a vertex removes its edges from
  * every edge table (counted in edges_deleted, as are the edges of edge
- * delete sets).
+ * delete sets). Errors as knut_graph_sink_apply.
  */
 KNUT_EXTERN knut_graph_sink *knut_graph_store_sink(knut_graph_store *store);
 /* Edge rows skipped for missing endpoints by the last apply. */
 KNUT_EXTERN int64_t knut_graph_store_edges_skipped(const knut_graph_store *store);
-/* The store's connection, for reads (and the ledger) between applies. */
+/* The store's connection, for reads (and the ledger) between applies;
+ * owned by the store. */
 KNUT_EXTERN struct knut_duck_conn *knut_graph_store_conn(knut_graph_store *store);
 
-/* Runs read SQL on the store (knut_duck_query rules apply to *out). */
+/* Runs read SQL on the store (knut_duck_query rules and errors apply). */
 KNUT_EXTERN knut_status knut_graph_store_query(knut_graph_store *store, const char *sql,
                                                struct ArrowArrayStream *out, knut_error *err);
 /* One row per vertex label and edge type, ordered by kind then name:
- * kind ('vertex'|'edge'), name, table_name, keys (JSON array), rows. */
+ * kind ('vertex'|'edge'), name, table_name, keys (JSON array), rows. The
+ * caller releases *out; DuckDB's errors. */
 KNUT_EXTERN knut_status knut_graph_store_list(knut_graph_store *store, struct ArrowArrayStream *out,
                                               knut_error *err);
 
@@ -87,7 +91,9 @@ typedef struct knut_graph_store_export_options {
  * label, type, destination label) present. Column types map to GraphAr
  * types (bool, int32, int64, float, double, string, date, timestamp,
  * lists in Parquet); others (and lists in CSV) are written as strings.
- * opts may be NULL.
+ * opts may be NULL. Errors: the GraphAr writer's (KNUT_EIO naming the
+ * file, KNUT_EINVAL) and DuckDB's; a failed export may leave some files
+ * under out_dir.
  */
 KNUT_EXTERN knut_status knut_graph_store_export_graphar(knut_graph_store *store,
                                                         const char *out_dir,
