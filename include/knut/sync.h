@@ -116,11 +116,16 @@ typedef struct knut_sync_config {
 /*
  * Loads and validates a sync.yml. Every mistake is one error naming
  * file:line:col, the table and the key or column (unknown keys too).
- * Relative paths are resolved against the config file's folder.
+ * Relative paths are resolved against the config file's folder. The file
+ * is read through knut_conf_load_file (capped at KNUT_CONF_MAX_BYTES; its
+ * errors as there); a mistake is KNUT_EINVAL (a missing key
+ * KNUT_ENOTFOUND), its position also in err->line and err->col. The caller
+ * frees *out with knut_sync_config_free (NULL-safe); on error it is NULL.
  */
 KNUT_EXTERN knut_status knut_sync_config_load(knut_sync_config **out, const char *path,
                                               knut_error *err);
-/* Same from text; name is used in messages and dir (NULL: ".") resolves paths. */
+/* Same from text (borrowed); name is used in messages and dir (NULL: ".")
+ * resolves paths. */
 KNUT_EXTERN knut_status knut_sync_config_parse(knut_sync_config **out, const char *text, size_t len,
                                                const char *name, const char *dir, knut_error *err);
 KNUT_EXTERN void knut_sync_config_free(knut_sync_config *cfg);
@@ -160,7 +165,11 @@ typedef struct knut_sync_options {
 #define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 
 /* Opens the sink and the ledger for cfg (borrowed: it must outlive the
- * sync). */
+ * sync); opts may be NULL (read during the call only). The caller frees *out with knut_sync_close (NULL-safe). Errors:
+ * KNUT_EINVAL (options that do not fit the config), the store's or the
+ * FalkorDB client's open errors, the ledger's (a ledger file that does not
+ * load: KNUT_EPARSE / KNUT_ETOOBIG past its 256 MiB cap; Valkey: KNUT_EIO,
+ * KNUT_EPEER), KNUT_ENOMEM. One thread drives a sync. */
 KNUT_EXTERN knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
                                        const knut_sync_options *opts, knut_error *err);
 KNUT_EXTERN void knut_sync_close(knut_sync *s);
@@ -181,8 +190,9 @@ typedef struct knut_sync_round_stats {
  * fail the round's return value; a table whose apply fails is logged and
  * counted in tables_failed, and ends the round (later tables, which may
  * hold edges to its vertices, wait for the next round). Returns an
- * error only when the round could not run at all. Logs one JSON record per
- * table and one per round (target "sync").
+ * error only when the round could not run at all (the ledger or the sink
+ * failed outside a table, KNUT_ENOMEM). Logs one JSON record per table
+ * and one per round (target "sync"). out (may be NULL) gets the counts.
  */
 KNUT_EXTERN knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err);
 
@@ -205,7 +215,8 @@ typedef struct knut_sync_run_options {
  * (knut_signal_stop_requested), waiting between them (woken early by
  * inotify when a watched table folder changes). A stop never interrupts a
  * round. *errors (may be NULL) gets the number of rounds with errors
- * (bad files, failed tables); with once, that of the one round.
+ * (bad files, failed tables); with once, that of the one round. Errors:
+ * those knut_sync_round returns, which end the loop; o may be NULL.
  */
 KNUT_EXTERN knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t *errors,
                                       knut_error *err);
@@ -222,7 +233,9 @@ typedef struct knut_sync_file_status {
 
 typedef void (*knut_sync_status_fn)(const knut_sync_file_status *st, void *ctx);
 
-/* Reports every ledger entry and every pending file of every table. */
+/* Reports every ledger entry and every pending file of every table to fn
+ * (each status and its strings borrowed for the call); errors from listing
+ * a table's folder (KNUT_EIO naming it). */
 KNUT_EXTERN knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx,
                                          knut_error *err);
 
