@@ -338,6 +338,8 @@ KNUT_EXTERN void knut_conf_free(knut_conf *root);
 
 /* Node accessors: NULL-safe, never fail; strings belong to the tree. */
 KNUT_EXTERN knut_conf_kind knut_conf_kind_of(const knut_conf *n);
+/* What a kind is called in messages ("null", "a scalar", "a list", "a map"). */
+KNUT_EXTERN const char *knut_conf_kind_name(knut_conf_kind k);
 /* Map lookup; NULL if n is not a map or has no such key. */
 KNUT_EXTERN const knut_conf *knut_conf_get(const knut_conf *n, const char *key);
 KNUT_EXTERN size_t knut_conf_len(const knut_conf *n); /* seq/map length */

@@ -125,7 +125,7 @@ int knut_conf_col(const knut_conf *n)
 
 /* ---- typed getters ----------------------------------------------------- */
 
-static const char *kind_desc(knut_conf_kind k)
+const char *knut_conf_kind_name(knut_conf_kind k)
 {
     switch (k) {
     case KNUT_CONF_NULL:
@@ -156,7 +156,7 @@ static knut_status lookup(const knut_conf *map, const char *key, const knut_conf
     if (map->kind != KNUT_CONF_MAP)
         return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(map), map->line, map->col,
                                  "expected a map holding key '%s', got %s", key,
-                                 kind_desc(map->kind));
+                                 knut_conf_kind_name(map->kind));
     const knut_conf *n = knut_conf_get(map, key);
     if (!n)
         return knut_error_set_at(err, KNUT_ENOTFOUND, knut_conf_file(map), map->line, map->col,
@@ -172,7 +172,7 @@ static knut_status wrong_value(const knut_conf *n, const char *key, const char *
     if (n->kind != KNUT_CONF_SCALAR)
         return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), n->line, n->col,
                                  "key '%s': expected %s, got %s", key, expected,
-                                 kind_desc(n->kind));
+                                 knut_conf_kind_name(n->kind));
     int cut = n->text_len > CONF_PREVIEW_MAX;
     return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), n->line, n->col,
                              "key '%s': expected %s, got '%.*s%s'", key, expected,

@@ -17,6 +17,16 @@
  * make us allocate per-item structures without bound. */
 #define KNUT_GRAPHAR_MAX_ITEMS 65536
 
+/* DuckDB's name for a GraphAr scalar type (a list's element type too):
+ * the reader's casts and the writer's column types agree by using it.
+ * TIMESTAMP is TIMESTAMP_MS: the reference's Arrow type is timestamp[ms],
+ * which DuckDB writes as Parquet TIMESTAMP(MILLIS, not UTC-adjusted). */
+const char *knut_graphar__sql_scalar(knut_graphar_type t);
+/* 1 if a property holds a list (type list, or a list/set cardinality). */
+int knut_graphar__prop_is_list(const knut_graphar_property *p);
+/* The property's scalar type: its element type for a list. */
+knut_graphar_type knut_graphar__prop_scalar(const knut_graphar_property *p);
+
 /* strdup that accepts NULL (gives NULL). */
 char *knut_graphar__strdup(const char *s);
 /* Grows *arr (elements of size elem) to hold one more item; *n unchanged

@@ -27,21 +27,6 @@ knut_status knut_graphar__fail(knut_error *err, knut_status code, const knut_con
                              "%s: %s", field, msg);
 }
 
-static const char *kind_name(knut_conf_kind k)
-{
-    switch (k) {
-    case KNUT_CONF_NULL:
-        return "null";
-    case KNUT_CONF_SCALAR:
-        return "a scalar";
-    case KNUT_CONF_SEQ:
-        return "a list";
-    case KNUT_CONF_MAP:
-        return "a map";
-    }
-    return "?";
-}
-
 static knut_status oom(knut_error *err)
 {
     return knut_error_set(err, KNUT_ENOMEM, "graphar: out of memory");
@@ -67,7 +52,7 @@ knut_status knut_graphar__get_str(const knut_conf *map, const char *key, const c
     }
     if (knut_conf_kind_of(n) != KNUT_CONF_SCALAR)
         return knut_graphar__fail(err, KNUT_EINVAL, n, field, "expected a string, got %s",
-                                  kind_name(knut_conf_kind_of(n)));
+                                  knut_conf_kind_name(knut_conf_kind_of(n)));
     if (!(*out = strdup(knut_conf_str(n))))
         return oom(err);
     return KNUT_OK;
@@ -83,7 +68,7 @@ knut_status knut_graphar__get_strv(const knut_conf *map, const char *key, const 
         return KNUT_OK;
     if (knut_conf_kind_of(n) != KNUT_CONF_SEQ)
         return knut_graphar__fail(err, KNUT_EINVAL, n, field, "expected a list, got %s",
-                                  kind_name(knut_conf_kind_of(n)));
+                                  knut_conf_kind_name(knut_conf_kind_of(n)));
     size_t len = knut_conf_len(n);
     if (len > KNUT_GRAPHAR_MAX_ITEMS)
         return knut_graphar__fail(err, KNUT_ETOOBIG, n, field, "more than %d items",
@@ -96,7 +81,7 @@ knut_status knut_graphar__get_strv(const knut_conf *map, const char *key, const 
         if (knut_conf_kind_of(item) != KNUT_CONF_SCALAR) {
             st = knut_graphar__fail(err, KNUT_EINVAL, item, field,
                                     "item %zu: expected a string, got %s", i,
-                                    kind_name(knut_conf_kind_of(item)));
+                                    knut_conf_kind_name(knut_conf_kind_of(item)));
             goto cleanup;
         }
         char **slot = knut_graphar__push((void **)&v, &nv, sizeof *slot);
@@ -145,7 +130,7 @@ knut_status knut_graphar__get_bool(const knut_conf *map, const char *key, const 
     const char *s = knut_conf_str(n);
     if (!s || !parse_bool(s, out))
         return knut_graphar__fail(err, KNUT_EINVAL, n, field, "expected true or false, got %s%.40s%s",
-                                  s ? "'" : "", s ? s : kind_name(knut_conf_kind_of(n)),
+                                  s ? "'" : "", s ? s : knut_conf_kind_name(knut_conf_kind_of(n)),
                                   s ? "'" : "");
     return KNUT_OK;
 }
@@ -161,7 +146,7 @@ static knut_status get_chunk_size(const knut_conf *map, const char *key, int64_t
     if (knut_conf_get_i64(map, key, &v, NULL) != KNUT_OK) {
         const char *s = knut_conf_str(n);
         return knut_graphar__fail(err, KNUT_EINVAL, n, key, "expected an integer, got %s%.40s%s",
-                                  s ? "'" : "", s ? s : kind_name(knut_conf_kind_of(n)),
+                                  s ? "'" : "", s ? s : knut_conf_kind_name(knut_conf_kind_of(n)),
                                   s ? "'" : "");
     }
     if (v <= 0)
@@ -179,7 +164,7 @@ static knut_status get_version(const knut_conf *map, knut_graphar_version *v, kn
     const char *s = knut_conf_str(n);
     if (!s)
         return knut_graphar__fail(err, KNUT_EINVAL, n, "version", "expected a string, got %s",
-                                  kind_name(knut_conf_kind_of(n)));
+                                  knut_conf_kind_name(knut_conf_kind_of(n)));
     knut_error sub = KNUT_ERROR_INIT;
     knut_status st = knut_graphar_version_parse(v, s, &sub);
     if (st != KNUT_OK)
@@ -219,7 +204,7 @@ static knut_status property_from_conf(knut_graphar_property *p, const knut_conf 
     pos_of(&p->pos, n);
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
         return knut_graphar__fail(err, KNUT_EINVAL, n, at, "expected a map, got %s",
-                                  kind_name(knut_conf_kind_of(n)));
+                                  knut_conf_kind_name(knut_conf_kind_of(n)));
     snprintf(field, sizeof field, "%s.name", at);
     if ((st = knut_graphar__get_str(n, "name", field, 1, &p->name, err)) != KNUT_OK)
         return st;
@@ -271,7 +256,7 @@ static knut_status group_from_conf(knut_graphar_property_group *g, const knut_co
     pos_of(&g->pos, n);
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
         return knut_graphar__fail(err, KNUT_EINVAL, n, at, "expected a map, got %s",
-                                  kind_name(knut_conf_kind_of(n)));
+                                  knut_conf_kind_name(knut_conf_kind_of(n)));
     snprintf(field, sizeof field, "%s.file_type", at);
     if ((st = get_file_type(n, field, &g->file_type, err)) != KNUT_OK)
         return st;
@@ -285,7 +270,7 @@ static knut_status group_from_conf(knut_graphar_property_group *g, const knut_co
     snprintf(field, sizeof field, "%s.properties", at);
     if (props && knut_conf_kind_of(props) != KNUT_CONF_SEQ)
         return knut_graphar__fail(err, KNUT_EINVAL, props, field, "expected a list, got %s",
-                                  kind_name(knut_conf_kind_of(props)));
+                                  knut_conf_kind_name(knut_conf_kind_of(props)));
     size_t len = knut_conf_len(props);
     if (len > KNUT_GRAPHAR_MAX_ITEMS)
         return knut_graphar__fail(err, KNUT_ETOOBIG, props, field, "more than %d items",
@@ -315,7 +300,7 @@ static knut_status groups_from_conf(knut_graphar_property_group **groups, size_t
         return KNUT_OK;
     if (knut_conf_kind_of(seq) != KNUT_CONF_SEQ)
         return knut_graphar__fail(err, KNUT_EINVAL, seq, key, "expected a list, got %s",
-                                  kind_name(knut_conf_kind_of(seq)));
+                                  knut_conf_kind_name(knut_conf_kind_of(seq)));
     size_t len = knut_conf_len(seq);
     if (len > KNUT_GRAPHAR_MAX_ITEMS)
         return knut_graphar__fail(err, KNUT_ETOOBIG, seq, key, "more than %d items",
@@ -374,7 +359,7 @@ static knut_status check_root(const knut_conf *root, const char *what, knut_erro
     if (knut_conf_kind_of(root) != KNUT_CONF_MAP)
         return knut_graphar__fail(err, KNUT_EINVAL, root, "(document)",
                                   "a %s info must be a map, got %s", what,
-                                  kind_name(knut_conf_kind_of(root)));
+                                  knut_conf_kind_name(knut_conf_kind_of(root)));
     return KNUT_OK;
 }
 
@@ -432,7 +417,7 @@ static knut_status adj_list_from_conf(knut_graphar_adj_list *al, const knut_conf
     pos_of(&al->pos, n);
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
         return knut_graphar__fail(err, KNUT_EINVAL, n, at, "expected a map, got %s",
-                                  kind_name(knut_conf_kind_of(n)));
+                                  knut_conf_kind_name(knut_conf_kind_of(n)));
     int ordered = 0;
     snprintf(field, sizeof field, "%s.ordered", at);
     if (!present(n, "ordered"))
@@ -522,7 +507,7 @@ knut_status knut_graphar__edge_from_conf(knut_graphar_edge_info **out, const knu
     const knut_conf *adj = present(root, "adj_lists");
     if (adj && knut_conf_kind_of(adj) != KNUT_CONF_SEQ) {
         st = knut_graphar__fail(err, KNUT_EINVAL, adj, "adj_lists", "expected a list, got %s",
-                                kind_name(knut_conf_kind_of(adj)));
+                                knut_conf_kind_name(knut_conf_kind_of(adj)));
         goto cleanup;
     }
     size_t n_adj = knut_conf_len(adj);

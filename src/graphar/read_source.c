@@ -252,31 +252,6 @@ knut_status knut_graphar__probe_file(knut_duck_conn *conn, const char *path,
 
 /* ---- SQL ---------------------------------------------------------------- */
 
-/* DuckDB's name for a GraphAr scalar type. */
-static const char *sql_scalar(knut_graphar_type t)
-{
-    switch (t) {
-    case KNUT_GRAPHAR_TYPE_BOOL: return "BOOLEAN";
-    case KNUT_GRAPHAR_TYPE_INT32: return "INTEGER";
-    case KNUT_GRAPHAR_TYPE_INT64: return "BIGINT";
-    case KNUT_GRAPHAR_TYPE_FLOAT: return "FLOAT";
-    case KNUT_GRAPHAR_TYPE_DOUBLE: return "DOUBLE";
-    case KNUT_GRAPHAR_TYPE_DATE: return "DATE";
-    case KNUT_GRAPHAR_TYPE_TIMESTAMP: return "TIMESTAMP_MS";
-    default: return "VARCHAR";
-    }
-}
-
-static int prop_is_list(const knut_graphar_property *p)
-{
-    return p->type == KNUT_GRAPHAR_TYPE_LIST || p->cardinality != KNUT_GRAPHAR_CARD_SINGLE;
-}
-
-static knut_graphar_type prop_scalar(const knut_graphar_property *p)
-{
-    return p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
-}
-
 /* The plan column of source src named name, or NULL. */
 static const knut_graphar__col *find_col(const knut_graphar__plan *p, size_t src,
                                          const char *name)
@@ -300,14 +275,14 @@ static const char *text_decl(const knut_graphar__col *c, knut_graphar_file_type 
     if (c->kind == KNUT_GRAPHAR__COL_LABEL)
         return "BOOLEAN";
     const knut_graphar_property *p = c->prop;
-    knut_graphar_type t = prop_scalar(p);
-    if (prop_is_list(p)) {
+    knut_graphar_type t = knut_graphar__prop_scalar(p);
+    if (knut_graphar__prop_is_list(p)) {
         if (ft == KNUT_GRAPHAR_FILE_CSV) /* "[1, 2]" text, cast later */
             return "VARCHAR";
-        snprintf(buf, cap, "%s[]", t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "VARCHAR" : sql_scalar(t));
+        snprintf(buf, cap, "%s[]", t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "VARCHAR" : knut_graphar__sql_scalar(t));
         return buf;
     }
-    return t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "VARCHAR" : sql_scalar(t);
+    return t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "VARCHAR" : knut_graphar__sql_scalar(t);
 }
 
 /* The reader's named arguments (columns, delim, force_not_null) must be
@@ -351,7 +326,7 @@ knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p,
         first = 1;
         for (size_t i = 0; i < pr->n_names; i++) {
             const knut_graphar__col *c = find_col(p, src, pr->names[i]);
-            if (!c || c->kind != KNUT_GRAPHAR__COL_PROP || prop_is_list(c->prop) ||
+            if (!c || c->kind != KNUT_GRAPHAR__COL_PROP || knut_graphar__prop_is_list(c->prop) ||
                 c->prop->type != KNUT_GRAPHAR_TYPE_STRING)
                 continue;
             knut_buf_puts(sql, first ? ", force_not_null = [" : ", ");
@@ -409,13 +384,13 @@ knut_status knut_graphar__sql_column(knut_buf *sql, const knut_graphar__col *c,
         knut_buf_printf(sql, "CAST(%s AS BOOLEAN)", x.data);
         break;
     case KNUT_GRAPHAR__COL_PROP: {
-        knut_graphar_type t = prop_scalar(c->prop);
-        if (prop_is_list(c->prop)) {
-            knut_buf_printf(sql, "CAST(%s AS %s[])", x.data, sql_scalar(t));
+        knut_graphar_type t = knut_graphar__prop_scalar(c->prop);
+        if (knut_graphar__prop_is_list(c->prop)) {
+            knut_buf_printf(sql, "CAST(%s AS %s[])", x.data, knut_graphar__sql_scalar(t));
             break;
         }
         if (t != KNUT_GRAPHAR_TYPE_TIMESTAMP) {
-            knut_buf_printf(sql, "CAST(%s AS %s)", x.data, sql_scalar(t));
+            knut_buf_printf(sql, "CAST(%s AS %s)", x.data, knut_graphar__sql_scalar(t));
             break;
         }
         /* Timestamps leave DuckDB as int64 ms (epoch_ms truncates finer

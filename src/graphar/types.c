@@ -256,3 +256,29 @@ knut_status knut_graphar_version_format(const knut_graphar_version *v, knut_buf 
         knut_buf_putc(out, ')');
     return out->error;
 }
+
+const char *knut_graphar__sql_scalar(knut_graphar_type t)
+{
+    switch (t) {
+    case KNUT_GRAPHAR_TYPE_BOOL: return "BOOLEAN";
+    case KNUT_GRAPHAR_TYPE_INT32: return "INTEGER";
+    case KNUT_GRAPHAR_TYPE_INT64: return "BIGINT";
+    case KNUT_GRAPHAR_TYPE_FLOAT: return "FLOAT";
+    case KNUT_GRAPHAR_TYPE_DOUBLE: return "DOUBLE";
+    case KNUT_GRAPHAR_TYPE_STRING: return "VARCHAR";
+    case KNUT_GRAPHAR_TYPE_DATE: return "DATE";
+    case KNUT_GRAPHAR_TYPE_TIMESTAMP: return "TIMESTAMP_MS";
+    case KNUT_GRAPHAR_TYPE_LIST: break;
+    }
+    return "VARCHAR";
+}
+
+int knut_graphar__prop_is_list(const knut_graphar_property *p)
+{
+    return p->type == KNUT_GRAPHAR_TYPE_LIST || p->cardinality != KNUT_GRAPHAR_CARD_SINGLE;
+}
+
+knut_graphar_type knut_graphar__prop_scalar(const knut_graphar_property *p)
+{
+    return p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
+}

@@ -176,7 +176,7 @@ knut_status knut_graphar__write_check_group(const knut_graphar_property_group *g
         return knut_error_set(err, KNUT_EINVAL, "%s: property group '%s' has no properties",
                               what, g->prefix ? g->prefix : "");
     for (size_t i = 0; i < g->n_props; i++)
-        if (g->file_type == KNUT_GRAPHAR_FILE_CSV && knut_graphar__write_prop_is_list(&g->props[i]))
+        if (g->file_type == KNUT_GRAPHAR_FILE_CSV && knut_graphar__prop_is_list(&g->props[i]))
             return knut_error_set(err, KNUT_EINVAL,
                                   "%s: property '%s' is a list, which CSV groups cannot hold",
                                   what, g->props[i].name);

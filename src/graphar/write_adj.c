@@ -129,7 +129,7 @@ static knut_status prepare(ajob *a, const knut_graphar_property_group *g, gar_co
             knut_duck_ident(&sel, g->props[k].name);
             cols[k] = g->props[k].name;
             if (g->props[k].type == KNUT_GRAPHAR_TYPE_STRING &&
-                !knut_graphar__write_prop_is_list(&g->props[k]))
+                !knut_graphar__prop_is_list(&g->props[k]))
                 strs[n_strs++] = g->props[k].name;
         }
     }

@@ -45,8 +45,6 @@ void knut_graphar__write_sql_type(knut_buf *b, const knut_graphar_property *p);
 void knut_graphar__write_sql_parse_type(knut_buf *b, const knut_graphar_property *p);
 /* CAST of source column s."column" to p's stored type. */
 void knut_graphar__write_sql_cast(knut_buf *b, const char *column, const knut_graphar_property *p);
-/* The physical column is a list (list<T> type or list/set cardinality). */
-int knut_graphar__write_prop_is_list(const knut_graphar_property *p);
 /* The relation a source reads: "(query)" or the quoted table name. */
 void knut_graphar__write_sql_source(knut_buf *b, const char *query, const char *table);
 

@@ -15,42 +15,19 @@
 
 /* ---- types ------------------------------------------------------------ */
 
-static const char *scalar_sql(knut_graphar_type t)
-{
-    switch (t) {
-    case KNUT_GRAPHAR_TYPE_BOOL: return "BOOLEAN";
-    case KNUT_GRAPHAR_TYPE_INT32: return "INTEGER";
-    case KNUT_GRAPHAR_TYPE_INT64: return "BIGINT";
-    case KNUT_GRAPHAR_TYPE_FLOAT: return "FLOAT";
-    case KNUT_GRAPHAR_TYPE_DOUBLE: return "DOUBLE";
-    case KNUT_GRAPHAR_TYPE_STRING: return "VARCHAR";
-    case KNUT_GRAPHAR_TYPE_DATE: return "DATE";
-    /* The reference's Arrow type is timestamp[ms]; DuckDB writes
-     * TIMESTAMP_MS as Parquet TIMESTAMP(MILLIS, not UTC-adjusted). */
-    case KNUT_GRAPHAR_TYPE_TIMESTAMP: return "TIMESTAMP_MS";
-    case KNUT_GRAPHAR_TYPE_LIST: break;
-    }
-    return "VARCHAR";
-}
-
-int knut_graphar__write_prop_is_list(const knut_graphar_property *p)
-{
-    return p->type == KNUT_GRAPHAR_TYPE_LIST || p->cardinality != KNUT_GRAPHAR_CARD_SINGLE;
-}
-
 void knut_graphar__write_sql_type(knut_buf *b, const knut_graphar_property *p)
 {
-    knut_graphar_type t = p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
-    knut_buf_puts(b, scalar_sql(t));
-    if (knut_graphar__write_prop_is_list(p))
+    knut_graphar_type t = knut_graphar__prop_scalar(p);
+    knut_buf_puts(b, knut_graphar__sql_scalar(t));
+    if (knut_graphar__prop_is_list(p))
         knut_buf_puts(b, "[]");
 }
 
 void knut_graphar__write_sql_parse_type(knut_buf *b, const knut_graphar_property *p)
 {
-    knut_graphar_type t = p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
-    knut_buf_puts(b, t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "TIMESTAMP" : scalar_sql(t));
-    if (knut_graphar__write_prop_is_list(p))
+    knut_graphar_type t = knut_graphar__prop_scalar(p);
+    knut_buf_puts(b, t == KNUT_GRAPHAR_TYPE_TIMESTAMP ? "TIMESTAMP" : knut_graphar__sql_scalar(t));
+    if (knut_graphar__prop_is_list(p))
         knut_buf_puts(b, "[]");
 }
 
@@ -58,7 +35,7 @@ void knut_graphar__write_sql_cast(knut_buf *b, const char *column, const knut_gr
 {
     /* DuckDB casts text and TIMESTAMP WITH TIME ZONE (in UTC, the writer's
      * TimeZone) to TIMESTAMP, not straight to TIMESTAMP_MS: two steps. */
-    knut_graphar_type t = p->type == KNUT_GRAPHAR_TYPE_LIST ? p->elem_type : p->type;
+    knut_graphar_type t = knut_graphar__prop_scalar(p);
     int two = t == KNUT_GRAPHAR_TYPE_TIMESTAMP;
     knut_buf_puts(b, two ? "CAST(CAST(s." : "CAST(s.");
     knut_duck_ident(b, column);

@@ -404,7 +404,7 @@ static knut_status write_files(vjob *j, knut_error *err)
             knut_duck_ident(&sel, grp->props[k].name);
             cols[k + 1] = grp->props[k].name;
             if (grp->props[k].type == KNUT_GRAPHAR_TYPE_STRING &&
-                !knut_graphar__write_prop_is_list(&grp->props[k]))
+                !knut_graphar__prop_is_list(&grp->props[k]))
                 strs[n_strs++] = grp->props[k].name;
         }
         knut_buf_puts(&sel, " FROM ");
