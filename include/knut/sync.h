@@ -102,6 +102,7 @@ typedef struct knut_sync_table {
     size_t n_fk_edges;
     const void *node;      /* the table's map */
     const char *asset;     /* `asset:` Airflow asset URI, or NULL: knut://<graph>/<table> */
+    const char *sequence_by; /* cdc: the column ordering the events (then file, row); or NULL */
 } knut_sync_table;
 
 typedef struct knut_sync_config {
@@ -238,6 +239,28 @@ typedef void (*knut_sync_status_fn)(const knut_sync_file_status *st, void *ctx);
  * a table's folder (KNUT_EIO naming it). */
 KNUT_EXTERN knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx,
                                          knut_error *err);
+
+/* `knut sync retry` (src/sync/retry.c). */
+#define KNUT_SYNC_RETRY_OPTIONS_VERSION 1
+typedef struct knut_sync_retry_options {
+    int version;      /* KNUT_SYNC_RETRY_OPTIONS_VERSION */
+    const char *table; /* only this table; NULL: every table */
+    const char *file;  /* only this file (as the ledger or status names it); NULL: all */
+    int skip;          /* 1: mark them done without reading them (a cdc table's
+                        * changelog then goes on past them); 0: re-queue them */
+} knut_sync_retry_options;
+#define KNUT_SYNC_RETRY_OPTIONS_INIT {.version = KNUT_SYNC_RETRY_OPTIONS_VERSION}
+
+/*
+ * Re-queues the failed files that match o (the next round reads them as
+ * changed files), or with o->skip marks them done unread. *n gets their
+ * number. Works on a sync opened with status_only (the ledger alone); with
+ * a shared ledger, each table's entries change under its lease
+ * (KNUT_EAGAIN while another instance holds it). KNUT_ENOTFOUND: no such
+ * table.
+ */
+KNUT_EXTERN knut_status knut_sync_retry(knut_sync *s, const knut_sync_retry_options *o,
+                                        int64_t *n, knut_error *err);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@ typedef struct sync_args {
     const char *config, *store, *falkordb, *graph, *ledger;
     const char *airflow_url, *airflow_user, *airflow_password_file;
     int once, json, status;
+    int retry, skip;                    /* knut sync retry */
+    const char *retry_table, *retry_file;
     double interval, max_backoff;
     const char *ledger_url, *instance; /* shared ledger */
     const char *metrics_addr, *metrics_file;
@@ -96,6 +98,13 @@ static const knut_cli_opt sync_opts[] = {
                      "(temp file, fsync, rename), e.g. for node_exporter's textfile "
                      "collector"),
     KNUT_CLI_OPT_FLAG("json", 0, sync_args, json, "status: one JSON object per file"),
+    KNUT_CLI_OPT_STR("table", 0, sync_args, retry_table, "T",
+                     "retry: only the failed files of table T"),
+    KNUT_CLI_OPT_STR("file", 0, sync_args, retry_file, "F",
+                     "retry: only the failed file F (its path as status prints it)"),
+    KNUT_CLI_OPT_FLAG("skip", 0, sync_args, skip,
+                      "retry: mark the files done without reading them (a cdc changelog then "
+                      "goes on past them) instead of re-queuing them"),
     KNUT_CLI_OPT_END,
 };
 
@@ -110,7 +119,9 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "                  [--airflow-drain SEC]]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
         "       knut sync status --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
-        "                        [--json]\n",
+        "                        [--json]\n"
+        "       knut sync retry --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
+        "                       [--table T] [--file F] [--skip]\n",
     .about =
         "Keeps a property graph in step with tables of Parquet/CSV drops, as mapped\n"
         "by the YAML config (docs/sync.md). Each round picks up each table's new or\n"
@@ -125,6 +136,8 @@ const knut_cli_spec knut_cmd_sync_spec = {
     .epilog =
         "status lists, per table, the done files (rows, round), the failed files with\n"
         "their reason, and the pending ones (new or changed since recorded).\n"
+        "retry re-queues failed files (the next round reads them again), or with --skip\n"
+        "marks them done unread; it reads and writes the ledger only.\n"
         "\n"
         "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure, 2 usage or config error.\n"
         "\n"
@@ -150,6 +163,8 @@ static int check_args(const sync_args *a)
                                              "--falkordb with the ledger 'falkordb')");
     if (a->status && (a->metrics_addr || a->metrics_file))
         return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
+    if (!a->retry && (a->retry_table || a->retry_file || a->skip))
+        return knut_cli_args_error(sp, "%s", "--table/--file/--skip belong to knut sync retry");
     if (a->store && a->falkordb)
         return knut_cli_args_error(sp, "%s", "--store and --falkordb exclude each other");
     return KNUT_CLI_RUN;
@@ -157,8 +172,9 @@ static int check_args(const sync_args *a)
 
 static int parse_args(int argc, char **argv, sync_args *a)
 {
-    if (argc > 1 && strcmp(argv[1], "status") == 0) {
-        a->status = 1;
+    if (argc > 1 && (strcmp(argv[1], "status") == 0 || strcmp(argv[1], "retry") == 0)) {
+        a->status = 1; /* both open the ledger only */
+        a->retry = strcmp(argv[1], "retry") == 0;
         argc--; /* "status" becomes argv[0], the name the parser skips */
         argv++;
     }
@@ -277,7 +293,16 @@ int knut_cmd_sync(int argc, char **argv)
         rc = st == KNUT_EUNSUPPORTED || st == KNUT_EINVAL ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
         goto cleanup;
     }
-    if (a.status) {
+    if (a.retry) {
+        knut_sync_retry_options ro = KNUT_SYNC_RETRY_OPTIONS_INIT;
+        ro.table = a.retry_table;
+        ro.file = a.retry_file;
+        ro.skip = a.skip;
+        int64_t n = 0;
+        if ((st = knut_sync_retry(s, &ro, &n, &err)) == KNUT_OK)
+            printf("%s %lld failed file%s\n", a.skip ? "skipped" : "re-queued", (long long)n,
+                   n == 1 ? "" : "s");
+    } else if (a.status) {
         st = knut_sync_status(s, print_status, &a, &err);
     } else {
         knut_sync_run_options ro = KNUT_SYNC_RUN_OPTIONS_INIT;

@@ -272,7 +272,7 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
                                knut_sync_table *t, knut_error *err)
 {
     static const char *const allowed[] = {"path", "format", "mode", "sql", "vertices",
-                                          "edges", "fk_edges", "asset", NULL};
+                                          "edges", "fk_edges", "asset", "sequence_by", NULL};
     t->name = name;
     t->node = n;
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
@@ -311,6 +311,11 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     const knut_conf *q = knut_conf_get(n, "sql");
     if (q && (!(t->sql = knut_conf_str(q)) || !*t->sql))
         return cerr(err, q, name, "'sql' must be a non-empty SQL text over the view 'input'");
+    const knut_conf *sb = knut_conf_get(n, "sequence_by");
+    if (sb && (!(t->sequence_by = knut_conf_str(sb)) || !*t->sequence_by))
+        return cerr(err, sb, name, "'sequence_by' must be a column name");
+    if (sb && t->mode != KNUT_SYNC_MODE_CDC)
+        return cerr(err, sb, name, "'sequence_by' orders a changelog: only with mode: cdc");
     const knut_conf *as = knut_conf_get(n, "asset");
     if (as) { /* the table's Airflow asset URI (docs/operations.md) */
         char why[256];

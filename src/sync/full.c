@@ -21,7 +21,7 @@ static sync_entry entry_of(const knut_sync_table *t, const sync_file *f, const c
                            const char *reason, int64_t round, int64_t rows)
 {
     sync_entry e = {(char *)t->name, f->path, (char *)f->hash, (char *)status, (char *)reason,
-                    f->size, f->mtime_ns, round, rows};
+                    f->size, f->mtime_ns, round, rows, NULL};
     return e;
 }
 
@@ -84,7 +84,7 @@ static knut_status survey(knut_sync *s, const knut_sync_table *t, sync_file_list
             return knut_error_set(err, KNUT_ENOMEM, "out of memory");
         *gone = g;
         g[(*n_gone)++] = (sync_entry){e->table, e->path, NULL, SYNC_STATUS_REMOVED, NULL,
-                                      -1, -1, s->round, 0};
+                                      -1, -1, s->round, 0, NULL};
         *changed = 1;
     }
     return KNUT_OK;

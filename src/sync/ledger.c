@@ -24,7 +24,9 @@
 static const char ledger_ddl[] =
     "CREATE TABLE IF NOT EXISTS _knut_sync_ledger (\"table\" VARCHAR NOT NULL, "
     "path VARCHAR NOT NULL, size BIGINT, mtime BIGINT, hash VARCHAR, status VARCHAR NOT NULL, "
-    "reason VARCHAR, round BIGINT, rows BIGINT, PRIMARY KEY (\"table\", path))";
+    "reason VARCHAR, round BIGINT, rows BIGINT, PRIMARY KEY (\"table\", path)); "
+    /* the table's config hash (table_hash.c); ledgers from before it lack it */
+    "ALTER TABLE _knut_sync_ledger ADD COLUMN IF NOT EXISTS config VARCHAR";
 
 static char *dup_or_null(const char *s)
 {
@@ -73,8 +75,9 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
 {
     sync_entry c = {dup_or_null(e->table), dup_or_null(e->path), dup_or_null(e->hash),
                     dup_or_null(e->status), dup_or_null(e->reason), e->size, e->mtime_ns,
-                    e->round, e->rows};
-    if (!c.table || !c.path || !c.status || (e->hash && !c.hash) || (e->reason && !c.reason)) {
+                    e->round, e->rows, dup_or_null(e->config)};
+    if (!c.table || !c.path || !c.status || (e->hash && !c.hash) || (e->reason && !c.reason) ||
+        (e->config && !c.config)) {
         knut_sync__entry_reset(&c);
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
@@ -186,7 +189,7 @@ knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, k
     if (st == KNUT_OK)
         st = knut_duck_query(conn,
                              "SELECT \"table\", path, hash, status, reason, size, mtime, round, "
-                             "rows FROM _knut_sync_ledger ORDER BY \"table\", path",
+                             "rows, config FROM _knut_sync_ledger ORDER BY \"table\", path",
                              &s, err);
     if (st != KNUT_OK)
         goto cleanup;
@@ -213,6 +216,8 @@ knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, k
             e.mtime_ns = knut_arrow_view_get_int64(&v.children[6], i);
             e.round = knut_arrow_view_get_int64(&v.children[7], i);
             e.rows = knut_arrow_view_get_int64(&v.children[8], i);
+            if (st == KNUT_OK)
+                st = col_dup(&v.children[9], i, "config", &e.config, err);
             if (st == KNUT_OK)
                 st = mem_put(l, &e, err);
             knut_sync__entry_reset(&e);
@@ -378,7 +383,8 @@ static knut_status store_write(knut_duck_conn *conn, const sync_entry *e, size_t
     knut_duck_stmt *stmt = NULL;
     knut_status st = knut_duck_stmt_prepare(
         &stmt, conn,
-        "INSERT OR REPLACE INTO _knut_sync_ledger VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT OR REPLACE INTO _knut_sync_ledger (\"table\", path, size, mtime, hash, status, "
+        "reason, round, rows, config) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         err);
     for (size_t i = 0; i < n && st == KNUT_OK; i++) {
         const char *txt[] = {e[i].table, e[i].path};
@@ -401,6 +407,10 @@ static knut_status store_write(knut_duck_conn *conn, const sync_entry *e, size_t
             st = knut_duck_stmt_bind_int64(stmt, 8, e[i].round, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_bind_int64(stmt, 9, e[i].rows, err);
+        if (st == KNUT_OK)
+            st = e[i].config
+                     ? knut_duck_stmt_bind_text(stmt, 10, e[i].config, strlen(e[i].config), err)
+                     : knut_duck_stmt_bind_null(stmt, 10, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_exec(stmt, NULL, err);
     }

@@ -3,7 +3,9 @@
  * (an "entries" array in one document) and the Valkey ledger (one hash
  * value per entry). The format is what both have always written: an object
  * of exactly the keys table, path, size, mtime, hash, status, reason,
- * round, rows (hash and reason null when absent).
+ * round, rows (hash and reason null when absent), plus config, the table's
+ * config hash (null when unknown; optional on load, so entries written
+ * before it load).
  *
  * Decoding is strict, since a ledger decides which files are never read
  * again: every key must be there with its type and range, unknown keys are
@@ -20,8 +22,11 @@
 #define ENTRY_HASH_MAX 64
 
 static const char *const entry_keys[] = {"table", "path",   "size",  "mtime", "hash",
-                                         "status", "reason", "round", "rows"};
+                                         "status", "reason", "round", "rows",  "config"};
 #define N_ENTRY_KEYS (sizeof entry_keys / sizeof entry_keys[0])
+/* The keys every entry holds; "config" (the table's config hash) came
+ * later: an entry written before it loads with config NULL. */
+#define N_ENTRY_KEYS_REQUIRED 9
 
 void knut_sync__entry_reset(sync_entry *e)
 {
@@ -30,6 +35,7 @@ void knut_sync__entry_reset(sync_entry *e)
     free(e->hash);
     free(e->status);
     free(e->reason);
+    free(e->config);
     memset(e, 0, sizeof *e);
 }
 
@@ -49,10 +55,11 @@ static knut_status entry_check(const sync_entry *e, const char *where, knut_erro
     if (strcmp(e->status, "done") != 0 && strcmp(e->status, "failed") != 0 &&
         strcmp(e->status, SYNC_STATUS_REMOVED) != 0)
         return bad(err, where, "status", "must be \"done\", \"failed\" or \"removed\"");
-    if (e->hash) {
-        size_t n = strlen(e->hash);
-        if (n > ENTRY_HASH_MAX || strspn(e->hash, "0123456789abcdef") != n)
-            return bad(err, where, "hash", "must be null or at most 64 lowercase hex digits");
+    const char *hex[] = {e->hash, e->config}, *hex_key[] = {"hash", "config"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = hex[i] ? strlen(hex[i]) : 0;
+        if (hex[i] && (n > ENTRY_HASH_MAX || strspn(hex[i], "0123456789abcdef") != n))
+            return bad(err, where, hex_key[i], "must be null or at most 64 lowercase hex digits");
     }
     /* A tombstone (full snapshots) records the gone file's size as -1. */
     if (e->size < (strcmp(e->status, SYNC_STATUS_REMOVED) == 0 ? -1 : 0))
@@ -78,11 +85,11 @@ knut_status knut_sync__entry_encode(knut_buf *out, const sync_entry *e, const ch
         return st;
     /* json_pack refuses text that is not UTF-8 (the only way it fails but
      * for memory): a file name of other bytes cannot be in a JSON ledger. */
-    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I}", "table", e->table,
-                          "path", e->path, "size", (json_int_t)e->size, "mtime",
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I, s:s?}", "table",
+                          e->table, "path", e->path, "size", (json_int_t)e->size, "mtime",
                           (json_int_t)e->mtime_ns, "hash", e->hash, "status", e->status,
                           "reason", e->reason, "round", (json_int_t)e->round, "rows",
-                          (json_int_t)e->rows);
+                          (json_int_t)e->rows, "config", e->config);
     if (!o)
         return knut_error_set(err, KNUT_EINVAL,
                               "%s: cannot encode the entry of '%s' (not UTF-8?)", where, e->path);
@@ -140,7 +147,7 @@ knut_status knut_sync__entry_from_json(const struct json_t *o, const char *where
         if (i == N_ENTRY_KEYS)
             return bad(err, where, key, "is not an entry key");
     }
-    for (size_t i = 0; i < N_ENTRY_KEYS; i++)
+    for (size_t i = 0; i < N_ENTRY_KEYS_REQUIRED; i++)
         if (!json_object_get(o, entry_keys[i]))
             return bad(err, where, entry_keys[i], "is missing");
     knut_status st = KNUT_OK;
@@ -152,7 +159,9 @@ knut_status knut_sync__entry_from_json(const struct json_t *o, const char *where
         (st = get_int(o, "size", where, &e->size, err)) ||
         (st = get_int(o, "mtime", where, &e->mtime_ns, err)) ||
         (st = get_int(o, "round", where, &e->round, err)) ||
-        (st = get_int(o, "rows", where, &e->rows, err)) || (st = entry_check(e, where, err)))
+        (st = get_int(o, "rows", where, &e->rows, err)) ||
+        (json_object_get(o, "config") && (st = get_str(o, "config", 1, where, &e->config, err))) ||
+        (st = entry_check(e, where, err)))
         knut_sync__entry_reset(e);
     return st;
 }

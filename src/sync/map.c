@@ -8,8 +8,9 @@
  * other tables and stay). Each set is a DuckDB query on its own staging
  * connection (a stream stays readable only until its connection runs
  * something else). Within a round the last row of a key wins (ordered by
- * _knut_ord); in cdc mode upserts are INSERT/UPDATE_AFTER rows,
- * UPDATE_BEFORE rows are dropped, and the sink runs deletes after upserts.
+ * _knut_ord); in cdc mode each key's last event (sequence_by, then
+ * _knut_ord; UPDATE_BEFORE rows dropped) decides: an INSERT/UPDATE_AFTER
+ * upserts it, a DELETE deletes it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,22 +39,65 @@ static void sel_col(sel *s, const char *column, const char *as)
     s->n++;
 }
 
-/* FROM + WHERE + "last row of a key wins"; keys are batch columns. */
+static void key_list(knut_buf *q, const char *const *keys, size_t n_keys)
+{
+    for (size_t i = 0; i < n_keys; i++) {
+        if (i)
+            knut_buf_puts(q, ", ");
+        knut_duck_ident(q, keys[i]);
+    }
+}
+
+/*
+ * cdc: each key's last event in changelog order (sequence_by if set, then
+ * file, then row: _knut_ord), as a subquery of batch rows. UPDATE_BEFORE
+ * rows are the old image, not an event. The caller keeps the upserts
+ * (INSERT, UPDATE_AFTER) or the deletes of it, so a key is upserted or
+ * deleted, never both, and the sink's upserts-before-deletes order cannot
+ * turn a DELETE then INSERT into a delete, however files were batched.
+ */
+static void cdc_last_events(knut_buf *q, const knut_sync_table *t, const char *const *keys,
+                            size_t n_keys)
+{
+    knut_buf_puts(q, "(SELECT * FROM " BATCH " WHERE " KNUT_SYNC_CHANGE_COLUMN
+                     " <> 'UPDATE_BEFORE' QUALIFY row_number() OVER (PARTITION BY ");
+    key_list(q, keys, n_keys);
+    knut_buf_puts(q, " ORDER BY ");
+    if (t->sequence_by) {
+        knut_duck_ident(q, t->sequence_by);
+        knut_buf_puts(q, " DESC NULLS LAST, ");
+    }
+    knut_buf_puts(q, ORD " DESC) = 1)");
+}
+
+/* FROM + WHERE + "last row of a key wins"; keys are batch columns. In
+ * cdc mode the last event of each key, kept when it is an upsert. */
 static void sel_tail(sel *s, const knut_sync_table *t, const char *extra_where,
                      const char *const *keys, size_t n_keys)
 {
+    if (t->mode == KNUT_SYNC_MODE_CDC) {
+        knut_buf_puts(&s->sql, " FROM ");
+        cdc_last_events(&s->sql, t, keys, n_keys);
+        knut_buf_puts(&s->sql, " WHERE " UPSERT_ROWS);
+        if (extra_where)
+            knut_buf_printf(&s->sql, " AND %s", extra_where);
+        return;
+    }
     knut_buf_puts(&s->sql, " FROM " BATCH " WHERE true");
-    if (t->mode == KNUT_SYNC_MODE_CDC)
-        knut_buf_puts(&s->sql, " AND " UPSERT_ROWS);
     if (extra_where)
         knut_buf_printf(&s->sql, " AND %s", extra_where);
     knut_buf_puts(&s->sql, " QUALIFY row_number() OVER (PARTITION BY ");
-    for (size_t i = 0; i < n_keys; i++) {
-        if (i)
-            knut_buf_puts(&s->sql, ", ");
-        knut_duck_ident(&s->sql, keys[i]);
-    }
+    key_list(&s->sql, keys, n_keys);
     knut_buf_puts(&s->sql, " ORDER BY " ORD " DESC) = 1");
+}
+
+/* cdc: FROM + WHERE of a delete set: the keys whose last event is a DELETE. */
+static void sel_deletes(sel *s, const knut_sync_table *t, const char *const *keys,
+                        size_t n_keys)
+{
+    knut_buf_puts(&s->sql, " FROM ");
+    cdc_last_events(&s->sql, t, keys, n_keys);
+    knut_buf_puts(&s->sql, " WHERE " KNUT_SYNC_CHANGE_COLUMN " = 'DELETE'");
 }
 
 static int is_internal(const char *col)
@@ -199,20 +243,21 @@ static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut
     return st;
 }
 
-/* cdc: the keys of DELETE rows, distinct. */
-static knut_status delete_set(knut_duck_db *db, const knut_sync_vertex_step *v,
-                              knut_graph_mutation *m, knut_error *err)
+/* cdc: the keys whose last event is a DELETE (one row a key). */
+static knut_status delete_set(knut_duck_db *db, const knut_sync_table *t,
+                              const knut_sync_vertex_step *v, knut_graph_mutation *m,
+                              knut_error *err)
 {
     sel s = {KNUT_BUF_INIT, {0}, 0};
     knut_graph_delete_set ds = KNUT_GRAPH_DELETE_SET_INIT;
-    for (size_t k = 0; k < v->n_keys; k++)
+    const char *kc[64];
+    if (v->n_keys > 64)
+        return knut_error_set(err, KNUT_EINVAL, "label '%s': at most 64 keys", v->labels[0]);
+    for (size_t k = 0; k < v->n_keys; k++) {
         sel_col(&s, v->keys[k].column, v->keys[k].prop);
-    knut_buf_puts(&s.sql, " FROM " BATCH " WHERE " KNUT_SYNC_CHANGE_COLUMN " = 'DELETE'");
-    /* DISTINCT would need to sit after SELECT: wrap instead */
-    knut_buf q = KNUT_BUF_INIT;
-    knut_buf_printf(&q, "SELECT DISTINCT * FROM (%s)", s.sql.data ? s.sql.data : "");
-    knut_buf tmp = s.sql;
-    s.sql = q;
+        kc[k] = v->keys[k].column;
+    }
+    sel_deletes(&s, t, kc, v->n_keys);
     knut_status st = run(db, &s, &ds.stream, err);
     if (st == KNUT_OK) {
         ds.label = v->labels[0];
@@ -221,16 +266,17 @@ static knut_status delete_set(knut_duck_db *db, const knut_sync_vertex_step *v,
         st = knut_graph_mutation_add_delete_set(m, &ds, err);
     }
     knut_buf_reset(&s.sql);
-    knut_buf_reset(&tmp);
     return st;
 }
 
-/* cdc, edge-only table: the endpoint keys of DELETE rows, distinct. */
-static knut_status edge_delete_set(knut_duck_db *db, const knut_sync_edge_step *e,
-                                   knut_graph_mutation *m, knut_error *err)
+/* cdc, edge-only table: the endpoint keys of the edges whose last event
+ * is a DELETE. */
+static knut_status edge_delete_set(knut_duck_db *db, const knut_sync_table *t,
+                                   const knut_sync_edge_step *e, knut_graph_mutation *m,
+                                   knut_error *err)
 {
     sel s = {KNUT_BUF_INIT, {0}, 0};
-    knut_buf q = KNUT_BUF_INIT;
+    const char *kc[32];
     knut_graph_edge_delete_set ds = KNUT_GRAPH_EDGE_DELETE_SET_INIT;
     char names[2][16][24];
     const char *skeys[16], *dkeys[16];
@@ -246,10 +292,11 @@ static knut_status edge_delete_set(knut_duck_db *db, const knut_sync_edge_step *
         sel_col(&s, e->to.keys[k].column, names[1][k]);
         dkeys[k] = e->to.keys[k].prop;
     }
-    knut_buf_puts(&s.sql, " FROM " BATCH " WHERE " KNUT_SYNC_CHANGE_COLUMN " = 'DELETE'");
-    knut_buf_printf(&q, "SELECT DISTINCT * FROM (%s)", s.sql.data ? s.sql.data : "");
-    knut_buf_reset(&s.sql);
-    s.sql = q; /* run checks it (and its size) */
+    for (size_t k = 0; k < e->from.n_keys; k++)
+        kc[k] = e->from.keys[k].column;
+    for (size_t k = 0; k < e->to.n_keys; k++)
+        kc[e->from.n_keys + k] = e->to.keys[k].column;
+    sel_deletes(&s, t, kc, e->from.n_keys + e->to.n_keys);
     knut_status st = run(db, &s, &ds.stream, err);
     if (st == KNUT_OK) {
         ds.type = e->type;
@@ -282,13 +329,13 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
     for (size_t i = 0; st == KNUT_OK && i < t->n_fk_edges; i++)
         st = fk_set(db, t, &t->fk_edges[i], m, err);
     for (size_t i = 0; st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC && i < t->n_vertices; i++)
-        st = delete_set(db, &t->vertices[i], m, err);
+        st = delete_set(db, t, &t->vertices[i], m, err);
     /* With a vertex step, deleting the vertex already takes its edges;
      * without one the row is the edge, and only the edge goes. */
     for (size_t i = 0; st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC && t->n_vertices == 0 &&
                        i < t->n_edges;
          i++)
-        st = edge_delete_set(db, &t->edges[i], m, err);
+        st = edge_delete_set(db, t, &t->edges[i], m, err);
     knut_sync__names_reset(&cols);
     if (st != KNUT_OK) {
         knut_graph_mutation_free(m);

@@ -22,12 +22,13 @@
  * the staging engine holds a bounded number of files. */
 #define SYNC_MAX_FILES_PER_ROUND 64
 
-static knut_status entry_fill(sync_entry *e, const char *table, const sync_file *f,
-                              const char *status, const char *reason, int64_t round,
-                              int64_t rows)
+static knut_status entry_fill(sync_entry *e, const knut_sync *s, const knut_sync_table *t,
+                              const sync_file *f, const char *status, const char *reason,
+                              int64_t round, int64_t rows)
 {
     memset(e, 0, sizeof *e);
-    e->table = (char *)table;
+    e->table = (char *)t->name;
+    e->config = (char *)knut_sync__config_hash(s, t); /* a config fix retries failures */
     e->path = f->path;
     e->hash = (char *)f->hash;
     e->status = (char *)status;
@@ -69,23 +70,47 @@ static void log_table(const knut_sync *s, const knut_sync_table *t, const table_
                       error ? "failed" : "synced");
 }
 
-/* Finds the table's files to stage this round (fills cand, ts->pending). */
+/* 1 when an unchanged entry must be read again: a failure recorded under
+ * another config of the table (a fixed mapping or SQL step). */
+static int config_retry(const knut_sync *s, const knut_sync_table *t, const sync_entry *e)
+{
+    return strcmp(e->status, "failed") == 0 && e->config &&
+           strcmp(e->config, knut_sync__config_hash(s, t)) != 0;
+}
+
+/*
+ * Finds the table's files to stage this round (fills cand, ts->pending).
+ * A cdc table's files are a changelog (cdc_order.c): the first file that
+ * is not done (still being written, failed, past the per-round cap) holds
+ * back every later one, and a new or changed file that sorts before a done
+ * one is refused rather than replayed on top of newer state.
+ */
 static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
                         size_t *cand, size_t *n_cand, table_stats *ts, knut_error *err)
 {
+    int cdc = t->mode == KNUT_SYNC_MODE_CDC, held = 0;
+    size_t done_end = cdc ? knut_sync__cdc_done_end(&s->ledger, t, files) : 0;
     *n_cand = 0;
     for (size_t i = 0; i < files->n; i++) {
         sync_file *f = &files->items[i];
         sync_entry *e = knut_sync__ledger_find(&s->ledger, t->name, f->path);
-        if (e && e->size == f->size && e->mtime_ns == f->mtime_ns)
+        int retry = e && config_retry(s, t, e);
+        if (e && e->size == f->size && e->mtime_ns == f->mtime_ns && !retry) {
+            held |= cdc && strcmp(e->status, "done") != 0; /* failed: the rest wait */
             continue; /* done or failed, unchanged */
+        }
+        if (held) {
+            ts->pending++; /* cdc: an earlier file of the changelog is not done */
+            continue;
+        }
         int stable = 0;
         knut_error herr = KNUT_ERROR_INIT;
         if (knut_sync__file_hash(f, &stable, &herr) != KNUT_OK || !stable) {
             ts->pending++; /* vanished or still growing: look again next round */
+            held = cdc;
             continue;
         }
-        if (e && e->hash && strcmp(e->hash, f->hash) == 0) {
+        if (e && !retry && e->hash && strcmp(e->hash, f->hash) == 0) {
             /* touched, same bytes: remember the new mtime, nothing to redo */
             sync_entry ne = *e;
             ne.size = f->size;
@@ -93,6 +118,16 @@ static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *
             knut_status st = knut_sync__ledger_record(&s->ledger, &ne, 1, err);
             if (st != KNUT_OK)
                 return st;
+            continue;
+        }
+        if (cdc && i < done_end) { /* behind the changelog's applied end */
+            sync_entry fe;
+            entry_fill(&fe, s, t, f, "failed", NULL, s->round, 0);
+            knut_status st = knut_sync__cdc_refuse(&s->ledger, &fe, files, done_end, err);
+            if (st != KNUT_OK)
+                return st;
+            ts->failed++;
+            held = 1;
             continue;
         }
         if (*n_cand == SYNC_MAX_FILES_PER_ROUND) {
@@ -130,18 +165,24 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     knut_graph_mutation *m = NULL;
     knut_graph_sink_stats sst = {0};
     knut_status st = KNUT_OK;
+    int cdc = t->mode == KNUT_SYNC_MODE_CDC, held = 0;
     for (size_t i = 0; st == KNUT_OK && i < n; i++) {
         sync_file *f = &files->items[cand[i]];
         int64_t rows = 0;
         knut_error ferr = KNUT_ERROR_INIT;
+        if (held) {
+            ts->pending++; /* cdc: an earlier file of the changelog failed or vanished */
+            continue;
+        }
         knut_status fst = knut_sync__stage_file(s->stage, t, f, (int)i, &rows, &ferr);
+        held = cdc && fst != KNUT_OK;
         if (fst == KNUT_ENOTFOUND) {
             ts->pending++; /* vanished after the listing: gone, or back next round */
             continue;
         }
         if (fst != KNUT_OK) {
             sync_entry e;
-            entry_fill(&e, t->name, f, "failed", ferr.message, s->round, 0);
+            entry_fill(&e, s, t, f, "failed", ferr.message, s->round, 0);
             knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,
                           (knut_log_field[]){KNUT_LF_INT("round", s->round),
                                              KNUT_LF_STR("table", t->name),
@@ -152,7 +193,7 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
             ts->failed++;
             continue;
         }
-        entry_fill(&done[n_good], t->name, f, "done", NULL, s->round, rows);
+        entry_fill(&done[n_good], s, t, f, "done", NULL, s->round, rows);
         good_pos[n_good] = cand[i];
         good_idx[n_good++] = (int)i;
         rows_total += rows;
@@ -185,8 +226,14 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         KNUT_LOG(KNUT_LOG_WARN, SYNC_LOG, "table %s: %s; retrying its %zu files one by one",
                  t->name, err ? err->message : "data error", n_good);
         st = KNUT_OK;
-        for (size_t i = 0; i < n_good && st == KNUT_OK; i++)
+        for (size_t i = 0; i < n_good && st == KNUT_OK; i++) {
+            int64_t bad = ts->failed + ts->pending;
             st = apply_files(s, t, files, &good_pos[i], 1, ts, err);
+            if (cdc && ts->failed + ts->pending > bad) { /* a changelog stops at it */
+                ts->pending += (int64_t)(n_good - i - 1);
+                break;
+            }
+        }
     } else if (st == KNUT_EINVAL) {
         char reason[KNUT_ERROR_MSG_MAX];
         snprintf(reason, sizeof reason, "%s", err ? err->message : "data error");
@@ -232,23 +279,58 @@ static knut_status table_round(knut_sync *s, const knut_sync_table *t, table_sta
     return st;
 }
 
+/* 1 (and a log record naming the table waited for) when a table table i
+ * depends on failed, was skipped or was held back in this round: its edges
+ * could meet missing endpoints, be skipped, and its files be recorded done. */
+static int hold_back(const knut_sync *s, size_t i)
+{
+    size_t u = knut_sync__order_waits_for(&s->order, i);
+    if (u == s->order.n)
+        return 0;
+    static const char *const why[] = {
+        [SYNC_TABLE_FAILED] = "failed",
+        [SYNC_TABLE_SKIPPED] = "was skipped (another instance holds its lease)",
+        [SYNC_TABLE_HELD] = "was held back"};
+    char reason[512];
+    snprintf(reason, sizeof reason,
+             "its edges need the vertices of table '%s', which %s this round; its files wait "
+             "for the next round",
+             s->cfg->tables[u].name, why[s->order.state[u]]);
+    knut_log_emit(KNUT_LOG_INFO, SYNC_LOG,
+                  (knut_log_field[]){KNUT_LF_INT("round", s->round),
+                                     KNUT_LF_STR("table", s->cfg->tables[i].name),
+                                     KNUT_LF_STR("waits_for", s->cfg->tables[u].name),
+                                     KNUT_LF_STR("reason", reason)},
+                  4, "table held back");
+    return 1;
+}
+
 knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s && out && s->sink);
     memset(out, 0, sizeof *out);
     int64_t t0 = knut_clock_mono_ns();
     out->round = ++s->round;
-    for (size_t i = 0; i < s->cfg->n_tables; i++) {
+    knut_sync__order_round_begin(&s->order);
+    for (size_t k = 0; k < s->cfg->n_tables; k++) {
+        size_t i = s->order.idx[k]; /* order.c: endpoint tables before edge tables */
         const knut_sync_table *t = &s->cfg->tables[i];
         table_stats ts = {0};
         knut_error terr = KNUT_ERROR_INIT;
         int64_t t1 = knut_clock_mono_ns();
+        if (hold_back(s, i)) {
+            s->order.state[i] = SYNC_TABLE_HELD; /* its files stay pending */
+            continue;
+        }
         int skip = 0; /* shared ledger: the table's lease, or skip it */
         knut_status st = s->valkey ? knut_sync__valkey_table_begin(s->valkey, &s->ledger,
                                                                    t->name, &skip, &terr)
                                    : KNUT_OK;
-        if (st == KNUT_OK && skip)
-            continue; /* another instance works on it (logged) */
+        if (st == KNUT_OK && skip) {
+            s->order.state[i] = SYNC_TABLE_SKIPPED; /* its dependents wait (logged) */
+            continue;
+        }
+        s->order.state[i] = st == KNUT_OK ? SYNC_TABLE_RAN : SYNC_TABLE_FAILED;
         if (st == KNUT_OK) {
             /* a commit whose outcome was not seen is undone first (ledger_falkor.c) */
             st = knut_sync__ledger_recover(s, t->name, &terr);
@@ -259,8 +341,10 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         }
         int64_t dur_us = (knut_clock_mono_ns() - t1) / 1000;
         log_table(s, t, &ts, dur_us, st != KNUT_OK ? terr.message : NULL);
-        if (st != KNUT_OK)
+        if (st != KNUT_OK) {
             ts.apply_failed = 1;
+            s->order.state[i] = SYNC_TABLE_FAILED;
+        }
         sync_table_result res = {t, s->round, ts.files, ts.failed, ts.pending, ts.rows,
                                  ts.sink.vertices_written, ts.sink.edges_written,
                                  ts.sink.vertices_deleted, dur_us, !ts.apply_failed,

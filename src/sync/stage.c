@@ -119,6 +119,8 @@ static knut_status check_mapping(knut_duck_conn *c, const knut_sync_table *t, co
         return st;
     if (t->mode == KNUT_SYNC_MODE_CDC)
         st = need_col(&cols, KNUT_SYNC_CHANGE_COLUMN, t->node, err);
+    if (st == KNUT_OK && t->sequence_by) /* cdc: the events' order */
+        st = need_col(&cols, t->sequence_by, knut_conf_get(t->node, "sequence_by"), err);
     /* keys[] of every step, then properties (keys must also be non-null) */
     for (size_t i = 0; st == KNUT_OK && i < t->n_vertices; i++) {
         const knut_sync_vertex_step *v = &t->vertices[i];

@@ -137,6 +137,8 @@ cleanup:
         if (st == KNUT_OK && opts->metrics_file && !(s->metrics_file = strdup(opts->metrics_file)))
             st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
+    if (st == KNUT_OK && !opts->status_only) /* order.c: endpoints' tables first */
+        st = knut_sync__order_build(&s->order, cfg, err);
     if (st == KNUT_OK && !opts->status_only)
         st = knut_sync__assets_open(&s->assets, cfg, opts, s->metrics, err);
     if (st == KNUT_OK && opts->metrics_addr && !opts->status_only)
@@ -171,6 +173,7 @@ void knut_sync_close(knut_sync *s)
     knut_sync__stage_close(s->stage, s->stage_spill);
     knut_sync__ledger_reset(&s->ledger);
     knut_sync__valkey_close(s->valkey); /* releases a lease still held */
+    knut_sync__order_reset(&s->order);
     free(s);
 }
 

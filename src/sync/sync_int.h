@@ -11,6 +11,7 @@
 #include "knut/duck.h"
 #include "knut/graph.h"
 #include "knut/sync.h"
+#include "order_int.h"
 
 #define SYNC_LOG "sync"
 /* Default FalkorDB socket timeout of a sync: long enough for any one batch
@@ -54,6 +55,7 @@ knut_status knut_sync__file_hash(sync_file *f, int *stable, knut_error *err);
 typedef struct sync_entry {
     char *table, *path, *hash, *status, *reason;
     int64_t size, mtime_ns, round, rows;
+    char *config; /* the table's config hash when recorded (table_hash.c); NULL: unknown */
 } sync_entry;
 
 /* ---- ledger_entry.c: one entry as JSON, for the file and Valkey ledgers ---- */
@@ -64,8 +66,8 @@ typedef struct sync_entry {
 struct json_t;
 /*
  * The entry as one compact JSON object of exactly the keys table, path,
- * size, mtime, hash, status, reason, round, rows (hash, reason: null when
- * NULL). out is cleared first. The decoder's rules are checked first, so
+ * size, mtime, hash, status, reason, round, rows, config (hash, reason,
+ * config: null when NULL; config is optional on load: older entries). out is cleared first. The decoder's rules are checked first, so
  * nothing is written that would not load: EPARSE naming the key, EINVAL for
  * text that is not UTF-8, ETOOBIG past SYNC_ENTRY_MAX. where names the
  * ledger and the entry in messages ("ledger FILE, entry 3").
@@ -321,6 +323,7 @@ struct knut_sync {
     char *stage_spill;         /* its spill directory */
     sync_ledger ledger;
     int64_t round;
+    sync_order order; /* order.c: the tables' order in a round */
 };
 
 #endif

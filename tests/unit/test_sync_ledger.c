@@ -23,7 +23,7 @@ static void put(sync_ledger *l, const char *table, int i, const char *status)
 {
     char path[64];
     snprintf(path, sizeof path, "/drops/%s/part-%05d.parquet", table, i);
-    sync_entry e = {(char *)table, path, "ab12", (char *)status, NULL, i, i, 1, i};
+    sync_entry e = {(char *)table, path, "ab12", (char *)status, NULL, i, i, 1, i, NULL};
     knut_error err = KNUT_ERROR_INIT;
     assert_int_equal(knut_sync__ledger_remember(l, &e, 1, &err), KNUT_OK);
 }
@@ -79,7 +79,7 @@ static void test_file_roundtrip(void **state)
     knut_error err = KNUT_ERROR_INIT;
     sync_ledger l = {0};
     assert_int_equal(knut_sync__ledger_open_file(&l, file, &err), KNUT_OK);
-    sync_entry e = {"people", "/d/a.csv", (char *)sha, "done", NULL, 10, 20, 3, 4};
+    sync_entry e = {"people", "/d/a.csv", (char *)sha, "done", NULL, 10, 20, 3, 4, NULL};
     assert_int_equal(knut_sync__ledger_write(&l, NULL, &e, 1, &err), KNUT_OK);
     assert_int_equal(knut_sync__ledger_remember(&l, &e, 1, &err), KNUT_OK);
     knut_sync__ledger_reset(&l);

@@ -51,16 +51,16 @@ static void test_roundtrip(void **state)
     (void)state;
     sync_entry done = {"people", "/drops/people/part-0001.parquet",
                        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "done",
-                       NULL, 1234, INT64_C(1796064630050896231), 7, 10};
+                       NULL, 1234, INT64_C(1796064630050896231), 7, 10, NULL};
     roundtrip(&done);
     sync_entry failed = {"t\"x", "/d/\xc3\xa9t\xc3\xa9 \"q\"\\n.csv", NULL, "failed",
-                         "row 3, column 'id': \"x\" is not an integer", 0, -5, INT64_MAX, 0};
+                         "row 3, column 'id': \"x\" is not an integer", 0, -5, INT64_MAX, 0, NULL};
     roundtrip(&failed);
     sync_entry removed = {"t", "p", "", SYNC_STATUS_REMOVED, NULL, INT64_MAX, INT64_MIN, 0,
-                          INT64_MAX};
+                          INT64_MAX, NULL};
     roundtrip(&removed);
     /* a tombstone as full snapshots write it: no hash, size and mtime -1 */
-    sync_entry tomb = {"t", "p", NULL, SYNC_STATUS_REMOVED, NULL, -1, -1, 5, 0};
+    sync_entry tomb = {"t", "p", NULL, SYNC_STATUS_REMOVED, NULL, -1, -1, 5, 0, NULL};
     roundtrip(&tomb);
 }
 
@@ -85,7 +85,7 @@ static void test_existing_format(void **state)
         knut_sync__entry_reset(&e);
     }
     /* what the encoder writes is that same format, key for key */
-    sync_entry e = {"people", "a/b.csv", "00ff", "done", NULL, 10, 20, 3, 4};
+    sync_entry e = {"people", "a/b.csv", "00ff", "done", NULL, 10, 20, 3, 4, NULL};
     knut_buf b = KNUT_BUF_INIT;
     knut_error err = KNUT_ERROR_INIT;
     assert_int_equal(knut_sync__entry_encode(&b, &e, WHERE, &err), KNUT_OK);
@@ -163,7 +163,7 @@ static void test_oversize(void **state)
 
     /* a reason past the cap is refused before anything is written */
     memset(big, 'r', n);
-    sync_entry r = {"t", "p", NULL, "failed", big, 0, 0, 1, 0};
+    sync_entry r = {"t", "p", NULL, "failed", big, 0, 0, 1, 0, NULL};
     knut_buf b = KNUT_BUF_INIT;
     assert_int_equal(knut_sync__entry_encode(&b, &r, WHERE, &err), KNUT_ETOOBIG);
     assert_int_equal(b.len, 0);
@@ -180,12 +180,12 @@ static void test_encode_refused(void **state)
 {
     (void)state;
     const sync_entry bad[] = {
-        {"t", "p", NULL, "pending", NULL, 0, 0, 1, 0},
-        {"t", "", NULL, "done", NULL, 0, 0, 1, 0},
-        {NULL, "p", NULL, "done", NULL, 0, 0, 1, 0},
-        {"t", "p", "xyz", "done", NULL, 0, 0, 1, 0},
-        {"t", "p", NULL, "done", NULL, -1, 0, 1, 0},
-        {"t", "/d/\xff\xfe.csv", NULL, "done", NULL, 0, 0, 1, 0}, /* not UTF-8 */
+        {"t", "p", NULL, "pending", NULL, 0, 0, 1, 0, NULL},
+        {"t", "", NULL, "done", NULL, 0, 0, 1, 0, NULL},
+        {NULL, "p", NULL, "done", NULL, 0, 0, 1, 0, NULL},
+        {"t", "p", "xyz", "done", NULL, 0, 0, 1, 0, NULL},
+        {"t", "p", NULL, "done", NULL, -1, 0, 1, 0, NULL},
+        {"t", "/d/\xff\xfe.csv", NULL, "done", NULL, 0, 0, 1, 0, NULL}, /* not UTF-8 */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         knut_buf b = KNUT_BUF_INIT;
@@ -226,7 +226,7 @@ static void test_file_ledger_compat(void **state)
     assert_string_equal(got->hash, "ab12");
     assert_int_equal(got->rows, 4);
     /* rewritten by the codec, it loads back the same */
-    sync_entry add = {"people", "/d/b.csv", NULL, "failed", "row 1: bad", 5, 6, 4, 0};
+    sync_entry add = {"people", "/d/b.csv", NULL, "failed", "row 1: bad", 5, 6, 4, 0, NULL};
     assert_int_equal(knut_sync__ledger_write(&l, NULL, &add, 1, &err), KNUT_OK);
     knut_sync__ledger_reset(&l);
     assert_int_equal(knut_sync__ledger_open_file(&l, file, &err), KNUT_OK);
