@@ -2,8 +2,8 @@
  * A cdc table's files are one changelog, taken strictly in name order:
  * round.c's pick stops at the first file that is not done (still being
  * written, failed, past the per-round cap), so no later event overtakes an
- * earlier one. A file that turns up, or changes, behind the last file
- * already applied cannot be put in its place any more: replaying it would
+ * earlier one. An applied file that changes behind a later applied one
+ * cannot be put in its place any more: replaying it would
  * lay old events over newer state. It is refused here, recorded failed
  * with a reason naming the file it sorts before, and holds the rest back
  * like any failed file until it is removed, renamed to sort after the
@@ -31,9 +31,9 @@ knut_status knut_sync__cdc_refuse(sync_ledger *l, sync_entry *e, const sync_file
 {
     char reason[1024];
     snprintf(reason, sizeof reason,
-             "changelog out of order: this file is new or changed, but the later file %s is "
-             "already applied; replaying it would put older events over newer state (remove it, "
-             "rename it to sort after %s, or skip it: knut sync retry --skip)",
+             "changelog out of order: this file changed after the later file %s was applied; "
+             "replaying it would put older events over newer state (put it back, rename it to "
+             "sort after %s, or skip it: knut sync retry --skip)",
              files->items[done_end - 1].path, files->items[done_end - 1].path);
     e->reason = reason;
     knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,

@@ -51,7 +51,7 @@ struct sync_ledger;
 struct sync_file_list;
 struct sync_entry;
 /* One past the last file of files (sorted) that t's ledger records done;
- * 0 when none is. A new or changed file before it is out of order. */
+ * 0 when none is. A recorded file that changed before it is out of order. */
 size_t knut_sync__cdc_done_end(struct sync_ledger *l, const knut_sync_table *t,
                                const struct sync_file_list *files);
 /* Records e (a failed entry of a file before done_end) with the reason

@@ -82,7 +82,7 @@ static int config_retry(const knut_sync *s, const knut_sync_table *t, const sync
  * Finds the table's files to stage this round (fills cand, ts->pending).
  * A cdc table's files are a changelog (cdc_order.c): the first file that
  * is not done (still being written, failed, past the per-round cap) holds
- * back every later one, and a new or changed file that sorts before a done
+ * back every later one, and a done file that changed behind a later done
  * one is refused rather than replayed on top of newer state.
  */
 static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
@@ -120,7 +120,8 @@ static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *
                 return st;
             continue;
         }
-        if (cdc && i < done_end) { /* behind the changelog's applied end */
+        if (cdc && e && strcmp(e->status, "done") == 0 && i + 1 < done_end) {
+            /* an applied file rewritten behind a later applied one */
             sync_entry fe;
             entry_fill(&fe, s, t, f, "failed", NULL, s->round, 0);
             knut_status st = knut_sync__cdc_refuse(&s->ledger, &fe, files, done_end, err);
