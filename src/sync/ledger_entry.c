@@ -4,7 +4,7 @@
  * value per entry). The format is what both have always written: an object
  * of exactly the keys table, path, size, mtime, hash, status, reason,
  * round, rows (hash and reason null when absent), plus config, the table's
- * config hash (null when unknown; optional on load, so entries written
+ * config hash (written when known; optional on load, so entries written
  * before it load).
  *
  * Decoding is strict, since a ledger decides which files are never read
@@ -85,11 +85,16 @@ knut_status knut_sync__entry_encode(knut_buf *out, const sync_entry *e, const ch
         return st;
     /* json_pack refuses text that is not UTF-8 (the only way it fails but
      * for memory): a file name of other bytes cannot be in a JSON ledger. */
-    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I, s:s?}", "table",
-                          e->table, "path", e->path, "size", (json_int_t)e->size, "mtime",
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:s?, s:s, s:s?, s:I, s:I}", "table", e->table,
+                          "path", e->path, "size", (json_int_t)e->size, "mtime",
                           (json_int_t)e->mtime_ns, "hash", e->hash, "status", e->status,
                           "reason", e->reason, "round", (json_int_t)e->round, "rows",
-                          (json_int_t)e->rows, "config", e->config);
+                          (json_int_t)e->rows);
+    /* config only when known: an entry without it reads as it always did */
+    if (o && e->config && json_object_set_new(o, "config", json_string(e->config)) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
     if (!o)
         return knut_error_set(err, KNUT_EINVAL,
                               "%s: cannot encode the entry of '%s' (not UTF-8?)", where, e->path);

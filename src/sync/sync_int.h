@@ -66,8 +66,8 @@ typedef struct sync_entry {
 struct json_t;
 /*
  * The entry as one compact JSON object of exactly the keys table, path,
- * size, mtime, hash, status, reason, round, rows, config (hash, reason,
- * config: null when NULL; config is optional on load: older entries). out is cleared first. The decoder's rules are checked first, so
+ * size, mtime, hash, status, reason, round, rows (hash, reason: null when
+ * NULL), and config when it is not NULL (optional on load: older entries). out is cleared first. The decoder's rules are checked first, so
  * nothing is written that would not load: EPARSE naming the key, EINVAL for
  * text that is not UTF-8, ETOOBIG past SYNC_ENTRY_MAX. where names the
  * ledger and the entry in messages ("ledger FILE, entry 3").
