@@ -187,13 +187,16 @@ typedef struct knut_sync_round_stats {
 } knut_sync_round_stats;
 
 /*
- * One round over every table. Bad files are recorded failed and do not
- * fail the round's return value; a table whose apply fails is logged and
- * counted in tables_failed, and ends the round (later tables, which may
- * hold edges to its vertices, wait for the next round). Returns an
- * error only when the round could not run at all (the ledger or the sink
- * failed outside a table, KNUT_ENOMEM). Logs one JSON record per table
- * and one per round (target "sync"). out (may be NULL) gets the counts.
+ * One round over every table, in the order derived from the mapping
+ * (tables writing edges after the tables of their endpoint labels; a table
+ * whose dependency failed or was skipped is held back). Bad files are
+ * recorded failed and do not fail the round's return value; a table whose
+ * apply fails is logged and counted in tables_failed, and ends the round
+ * (later tables, which may hold edges to its vertices, wait for the next
+ * round). Returns an error only when the round could not run at all (the
+ * ledger or the sink failed outside a table, KNUT_ENOMEM). Logs one JSON
+ * record per table and one per round (target "sync"). out (may be NULL)
+ * gets the counts.
  */
 KNUT_EXTERN knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err);
 

@@ -1,8 +1,9 @@
 /*
- * `knut sync` (the main job) and `knut sync status`: loads the mapping
- * config, opens the sink + ledger through the sync part, installs the
- * SIGINT/SIGTERM handlers and runs the round loop (or one round), or
- * prints the ledger's view of every table.
+ * `knut sync` (the main job), `knut sync status` and `knut sync retry`:
+ * loads the mapping config, opens the sink + ledger through the sync part,
+ * installs the SIGINT/SIGTERM handlers and runs the round loop (or one
+ * round), or prints the ledger's view of every table, or re-queues (skips)
+ * failed files in the ledger.
  */
 #include "cli.h"
 

@@ -1,5 +1,7 @@
 /*
- * Rounds and the round loop. A round visits every table: it finds files
+ * Rounds and the round loop. A round visits every table, in the order of
+ * order.c (edge tables after the tables of their endpoints; one held back
+ * when a table it needs did not run), and per table finds files
  * that are new or changed since the ledger recorded them (size/mtime,
  * then the content hash), skips files still being written, stages each
  * file (a bad one is recorded failed with its reason, outside any
