@@ -98,22 +98,14 @@ def status(run_knut, lake, *args, cfg="sync.yml"):
 
 # ---- the table order: edges after the tables of their endpoint labels ----
 
-EDGES_FIRST = """\
-store: graph.duckdb
-tables:
-  employment:                      # listed first, but needs Person and Company
-    path: employment.csv
-    edges:
-      - type: WORKS_AT
-        from: {label: Person, keys: {id: person_id}}
-        to: {label: Company, keys: {id: company_id}}
-  people:
-    path: people.csv
-    vertices: [{labels: [Person], keys: [id]}]
-  companies:
-    path: companies.csv
-    vertices: [{labels: [Company], keys: [id]}]
-"""
+# config pieces: the vertex tables and the WORKS_AT edge step
+PEOPLE = "  people:\n    path: people.csv\n    vertices: [{labels: [Person], keys: [id]}]\n"
+COMPANIES = "  companies:\n    path: companies.csv\n    vertices: [{labels: [Company], keys: [id]}]\n"
+WORKS_AT = ("    edges: [{type: WORKS_AT, from: {label: Person, keys: {id: person_id}},\n"
+            "             to: {label: Company, keys: {id: company_id}}}]\n")
+EMPLOYMENT = "  employment:\n    path: employment.csv\n" + WORKS_AT
+# employment listed first, but it needs Person and Company
+EDGES_FIRST = "store: graph.duckdb\ntables:\n" + EMPLOYMENT + PEOPLE + COMPANIES
 
 
 def test_edges_wait_for_their_endpoint_tables(run_knut, sink):
@@ -152,24 +144,8 @@ tables:
     assert len(cyc) == 1 and "'a', 'b'" in cyc[0]["msg"], r.stderr
 
 
-SHARED = """\
-tables:
-  people:
-    path: people.csv
-    vertices: [{labels: [Person], keys: [id]}]
-  companies:
-    path: companies.csv
-    vertices: [{labels: [Company], keys: [id]}]
-  employment:
-    path: employment.csv
-    edges:
-      - type: WORKS_AT
-        from: {label: Person, keys: {id: person_id}}
-        to: {label: Company, keys: {id: company_id}}
-  tags:
-    path: tags.csv
-    vertices: [{labels: [Tag], keys: [id]}]
-"""
+SHARED = ("tables:\n" + PEOPLE + COMPANIES + EMPLOYMENT
+          + "  tags:\n    path: tags.csv\n    vertices: [{labels: [Tag], keys: [id]}]\n")
 
 
 def test_skipped_table_holds_back_its_dependents(run_knut, valkey, falkordb, tmp_path):
@@ -257,26 +233,10 @@ def test_cdc_changelog_files_in_order(run_knut, tmp_path):
 
 # ---- cdc: each key's last event within a round ----
 
-CDC_BOTH = """\
-store: graph.duckdb
-tables:
-  companies:
-    path: companies.csv
-    vertices: [{labels: [Company], keys: [id]}]
-  people:
-    path: people/
-    format: csv
-    mode: cdc
-    vertices: [{labels: [Person], keys: [id]}]
-  jobs:
-    path: jobs/
-    format: csv
-    mode: cdc
-    edges:
-      - type: WORKS_AT
-        from: {label: Person, keys: {id: person_id}}
-        to: {label: Company, keys: {id: company_id}}
-"""
+CDC_BOTH = ("store: graph.duckdb\ntables:\n" + COMPANIES
+            + "  people:\n    path: people/\n    format: csv\n    mode: cdc\n"
+            "    vertices: [{labels: [Person], keys: [id]}]\n"
+            "  jobs:\n    path: jobs/\n    format: csv\n    mode: cdc\n" + WORKS_AT)
 
 
 def test_cdc_last_event_wins(run_knut, sink):
