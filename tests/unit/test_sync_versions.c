@@ -2,7 +2,7 @@
  * Versioned option structs: every entry point that takes one refuses an
  * unknown version with KNUT_EINVAL before it does anything (the entry
  * points whose own tests do not cover it: graph loading, store export,
- * sync open and run). The sync part sits on top of the others, so its
+ * sync open, run and retry). The sync part sits on top of the others, so its
  * test can reach them all.
  */
 #include <setjmp.h>
@@ -72,6 +72,16 @@ static void test_sync_open_and_run_refuse_unknown_versions(void **state)
     ro.once = 1;
     ro.version = 99;
     EXPECT_VERSION_REFUSED(knut_sync_run(s, &ro, NULL, &err), err);
+
+    knut_sync_retry_options rto = KNUT_SYNC_RETRY_OPTIONS_INIT;
+    int64_t n = 0;
+    rto.version = 99;
+    EXPECT_VERSION_REFUSED(knut_sync_retry(s, &rto, &n, &err), err);
+    rto.version = KNUT_SYNC_RETRY_OPTIONS_VERSION;
+    assert_int_equal(KNUT_OK, knut_sync_retry(s, &rto, &n, &err));
+    assert_int_equal(n, 0); /* nothing failed yet */
+    rto.table = "nope";
+    assert_int_equal(KNUT_ENOTFOUND, knut_sync_retry(s, &rto, &n, &err));
 
     knut_sync_close(s);
     knut_sync_config_free(cfg);
