@@ -323,7 +323,10 @@ def test_load_mapping_progress_json_lines_and_bar(knut, tmp_path):
     r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
                         "--db", str(tmp_path / "g.duckdb")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    logs = jsonl(r.stderr)
+    # the load's progress records (the store may warn too: employment runs
+    # after people_changes, whose deleted Ken leaves one edge without its
+    # endpoint; docs/sync.md, the ordering contract)
+    logs = [x for x in jsonl(r.stderr) if x.get("target") == "load"]
     assert [x["msg"] for x in logs][-1] == "done" and logs[0]["msg"] == "round loaded"
     rounds = [x for x in logs if x["msg"] == "round loaded"]
     assert rounds[-1]["files"] == rounds[-1]["files_total"] == 4
