@@ -32,8 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (!same_str(e.table, back.table) || !same_str(e.path, back.path) ||
         !same_str(e.hash, back.hash) || !same_str(e.status, back.status) ||
-        !same_str(e.reason, back.reason) || e.size != back.size ||
-        e.mtime_ns != back.mtime_ns || e.round != back.round || e.rows != back.rows)
+        !same_str(e.reason, back.reason) || !same_str(e.config, back.config) ||
+        e.size != back.size || e.mtime_ns != back.mtime_ns || e.round != back.round ||
+        e.rows != back.rows)
         abort();
     knut_sync__entry_reset(&back);
     knut_sync__entry_reset(&e);
