@@ -118,7 +118,8 @@ static void test_store_reads_long_rows_whole(void **state)
     char *reason = long_text('r', 9000);
     sync_ledger l = {0};
     assert_int_equal(knut_sync__ledger_open_store(&l, conn, &err), KNUT_OK);
-    sync_entry e = {table, path, NULL, "failed", reason, 1, 2, 3, 0};
+    sync_entry e = {.table = table, .path = path, .status = "failed", .reason = reason,
+                    .size = 1, .mtime_ns = 2, .round = 3};
     assert_int_equal(knut_sync__ledger_record(&l, &e, 1, &err), KNUT_OK);
     knut_sync__ledger_reset(&l);
 
