@@ -59,7 +59,19 @@ typedef struct knut_graph_edge_set {
     size_t n_props;
     int all_props;              /* 1: every column not used as endpoint or key */
     struct ArrowArrayStream stream;
+    /* What a row whose endpoint vertex does not exist does:
+     * KNUT_GRAPH_MISSING_SKIP (0, counted in the set's `skipped`) or
+     * KNUT_GRAPH_MISSING_FAIL (the apply fails with KNUT_EINVAL, detail
+     * KNUT_GRAPH_ERR_MISSING_ENDPOINT, naming the first missing vertex). */
+    int missing_endpoints;
 } knut_graph_edge_set;
+
+#define KNUT_GRAPH_MISSING_SKIP 0
+#define KNUT_GRAPH_MISSING_FAIL 1
+/* knut_error.detail of the apply failure of a KNUT_GRAPH_MISSING_FAIL set. */
+#define KNUT_GRAPH_ERR_MISSING_ENDPOINT 0x4d50
+/* Room for the first missing endpoints' description in a set. */
+#define KNUT_GRAPH_MISSING_MAX 256
 
 /* Vertices to DETACH DELETE, found by label + key columns. */
 typedef struct knut_graph_delete_set {
@@ -152,6 +164,12 @@ typedef struct knut_graph_set {
     struct ArrowSchema schema;      /* the stream's schema (owned) */
     struct ArrowArrayStream stream; /* owned; read it with knut_graph_set_next */
     int64_t rows_read;              /* rows handed out by knut_graph_set_next so far */
+    int missing_endpoints;          /* edge sets: KNUT_GRAPH_MISSING_* */
+    /* Filled by the sink's apply (edge sets): rows skipped because an
+     * endpoint vertex does not exist, and the first few missing vertices
+     * ("Person {id: 7}, Company {id: 9}"; "" when none). */
+    int64_t skipped;
+    char missing[KNUT_GRAPH_MISSING_MAX];
 } knut_graph_set;
 
 typedef struct knut_graph_mutation knut_graph_mutation;
@@ -167,10 +185,11 @@ KNUT_EXTERN void knut_graph_mutation_free(knut_graph_mutation *m);
  * append it. Errors name the set and the column: a missing column, a
  * column name appearing twice in the schema, a name listed twice (or as
  * both key and property), a key of an unsupported type (keys must be bool,
- * integer, float, string, date, time or timestamp), a property of a type
- * FalkorDB cannot store (struct, map, binary, decimal, nested lists of
- * temporal values, ...), and labels, types or property names that are
- * empty or hold a backtick (see knut_graph_cypher_ident). With all_props,
+ * integer, float, string, date, time or timestamp), and labels, types or property names that are
+ * empty or hold a backtick (see knut_graph_cypher_ident). Property types
+ * are the sink's business (the embedded store keeps every DuckDB type;
+ * FalkorDB refuses at apply what it cannot store without loss: docs/
+ * graph.md "Property types per sink"). With all_props,
  * the properties are the remaining columns in schema order. Property names
  * are the column names (endpoint keys may map columns to other names).
  * The stream is taken over in every case (released on failure); the set

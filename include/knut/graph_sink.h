@@ -30,7 +30,17 @@ typedef struct knut_graph_sink_stats {
     int64_t edges_written;    /* edge rows upserted */
     int64_t vertices_deleted;
     int64_t edges_deleted;    /* by edge delete sets + removed with deleted vertices */
+    int64_t edges_skipped;    /* edge rows whose endpoint vertex does not exist */
 } knut_graph_sink_stats;
+/*
+ * The counts mean the same on every sink: vertices_written counts the
+ * distinct vertices of each vertex set (created or matched, after the set's
+ * own de-duplication: the last row of a key wins), edges_written the
+ * distinct edges of each edge set whose two endpoints exist (created, or
+ * matched and their properties set; an edge written again without a
+ * change counts too), edges_skipped the edge rows left out for a missing
+ * endpoint (per set in knut_graph_set.skipped).
+ */
 
 struct knut_duck_conn;
 

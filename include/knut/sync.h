@@ -88,6 +88,16 @@ typedef struct knut_sync_fk_step {
     const void *node;
 } knut_sync_fk_step;
 
+/* `missing_endpoints:` what an edge row whose endpoint vertex does not
+ * exist does (docs/sync.md "Missing endpoints"). */
+typedef enum knut_sync_missing {
+    KNUT_SYNC_MISSING_WAIT = 0, /* the default: the file stays pending, then fails */
+    KNUT_SYNC_MISSING_SKIP,     /* the edge is left out, counted */
+    KNUT_SYNC_MISSING_FAIL      /* the file fails, naming the missing vertex */
+} knut_sync_missing;
+/* `missing_endpoints_timeout:` default, seconds. */
+#define KNUT_SYNC_MISSING_TIMEOUT_DEFAULT_S 3600
+
 typedef struct knut_sync_table {
     const char *name;
     char *path;            /* directory or glob, resolved against the config's folder */
@@ -103,6 +113,8 @@ typedef struct knut_sync_table {
     const void *node;      /* the table's map */
     const char *asset;     /* `asset:` Airflow asset URI, or NULL: knut://<graph>/<table> */
     const char *sequence_by; /* cdc: the column ordering the events (then file, row); or NULL */
+    knut_sync_missing missing_endpoints; /* an edge row whose endpoint vertex is missing */
+    int64_t missing_timeout_ms;          /* wait: how long after the file's mtime */
 } knut_sync_table;
 
 typedef struct knut_sync_config {
@@ -230,7 +242,7 @@ typedef struct knut_sync_file_status {
     const char *table;
     const char *path;
     const char *state;
-    const char *reason; /* failed: why; else NULL */
+    const char *reason; /* failed: why; done: a note (edges skipped) or NULL */
     int64_t rows;
     int64_t round;
 } knut_sync_file_status;

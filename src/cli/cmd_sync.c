@@ -236,8 +236,9 @@ static void print_status(const knut_sync_file_status *st, void *ctx)
         return;
     }
     if (strcmp(st->state, "done") == 0)
-        printf("%-16s done     %s (%lld rows, round %lld)\n", st->table, st->path,
-               (long long)st->rows, (long long)st->round);
+        printf("%-16s done     %s (%lld rows, round %lld%s%s)\n", st->table, st->path,
+               (long long)st->rows, (long long)st->round, st->reason ? "; " : "",
+               st->reason ? st->reason : "");
     else if (strcmp(st->state, "failed") == 0)
         printf("%-16s failed   %s: %s\n", st->table, st->path, st->reason ? st->reason : "");
     else

@@ -32,6 +32,17 @@ int64_t knut_graph__utf8_bad_offset(const uint8_t *s, size_t len);
 knut_status knut_graph__ident_check(const char *name, size_t len, const char *what,
                                     knut_error *err);
 
+/* 1 for a DECIMAL FalkorDB stores exactly, as an integer: scale 0,
+ * precision <= 18 (fits int64). */
+int knut_graph__decimal_is_int(const knut_arrow_type_info *t);
+
+/*
+ * FalkorDB's judgement of a bound set's property types (the mutation
+ * accepts every type; the embedded store keeps them all): KNUT_EUNSUPPORTED
+ * naming the set and column and why FalkorDB cannot store it.
+ */
+knut_status knut_graph__falkor_set_check(const knut_graph_set *set, knut_error *err);
+
 /* Scalar types a key may have (and a property, and a list element). */
 int knut_graph__scalar_ok(knut_arrow_type type);
 
@@ -68,6 +79,30 @@ knut_status knut_graph__value(knut_buf *out, const knut_arrow_view *v, int64_t i
 knut_status knut_graph__cypher_rel(knut_buf *out, const char *var, const char *type,
                                    const char *what, const knut_graph_column *keys,
                                    size_t n_keys, const char *list, knut_error *err);
+
+/* Missing endpoints named in a set's `missing`, at most. */
+#define KNUT_GRAPH__MISSING_ROWS 3
+
+/* sink_missing.c: appends the missing endpoint(s) of one skipped row
+ * ("Person {id: 7}") to set->missing, up to KNUT_GRAPH__MISSING_ROWS
+ * vertices; vals are the keys as text (NULL: null). */
+void knut_graph__missing_add(knut_graph_set *set, int src_missing, int dst_missing,
+                             const char *const *src_vals, const char *const *dst_vals);
+/* 1 when set->missing names as many vertices as it keeps. */
+int knut_graph__missing_full(const knut_graph_set *set);
+/* The KNUT_GRAPH_MISSING_FAIL error of a set with skipped rows: EINVAL,
+ * detail KNUT_GRAPH_ERR_MISSING_ENDPOINT, naming the first missing. */
+knut_status knut_graph__missing_fail(const knut_graph_set *set, knut_error *err);
+
+/*
+ * The read-only text that finds the rows of an edge set whose endpoint is
+ * missing (run with the same parameter block as the edge upsert): per row,
+ * 1/0 for a missing source and destination, then the source keys and the
+ * destination keys as strings; at most KNUT_GRAPH__MISSING_ROWS rows, in
+ * row order.
+ */
+knut_status knut_graph__cypher_missing_query(knut_buf *out, const knut_graph_set *set,
+                                            knut_error *err);
 
 /*
  * The update-by-node-id text of a vertex set (src/graph/cypher_query.c):

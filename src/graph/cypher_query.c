@@ -151,6 +151,28 @@ static knut_status edge_delete_text(knut_buf *out, const knut_graph_set *set, kn
     return knut_buf_check(out, err);
 }
 
+knut_status knut_graph__cypher_missing_query(knut_buf *out, const knut_graph_set *set,
+                                            knut_error *err)
+{
+    knut_status st;
+    KNUT_ASSERT_ARG(err, set->kind == KNUT_GRAPH_SET_EDGE);
+    knut_buf_puts(out, "UNWIND $rows AS r OPTIONAL MATCH ");
+    if ((st = put_endpoint(out, set, 0, err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(out, ") WITH r, a OPTIONAL MATCH ");
+    if ((st = put_endpoint(out, set, 1, err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(out, ") WITH r, a, b WHERE a IS NULL OR b IS NULL RETURN "
+                       "CASE WHEN a IS NULL THEN 1 ELSE 0 END, "
+                       "CASE WHEN b IS NULL THEN 1 ELSE 0 END");
+    for (size_t k = 0; k < set->n_src_keys; k++)
+        knut_buf_printf(out, ", toString(r.s[%zu])", k);
+    for (size_t k = 0; k < set->n_dst_keys; k++)
+        knut_buf_printf(out, ", toString(r.d[%zu])", k);
+    knut_buf_printf(out, " LIMIT %d", KNUT_GRAPH__MISSING_ROWS);
+    return knut_buf_check(out, err);
+}
+
 static knut_status query_text(knut_buf *out, const knut_graph_set *set, knut_error *err)
 {
     knut_status st;

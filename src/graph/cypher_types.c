@@ -9,6 +9,12 @@
 
 #include "cypher_int.h"
 
+int knut_graph__decimal_is_int(const knut_arrow_type_info *t)
+{
+    return t->type == KNUT_ARROW_DECIMAL128 && t->scale == 0 && t->precision >= 1 &&
+           t->precision <= 18;
+}
+
 int knut_graph__scalar_ok(knut_arrow_type type)
 {
     switch (type) {
@@ -109,6 +115,18 @@ knut_status knut_graph__prop_type(const struct ArrowSchema *schema, knut_graph_c
         *conv = knut_graph__scalar_conv(t.type);
         return KNUT_OK;
     }
+    if (t.type == KNUT_ARROW_DECIMAL128) {
+        /* Lossless or refused: a whole number of at most 18 digits is an
+         * int64 exactly; anything else would round in a double. */
+        if (knut_graph__decimal_is_int(&t))
+            return KNUT_OK;
+        return knut_error_set(err, KNUT_EUNSUPPORTED,
+                              "decimal(%d,%d) values cannot be stored in FalkorDB without loss "
+                              "(it keeps DECIMAL only with scale 0 and precision <= 18, as an "
+                              "integer); cast the column in the sql step (to DOUBLE if "
+                              "rounding is acceptable, or VARCHAR)",
+                              (int)t.precision, (int)t.scale);
+    }
     if ((t.type == KNUT_ARROW_LIST || t.type == KNUT_ARROW_LARGE_LIST) &&
         schema->dictionary == NULL)
         return list_elem_ok(schema->children[0], 1, conv, err);
@@ -119,4 +137,22 @@ knut_status knut_graph__prop_type(const struct ArrowSchema *schema, knut_graph_c
     return knut_error_set(err, KNUT_EUNSUPPORTED,
                           "%s values cannot be stored in FalkorDB; cast the column first",
                           knut_arrow_type_name(t.type));
+}
+
+knut_status knut_graph__falkor_set_check(const knut_graph_set *set, knut_error *err)
+{
+    char col[KNUT_GRAPH__MSG_NAME_MAX];
+    static const char *const kind[] = {"vertex set", "edge set", "delete set",
+                                       "edge delete set"};
+    for (size_t i = 0; i < set->n_props; i++) {
+        const knut_graph_column *c = &set->props[i];
+        knut_graph_conv conv;
+        knut_status st = knut_graph__prop_type(set->schema.children[c->index], &conv, err);
+        if (st != KNUT_OK)
+            return knut_error_prefix(err, "%s '%s': property column '%s': ", kind[set->kind],
+                                     set->name,
+                                     knut_graph__msg_name(col, sizeof col, c->column,
+                                                          strlen(c->column)));
+    }
+    return KNUT_OK;
 }

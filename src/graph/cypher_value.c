@@ -512,6 +512,29 @@ static knut_status put_map(knut_buf *out, const knut_arrow_view *v, int64_t i,
     return knut_buf_putc(out, '}');
 }
 
+/* A DECIMAL of scale 0 and at most 18 digits as the integer it is (16
+ * little-endian bytes, two's complement); any other is refused, never
+ * rounded (the sink refuses such a column before rendering). */
+static knut_status put_decimal(knut_buf *out, const knut_arrow_view *v, int64_t i,
+                               const knut_graph_cypher_loc *loc, knut_error *err)
+{
+    if (!knut_graph__decimal_is_int(&v->type))
+        return loc_error(err, KNUT_EINVAL, loc,
+                         "decimal(%d,%d) has no exact FalkorDB form (only scale 0 and "
+                         "precision <= 18, as an integer)",
+                         (int)v->type.precision, (int)v->type.scale);
+    const uint8_t *p = (const uint8_t *)v->values + (size_t)(v->offset + i) * 16;
+    uint64_t lo = 0, hi = 0;
+    for (int b = 7; b >= 0; b--) {
+        lo = lo << 8 | p[b];
+        hi = hi << 8 | p[8 + b];
+    }
+    int64_t x = (int64_t)lo;
+    if (hi != (x < 0 ? UINT64_MAX : 0))
+        return loc_error(err, KNUT_EINVAL, loc, "decimal value does not fit 64 bits");
+    return knut_buf_printf(out, "%" PRId64, x);
+}
+
 knut_status knut_graph__value(knut_buf *out, const knut_arrow_view *v, int64_t i,
                               const knut_graph_cypher_loc *loc, unsigned flags, knut_error *err)
 {
@@ -569,6 +592,8 @@ knut_status knut_graph__value(knut_buf *out, const knut_arrow_view *v, int64_t i
          * attached (the zone only says how to display them), so the UTC
          * civil time is the value itself. */
         return put_timestamp(out, knut_arrow_view_get_int64(v, i), v->type.unit, loc, err);
+    case KNUT_ARROW_DECIMAL128:
+        return put_decimal(out, v, i, loc, err);
     case KNUT_ARROW_LIST:
     case KNUT_ARROW_LARGE_LIST:
         return put_list(out, v, i, loc, flags, err);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cypher_int.h"
+
 #define LOG_TARGET "graph"
 
 /* Appended to edge queries so each MERGEd edge returns one row: the reply's
@@ -231,6 +233,16 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
             break;
         case KNUT_GRAPH_SET_EDGE:
             a->stats->edges_written += it->n_rows;
+            if (it->n_rows < q[i].n_rows) { /* an endpoint missing: nothing said */
+                knut_graph_set *es = (knut_graph_set *)set;
+                es->skipped += q[i].n_rows - it->n_rows;
+                a->stats->edges_skipped += q[i].n_rows - it->n_rows;
+                if (!knut_graph__missing_full(es) && st == KNUT_OK &&
+                    (st = knut_graph__fsink_missing(s->g, s->graph, es, &q[i],
+                                                    strlen(EDGE_COUNT_SUFFIX),
+                                                    &batch_err)) != KNUT_OK)
+                    first = n; /* reported as the round's failure below */
+            }
             break;
         case KNUT_GRAPH_SET_DELETE:
             a->stats->vertices_deleted += it->stats.nodes_deleted;
@@ -245,6 +257,9 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
         if (q[i].by_id && s->items[i].n_rows > 0 &&
             (st = resend_as_merge(s, set, &q[i], err)) != KNUT_OK)
             return st;
+    if (st == KNUT_OK && failed == 0 && set->kind == KNUT_GRAPH_SET_EDGE &&
+        set->skipped > 0 && set->missing_endpoints == KNUT_GRAPH_MISSING_FAIL)
+        return knut_graph__missing_fail(set, err);
     if (st == KNUT_OK && failed == 0)
         return KNUT_OK;
     if (first == n) /* the batch call failed before any item did */
@@ -279,6 +294,23 @@ static knut_status edge_plan_rows(falkor_sink *s, int64_t *rows, knut_error *err
     return KNUT_OK;
 }
 
+/* Property types FalkorDB cannot store without loss refuse the whole
+ * mutation before anything is sent: a data error (KNUT_EINVAL) of the
+ * rows, not a failure of the server. */
+static knut_status check_types(knut_graph_mutation *m, knut_error *err)
+{
+    static const knut_graph_set_kind kinds[] = {KNUT_GRAPH_SET_VERTEX, KNUT_GRAPH_SET_EDGE};
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < knut_graph_mutation_count(m, kinds[k]); i++) {
+            const knut_graph_set *set = knut_graph_mutation_get(m, kinds[k], i);
+            if (knut_graph__falkor_set_check(set, err) != KNUT_OK) {
+                err->code = KNUT_EINVAL;
+                return KNUT_EINVAL;
+            }
+        }
+    return KNUT_OK;
+}
+
 static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
                                const knut_graph_sink_commit *commit,
                                knut_graph_sink_stats *stats, knut_error *user_err)
@@ -295,6 +327,8 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
     apply_ctx a = {s, stats};
     knut_status st;
     memset(&s->server, 0, sizeof s->server);
+    if ((st = check_types(m, err)) != KNUT_OK)
+        goto done;
     if ((st = indexes_ensure(s, m, err)) != KNUT_OK)
         goto done;
     if (s->tx) { /* fenced MULTI/EXEC units, the commit inside (falkor_sink_tx.c) */

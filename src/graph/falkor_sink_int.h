@@ -121,4 +121,12 @@ knut_status knut_graph__fsink_tx_apply(knut_graph_falkor *g, const char *graph,
                                        knut_graph_sink_stats *stats,
                                        knut_graph_falkor_stats *server, knut_error *err);
 
+/* After an edge query q wrote fewer edges than it had rows: names the
+ * first rows' missing endpoints in set->missing, through one read-only
+ * query with q's parameter block (falkor_sink_missing.c). q's text ends
+ * in a suffix of suffix_len bytes. */
+knut_status knut_graph__fsink_missing(knut_graph_falkor *g, const char *graph,
+                                      knut_graph_set *set, const fsink_query *q,
+                                      size_t suffix_len, knut_error *err);
+
 #endif /* KNUT_GRAPH_FALKOR_SINK_INT_H */

@@ -215,7 +215,12 @@ static knut_status bind_column(bind_ctx *b, knut_graph_column *out, const char *
                              "string, date, time or timestamp",
                              role, shown(col, column), knut_arrow_type_name(out->type.type));
         out->conv = knut_graph__scalar_conv(out->type.type);
-    } else if ((st = knut_graph__prop_type(child, &out->conv, b->err)) != KNUT_OK) {
+    } else if ((st = knut_graph__prop_type(child, &out->conv, b->err)) == KNUT_EUNSUPPORTED) {
+        /* Not storable in FalkorDB, fine for the embedded store: each
+         * sink judges its property types when it applies the set. */
+        knut_error_clear(b->err);
+        out->conv = KNUT_GRAPH_CONV_NONE;
+    } else if (st != KNUT_OK) {
         knut_error_prefix(b->err, "%s column '%s': ", role, shown(col, column));
         return bind_prefix(b, st);
     }
@@ -472,6 +477,7 @@ knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_
                                &es->stream, err);
     if (st != KNUT_OK)
         goto done;
+    s->missing_endpoints = es->missing_endpoints;
     st = bind_edge_shape(&b, s, es->type, &es->src, &es->dst, es->keys, es->n_keys);
     if (st == KNUT_OK) {
         const char *const *used[] = {es->src.columns ? es->src.columns : es->src.keys,

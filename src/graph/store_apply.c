@@ -10,6 +10,7 @@
  * same transaction, so a failed apply leaves no trace at all.
  */
 #include "store_int.h"
+#include "cypher_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +40,8 @@ typedef struct set_job {
     knut_buf upsert;  /* vertex/edge upsert */
     knut_buf members; /* vertex: label membership ($1 = label) */
     knut_buf skipped; /* edge: count of rows without both endpoints */
+    knut_buf written; /* no properties: count of the rows the upsert covers
+                       * (ON CONFLICT DO NOTHING counts only new ones) */
     knut_buf remove;  /* edge delete: the DELETE (empty: nothing can match) */
     knut_gs_rows edge_tables; /* delete: every edge table */
     char stage_name[48];      /* temp table holding the set's rows */
@@ -59,6 +62,7 @@ static void job_reset(set_job *j)
     knut_buf_reset(&j->upsert);
     knut_buf_reset(&j->members);
     knut_buf_reset(&j->skipped);
+    knut_buf_reset(&j->written);
     knut_buf_reset(&j->remove);
     knut_graph__store_rows_reset(&j->edge_tables);
 }
@@ -395,6 +399,10 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
     }
     knut_buf_putc(b, ')');
     conflict_update(b, set->props, set->n_props);
+    if (set->n_props == 0) {
+        knut_buf_puts(&j->written, "SELECT count(*) FROM ");
+        dedup_source(&j->written, j->stage_name, groups, ns, 1);
+    }
 
     b = &j->members;
     knut_buf_puts(b, "INSERT INTO \"" KNUT_GS_MEMBERS "\" SELECT v.\"" KNUT_GS_VID "\", $1 FROM ");
@@ -410,6 +418,8 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
                      " ON o.vid = v.\"" KNUT_GS_VID "\"");
     if ((st = knut_buf_check(&j->upsert, err)) == KNUT_OK)
         st = knut_buf_check(&j->members, err);
+    if (st == KNUT_OK && set->n_props == 0)
+        st = knut_buf_check(&j->written, err);
     return st;
 }
 
@@ -490,8 +500,23 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
     }
     knut_buf_putc(b, ')');
     conflict_update(b, set->props, set->n_props);
+    if (set->n_props == 0) {
+        b = &j->written;
+        knut_buf_puts(b, "SELECT count(*) FROM ");
+        dedup_source(b, j->stage_name, groups, ns, 3);
+        knut_buf_puts(b, " SEMI JOIN ");
+        knut_duck_ident(b, j->src_table);
+        knut_buf_puts(b, " AS a ON ");
+        match_keys(b, "a", set->src_keys, set->n_src_keys);
+        knut_buf_puts(b, " SEMI JOIN ");
+        knut_duck_ident(b, j->dst_table);
+        knut_buf_puts(b, " AS b ON ");
+        match_keys(b, "b", set->dst_keys, set->n_dst_keys);
+    }
     if ((st = knut_buf_check(&j->upsert, err)) == KNUT_OK)
         st = knut_buf_check(&j->skipped, err);
+    if (st == KNUT_OK && set->n_props == 0)
+        st = knut_buf_check(&j->written, err);
     return st;
 }
 
@@ -591,9 +616,14 @@ static knut_status apply_batch(set_job *j, int64_t n_rows, knut_graph_sink_stats
     uint64_t n = 0;
     knut_status st = KNUT_OK;
     if (set->kind == KNUT_GRAPH_SET_VERTEX) {
+        int64_t covered = 0;
+        if (j->written.len > 0 && (st = knut_graph__store_scalar_i64(
+                                       j->s->conn, j->written.data, NULL, 0, &covered, err)) !=
+                                      KNUT_OK)
+            return st;
         if ((st = knut_graph__store_exec(j->s->conn, j->upsert.data, NULL, 0, &n, err)) != KNUT_OK)
             return st;
-        stats->vertices_written += (int64_t)n;
+        stats->vertices_written += j->written.len > 0 ? covered : (int64_t)n;
         for (size_t l = 0; l < set->n_labels && st == KNUT_OK; l++) {
             const char *label = set->labels[l];
             st = knut_graph__store_exec(j->s->conn, j->members.data, &label, 1, NULL, err);
@@ -604,13 +634,26 @@ static knut_status apply_batch(set_job *j, int64_t n_rows, knut_graph_sink_stats
             if ((st = knut_graph__store_scalar_i64(j->s->conn, j->skipped.data, NULL, 0, &skipped,
                                                    err)) != KNUT_OK)
                 return st;
+            int64_t covered = 0;
+            if (j->written.len > 0 &&
+                (st = knut_graph__store_scalar_i64(j->s->conn, j->written.data, NULL, 0,
+                                                   &covered, err)) != KNUT_OK)
+                return st;
             const char *labels[] = {set->src_label, set->dst_label};
             if ((st = knut_graph__store_exec(j->s->conn, j->upsert.data, labels, 2, &n, err)) !=
                 KNUT_OK)
                 return st;
-            stats->edges_written += (int64_t)n;
+            stats->edges_written += j->written.len > 0 ? covered : (int64_t)n;
         }
         j->s->edges_skipped += skipped;
+        stats->edges_skipped += skipped;
+        set->skipped += skipped;
+        if (skipped > 0 && (st = knut_graph__store_edge_missing(j->s->conn, set, j->stage_name,
+                                                                j->src_table, j->dst_table,
+                                                                err)) != KNUT_OK)
+            return st;
+        if (skipped > 0 && set->missing_endpoints == KNUT_GRAPH_MISSING_FAIL)
+            return knut_graph__missing_fail(set, err);
     } else if (set->kind == KNUT_GRAPH_SET_EDGE_DELETE) {
         const char *labels[] = {set->src_label, set->dst_label};
         if (j->remove.len > 0 && (st = knut_graph__store_exec(j->s->conn, j->remove.data, labels, 2,
@@ -711,8 +754,12 @@ knut_status knut_graph__store_apply(knut_graph_sink *sink, knut_graph_mutation *
         job_reset(&jobs[i]);
     }
     free(jobs);
-    if (st == KNUT_OK && s->edges_skipped > 0)
-        KNUT_LOG(KNUT_LOG_WARN, "graph", "graph store: %" PRId64
-                 " edge rows skipped (endpoint vertex not found)", s->edges_skipped);
+    for (i = 0; st == KNUT_OK && i < knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE); i++) {
+        const knut_graph_set *es = knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, i);
+        if (es->skipped > 0)
+            KNUT_LOG(KNUT_LOG_DEBUG, "graph", "graph store: edge set '%s': %" PRId64
+                     " rows skipped (endpoint vertex not found: %s)", es->name, es->skipped,
+                     es->missing);
+    }
     return st;
 }

@@ -94,4 +94,10 @@ knut_status knut_graph__store_edge_delete_sql(knut_graph_store *s, const knut_gr
 knut_status knut_graph__store_keys(knut_graph_sink *sink, const knut_graph_key_scan *scan,
                                    knut_graph_sink_keys_fn fn, void *ctx, knut_error *err);
 
+/* store_missing.c: names the first staged rows' missing endpoints in
+ * set->missing (src_table/dst_table NULL: that label has no table). */
+knut_status knut_graph__store_edge_missing(knut_duck_conn *conn, knut_graph_set *set,
+                                           const char *stage, const char *src_table,
+                                           const char *dst_table, knut_error *err);
+
 #endif

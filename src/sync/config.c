@@ -272,7 +272,9 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
                                knut_sync_table *t, knut_error *err)
 {
     static const char *const allowed[] = {"path", "format", "mode", "sql", "vertices",
-                                          "edges", "fk_edges", "asset", "sequence_by", NULL};
+                                          "edges", "fk_edges", "asset", "sequence_by",
+                                          "missing_endpoints", "missing_endpoints_timeout",
+                                          NULL};
     t->name = name;
     t->node = n;
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
@@ -323,6 +325,8 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
                                                                            sizeof why) != 0)
             return cerr(err, as, name, "'asset': %s", t->asset ? why : "must be a URI");
     }
+    if ((st = knut_sync__missing_parse(n, name, t, err)) != KNUT_OK) /* missing.c */
+        return st;
     PARSE_LIST(n, "vertices", name, t->vertices, t->n_vertices, parse_vertex);
     PARSE_LIST(n, "edges", name, t->edges, t->n_edges, parse_edge);
     PARSE_LIST(n, "fk_edges", name, t->fk_edges, t->n_fk_edges, parse_fk);

@@ -217,7 +217,10 @@ knut_status knut_sync__ledger_apply(knut_sync *s, knut_graph_mutation *m, const 
 {
     if (!s->falkor_ledger) { /* the sink's commit callback writes the ledger */
         sync_ledger_commit cc = {&s->ledger, e, n};
-        knut_graph_sink_commit commit = {knut_sync__ledger_commit_fn, &cc};
+        /* missing.c: the entries carry the skipped-edges note */
+        sync_missing_commit mc = {&cc, m, (sync_entry *)e, n, s->missing_note,
+                                  sizeof s->missing_note};
+        knut_graph_sink_commit commit = {knut_sync__missing_commit_fn, &mc};
         return knut_graph_sink_apply(s->sink, m, &commit, stats, err);
     }
     struct sync_valkey *v = s->valkey;

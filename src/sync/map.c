@@ -116,9 +116,9 @@ static int prop_uses(const knut_sync_prop *p, size_t n, const char *column)
 static knut_status run(knut_duck_db *db, sel *s, struct ArrowArrayStream *out, knut_error *err)
 {
     knut_duck_conn *c = NULL;
-    if (s->n > sizeof s->names / sizeof s->names[0])
-        return knut_error_set(err, KNUT_ETOOBIG, "more than %zu columns in one set",
-                              sizeof s->names / sizeof s->names[0]);
+    if (s->n > sizeof s->names / sizeof s->names[0]) /* the file's shape: a data error */
+        return knut_error_set(err, KNUT_EINVAL, "%zu columns in one set, at most %zu",
+                              s->n, sizeof s->names / sizeof s->names[0]);
     knut_status st = knut_buf_check(&s->sql, err);
     if (st == KNUT_OK)
         st = knut_duck_conn_open(&c, db, err);
@@ -208,6 +208,7 @@ static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
                                        e->to.n_keys};
         es.props = s.names + ne;
         es.n_props = s.n - ne;
+        es.missing_endpoints = knut_sync__missing_sink_policy(t);
         st = knut_graph_mutation_add_edge_set(m, &es, err);
     }
     knut_buf_reset(&s.sql);
@@ -236,6 +237,7 @@ static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut
         es.type = f->type;
         es.src = (knut_graph_endpoint){v->labels[0], sk, s.names, 1};
         es.dst = (knut_graph_endpoint){f->to_label, dk, s.names + 1, 1};
+        es.missing_endpoints = knut_sync__missing_sink_policy(t);
         st = knut_graph_mutation_add_edge_set(m, &es, err);
     }
     knut_buf_reset(&where);
@@ -339,6 +341,10 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
     knut_sync__names_reset(&cols);
     if (st != KNUT_OK) {
         knut_graph_mutation_free(m);
+        /* A key type no sink can match on, a column the set cannot bind:
+         * the file's data, pinned on it (EINVAL), not a failed table. */
+        if ((st == KNUT_EUNSUPPORTED || st == KNUT_ENOTFOUND || st == KNUT_ETOOBIG) && err)
+            err->code = st = KNUT_EINVAL;
         return knut_error_prefix(err, "table '%s': ", t->name);
     }
     *out = m;

@@ -27,6 +27,10 @@ typedef struct table_metrics {
     char *name;
     int64_t synced, rows, vertices, edges, deletes;
     int64_t last_success_us; /* wall clock; 0: never */
+    /* edges skipped per edge type of the table's steps (fixed at create) */
+    char **types;
+    int64_t *skipped;
+    size_t n_types;
 } table_metrics;
 
 struct sync_metrics {
@@ -39,6 +43,26 @@ struct sync_metrics {
     double dur_sum;
     knut_net_http_server *srv;
 };
+
+/* The table's edge types, each once: the type label's values. */
+static int add_types(table_metrics *tm, const knut_sync_table *t)
+{
+    size_t n = t->n_edges + t->n_fk_edges;
+    if (n == 0)
+        return 0;
+    if (!(tm->types = calloc(n, sizeof *tm->types)) ||
+        !(tm->skipped = calloc(n, sizeof *tm->skipped)))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *type = i < t->n_edges ? t->edges[i].type : t->fk_edges[i - t->n_edges].type;
+        int seen = 0;
+        for (size_t k = 0; k < tm->n_types && !seen; k++)
+            seen = strcmp(tm->types[k], type) == 0;
+        if (!seen && !(tm->types[tm->n_types++] = strdup(type)))
+            return -1;
+    }
+    return 0;
+}
 
 knut_status knut_sync__metrics_create(struct sync_metrics **out, const knut_sync_config *cfg,
                                       knut_error *err)
@@ -53,7 +77,8 @@ knut_status knut_sync__metrics_create(struct sync_metrics **out, const knut_sync
         goto nomem;
     m->n_tables = cfg->n_tables;
     for (size_t i = 0; i < cfg->n_tables; i++)
-        if (!(m->tables[i].name = strdup(cfg->tables[i].name)))
+        if (!(m->tables[i].name = strdup(cfg->tables[i].name)) ||
+            add_types(&m->tables[i], &cfg->tables[i]) != 0)
             goto nomem;
     *out = m;
     return KNUT_OK;
@@ -67,8 +92,13 @@ void knut_sync__metrics_free(struct sync_metrics *m)
     if (!m)
         return;
     knut_net_http_server_stop(m->srv); /* no reader left after this */
-    for (size_t i = 0; m->tables && i < m->n_tables; i++)
+    for (size_t i = 0; m->tables && i < m->n_tables; i++) {
         free(m->tables[i].name);
+        for (size_t k = 0; k < m->tables[i].n_types; k++)
+            free(m->tables[i].types[k]);
+        free(m->tables[i].types);
+        free(m->tables[i].skipped);
+    }
     pthread_mutex_destroy(&m->mu);
     free(m->tables);
     free(m);
@@ -124,6 +154,19 @@ void knut_sync__metrics_round(struct sync_metrics *m, const knut_sync_round_stat
         }
     m->dur_count++;
     m->dur_sum += secs;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void knut_sync__metrics_edges_skipped(struct sync_metrics *m, const knut_sync_table *t,
+                                      const char *type, int64_t n)
+{
+    if (!m || !type)
+        return;
+    pthread_mutex_lock(&m->mu);
+    table_metrics *tm = find_table(m, t);
+    for (size_t k = 0; tm && k < tm->n_types; k++)
+        if (strcmp(tm->types[k], type) == 0)
+            tm->skipped[k] += n;
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -195,6 +238,17 @@ knut_status knut_sync__metrics_render(struct sync_metrics *m, knut_buf *b, knut_
               offsetof(table_metrics, edges));
     per_table(b, m, "knut_sync_deletes_total", "counter", "Vertices deleted from the graph.",
               offsetof(table_metrics, deletes));
+    head(b, "knut_sync_edges_skipped_total", "counter",
+         "Edge rows left out because an endpoint vertex does not exist (missing_endpoints: "
+         "skip).");
+    for (size_t i = 0; i < m->n_tables; i++)
+        for (size_t k = 0; k < m->tables[i].n_types; k++) {
+            knut_buf_puts(b, "knut_sync_edges_skipped_total{table=\"");
+            put_label(b, m->tables[i].name);
+            knut_buf_puts(b, "\",type=\"");
+            put_label(b, m->tables[i].types[k]);
+            knut_buf_printf(b, "\"} %lld\n", (long long)m->tables[i].skipped[k]);
+        }
     per_table(b, m, "knut_sync_last_success_timestamp_seconds", "gauge",
               "Unix time of the table's last round without failure (0: none yet).",
               offsetof(table_metrics, last_success_us));

@@ -212,6 +212,8 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         /* with the ledger: in the sink's commit, or in its last MULTI/EXEC */
         st = knut_sync__ledger_apply(s, m, done, n_good, &sst, err);
     }
+    if (st == KNUT_OK)
+        knut_sync__missing_report(s, t, m); /* missing.c: log + metrics */
     knut_graph_mutation_free(m);
     m = NULL;
     drop_batch(s);
@@ -237,6 +239,16 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
                 break;
             }
         }
+    } else if (knut_sync__missing_wait(t, &files->items[good_pos[0]], st, err)) {
+        /* missing_endpoints: wait: nothing recorded, tried again next round */
+        knut_log_emit(KNUT_LOG_INFO, SYNC_LOG,
+                      (knut_log_field[]){KNUT_LF_INT("round", s->round),
+                                         KNUT_LF_STR("table", t->name),
+                                         KNUT_LF_STR("file", done[0].path),
+                                         KNUT_LF_STR("reason", err->message)},
+                      4, "file waiting");
+        ts->pending++;
+        st = KNUT_OK;
     } else if (st == KNUT_EINVAL) {
         char reason[KNUT_ERROR_MSG_MAX];
         snprintf(reason, sizeof reason, "%s", err ? err->message : "data error");

@@ -187,7 +187,7 @@ knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx, kn
             if (strcmp(e->table, tb->name) != 0 || strcmp(e->status, SYNC_STATUS_REMOVED) == 0)
                 continue; /* a removed file of a full table is forgotten */
             knut_sync_file_status fs = {tb->name, e->path, e->status,
-                                        strcmp(e->status, "failed") == 0 ? e->reason : NULL,
+                                        e->reason, /* failed: why; done: a note */
                                         e->rows, e->round};
             fn(&fs, ctx);
         }

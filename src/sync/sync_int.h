@@ -185,6 +185,36 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
 knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
                                  knut_graph_mutation **out, knut_error *err);
 
+/* ---- missing.c: edge rows whose endpoint vertex is missing ---- */
+/* Parses `missing_endpoints` and `missing_endpoints_timeout` of table n. */
+knut_status knut_sync__missing_parse(const knut_conf *n, const char *table, knut_sync_table *t,
+                                     knut_error *err);
+/* The edge sets' KNUT_GRAPH_MISSING_* for t (wait and fail: FAIL). */
+int knut_sync__missing_sink_policy(const knut_sync_table *t);
+/* The sink's commit callback around the ledger's: before the entries are
+ * written, notes the mutation's skipped edges in their reason. */
+typedef struct sync_missing_commit {
+    sync_ledger_commit *inner;
+    knut_graph_mutation *m;
+    sync_entry *entries; /* inner's entries, writable */
+    size_t n;
+    char *note;          /* the entries' reason points here: it must outlive
+                          * the remember after the apply (knut_sync's) */
+    size_t note_cap;
+} sync_missing_commit;
+#define SYNC_MISSING_NOTE_MAX 512
+knut_status knut_sync__missing_commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err);
+struct knut_sync;
+/* After a committed apply: logs `edges skipped` per edge set that skipped
+ * rows (table, type, count, the first missing vertices) and counts them. */
+void knut_sync__missing_report(struct knut_sync *s, const knut_sync_table *t,
+                               knut_graph_mutation *m);
+/* 1 when the apply failure (st, err) of file f is a missing endpoint and
+ * t waits for it (pending: nothing recorded); 0 otherwise, and a wait that
+ * timed out gets its reason extended in err. */
+int knut_sync__missing_wait(const knut_sync_table *t, const sync_file *f, knut_status st,
+                            knut_error *err);
+
 /* ---- full_config.c + full.c: mode full ---- */
 /* Each full table owns its merge labels and edge types (config rule). */
 knut_status knut_sync__full_check(const knut_sync_config *c, knut_error *err);
@@ -237,6 +267,9 @@ void knut_sync__metrics_table_at(struct sync_metrics *m, const sync_table_result
                                  int64_t wall_us);
 /* Counts one round (ok = 0: failed) with its duration. */
 void knut_sync__metrics_round(struct sync_metrics *m, const knut_sync_round_stats *st, int ok);
+/* Edge rows of table t and edge type skipped for a missing endpoint. */
+void knut_sync__metrics_edges_skipped(struct sync_metrics *m, const knut_sync_table *t,
+                                      const char *type, int64_t n);
 /* Airflow asset events accepted (assets.c's thread). */
 void knut_sync__metrics_assets_add(struct sync_metrics *m, int64_t n);
 /* Appends the Prometheus text exposition format 0.0.4 to out. */
@@ -324,6 +357,7 @@ struct knut_sync {
     sync_ledger ledger;
     int64_t round;
     sync_order order; /* order.c: the tables' order in a round */
+    char missing_note[SYNC_MISSING_NOTE_MAX]; /* missing.c: the last apply's note */
 };
 
 #endif

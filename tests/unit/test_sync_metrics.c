@@ -29,7 +29,13 @@ static knut_sync_config cfg = {.tables = tables, .n_tables = 2};
 static void setup_tables(void)
 {
     memset(tables, 0, sizeof tables);
+    static knut_sync_edge_step edge = {.type = "WORKS_AT"};
+    static knut_sync_fk_step fks[2] = {{.type = "REPORTS_TO"}, {.type = "WORKS_AT"}};
     tables[0].name = "people";
+    tables[0].edges = &edge; /* WORKS_AT twice: one series */
+    tables[0].n_edges = 1;
+    tables[0].fk_edges = fks;
+    tables[0].n_fk_edges = 2;
     tables[1].name = "odd\"name\\x\ny";
 }
 
@@ -60,6 +66,11 @@ static const char EXPECTED[] =
     "# TYPE knut_sync_deletes_total counter\n"
     "knut_sync_deletes_total{table=\"people\"} 2\n"
     "knut_sync_deletes_total{table=\"odd\\\"name\\\\x\\ny\"} 0\n"
+    "# HELP knut_sync_edges_skipped_total Edge rows left out because an endpoint vertex does "
+    "not exist (missing_endpoints: skip).\n"
+    "# TYPE knut_sync_edges_skipped_total counter\n"
+    "knut_sync_edges_skipped_total{table=\"people\",type=\"WORKS_AT\"} 3\n"
+    "knut_sync_edges_skipped_total{table=\"people\",type=\"REPORTS_TO\"} 0\n"
     "# HELP knut_sync_last_success_timestamp_seconds Unix time of the table's last round "
     "without failure (0: none yet).\n"
     "# TYPE knut_sync_last_success_timestamp_seconds gauge\n"
@@ -94,6 +105,8 @@ static struct sync_metrics *filled(void)
     assert_int_equal(knut_sync__metrics_create(&m, &cfg, &err), KNUT_OK);
     sync_table_result r1 = {&tables[0], 1, 1, 0, 0, 10, 10, 9, 2, 1000, 1, NULL};
     knut_sync__metrics_table_at(m, &r1, 1764529100000000);
+    knut_sync__metrics_edges_skipped(m, &tables[0], "WORKS_AT", 3);
+    knut_sync__metrics_edges_skipped(m, &tables[0], "NOT_A_TYPE_OF_IT", 5); /* ignored */
     knut_sync_round_stats s1 = {.round = 1, .files_done = 1, .duration_us = 250000};
     knut_sync__metrics_round(m, &s1, 1);
     sync_table_result r2 = {&tables[0], 2, 0, 0, 0, 0, 0, 0, 0, 10, 1, NULL};
