@@ -91,7 +91,7 @@ typedef struct knut_sync_fk_step {
 /* `missing_endpoints:` what an edge row whose endpoint vertex does not
  * exist does (docs/sync.md "Missing endpoints"). */
 typedef enum knut_sync_missing {
-    KNUT_SYNC_MISSING_WAIT = 0, /* the default: the file stays pending, then fails */
+    KNUT_SYNC_MISSING_WAIT = 0, /* the default (full mode: skip): pending, then failed */
     KNUT_SYNC_MISSING_SKIP,     /* the edge is left out, counted */
     KNUT_SYNC_MISSING_FAIL      /* the file fails, naming the missing vertex */
 } knut_sync_missing;

@@ -213,6 +213,8 @@ knut_status knut_sync__full_table(knut_sync *s, const knut_sync_table *t, sync_f
         if (n_gone)
             memcpy(done + files->n, gone, n_gone * sizeof *gone);
         st = knut_sync__ledger_apply(s, m, done, files->n + n_gone, &r->sink, err);
+        if (st == KNUT_OK)
+            knut_sync__missing_report(s, t, m); /* missing.c: log + metrics */
     }
     if (st == KNUT_OK) {
         /* committed: now memory may know it */

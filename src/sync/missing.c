@@ -7,7 +7,9 @@
  * pending, so it is tried again each round until the vertex arrives, and
  * fails it, naming the vertex, once the file is older (by its mtime) than
  * `missing_endpoints_timeout`. The file's mtime is the clock, so the wait
- * survives restarts and `--once` runs alike.
+ * survives restarts and `--once` runs alike. A `mode: full` table skips
+ * by default (its snapshot may keep edges to vertices it deleted) and
+ * cannot wait (the snapshot applies whole, or fails).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,18 @@ knut_status knut_sync__missing_parse(const knut_conf *n, const char *table, knut
 {
     const knut_conf *m = knut_conf_get(n, "missing_endpoints");
     const knut_conf *to = knut_conf_get(n, "missing_endpoints_timeout");
-    t->missing_endpoints = KNUT_SYNC_MISSING_WAIT;
+    /* A full snapshot applies whole, and its edges to vertices it no
+     * longer has are expected: skip (counted) there, wait elsewhere. */
+    t->missing_endpoints =
+        t->mode == KNUT_SYNC_MODE_FULL ? KNUT_SYNC_MISSING_SKIP : KNUT_SYNC_MISSING_WAIT;
     t->missing_timeout_ms = (int64_t)KNUT_SYNC_MISSING_TIMEOUT_DEFAULT_S * 1000;
     if (m) {
         const char *s = knut_conf_str(m);
         if (s && strcmp(s, "wait") == 0)
-            t->missing_endpoints = KNUT_SYNC_MISSING_WAIT;
+            /* A full snapshot applies whole, and its edges to vertices it no
+     * longer has are expected: skip (counted) there, wait elsewhere. */
+    t->missing_endpoints =
+        t->mode == KNUT_SYNC_MODE_FULL ? KNUT_SYNC_MISSING_SKIP : KNUT_SYNC_MISSING_WAIT;
         else if (s && strcmp(s, "skip") == 0)
             t->missing_endpoints = KNUT_SYNC_MISSING_SKIP;
         else if (s && strcmp(s, "fail") == 0)
@@ -37,6 +45,11 @@ knut_status knut_sync__missing_parse(const knut_conf *n, const char *table, knut
                                   knut_conf_file(m), knut_conf_line(m), knut_conf_col(m), table,
                                   s ? s : "");
     }
+    if (m && t->mode == KNUT_SYNC_MODE_FULL && t->missing_endpoints == KNUT_SYNC_MISSING_WAIT)
+        return knut_error_set(err, KNUT_EINVAL,
+                              "%s:%d:%d: table '%s': missing_endpoints: wait is not for mode: "
+                              "full (a snapshot applies whole): use skip or fail",
+                              knut_conf_file(m), knut_conf_line(m), knut_conf_col(m), table);
     if (to) {
         double sec = 0;
         knut_status st = knut_conf_get_f64(n, "missing_endpoints_timeout", &sec, err);
@@ -88,7 +101,8 @@ knut_status knut_sync__missing_commit_fn(void *ctx, struct knut_duck_conn *conn,
     sync_missing_commit *c = ctx;
     note(c->m, c->note, c->note_cap);
     for (size_t i = 0; c->note[0] && i < c->n; i++)
-        c->entries[i].reason = c->note;
+        if (strcmp(c->entries[i].status, "done") == 0) /* not a full table's tombstone */
+            c->entries[i].reason = c->note;
     return knut_sync__ledger_commit_fn(c->inner, conn, err);
 }
 
