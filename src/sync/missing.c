@@ -30,10 +30,7 @@ knut_status knut_sync__missing_parse(const knut_conf *n, const char *table, knut
     if (m) {
         const char *s = knut_conf_str(m);
         if (s && strcmp(s, "wait") == 0)
-            /* A full snapshot applies whole, and its edges to vertices it no
-     * longer has are expected: skip (counted) there, wait elsewhere. */
-    t->missing_endpoints =
-        t->mode == KNUT_SYNC_MODE_FULL ? KNUT_SYNC_MISSING_SKIP : KNUT_SYNC_MISSING_WAIT;
+            t->missing_endpoints = KNUT_SYNC_MISSING_WAIT;
         else if (s && strcmp(s, "skip") == 0)
             t->missing_endpoints = KNUT_SYNC_MISSING_SKIP;
         else if (s && strcmp(s, "fail") == 0)

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "graph/cypher_int.h"
 #include "graph_fixture.h"
 
 /* ---- strings and identifiers ------------------------------------------- */
@@ -511,6 +512,63 @@ static void test_graph_cypher__unsupported(void **state)
     fx_arr_free(&a);
 }
 
+/* DECIMAL: scale 0 and at most 18 digits is the integer it holds; any
+ * other has no exact FalkorDB form and is refused, never rounded. */
+static knut_arrow_builder *decimal_col(int32_t precision, int32_t scale)
+{
+    knut_arrow_type_info t;
+    knut_arrow_builder *b = NULL;
+    knut_arrow_type_info_init(&t, KNUT_ARROW_DECIMAL128);
+    t.precision = precision;
+    t.scale = scale;
+    t.byte_width = 16;
+    OK(knut_arrow_builder_new(&b, &t, "d", &e_));
+    return b;
+}
+
+static void put_dec(knut_arrow_builder *b, int64_t v)
+{
+    uint8_t bytes[16];
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 16; i++)
+        bytes[i] = i < 8 ? (uint8_t)(u >> (8 * i)) : (v < 0 ? 0xff : 0);
+    OK(knut_arrow_builder_append_fixed(b, bytes, &e_));
+}
+
+static void test_graph_cypher__decimals(void **state)
+{
+    (void)state;
+    knut_error perr = KNUT_ERROR_INIT;
+    fx_arr a;
+    knut_arrow_builder *b = decimal_col(18, 0);
+    put_dec(b, 42);
+    put_dec(b, -7);
+    put_dec(b, 999999999999999999LL);
+    OK(knut_arrow_builder_append_null(b, &e_));
+    fx_finish(&a, b);
+    fx_expect_value(&a.view, 0, "42");
+    fx_expect_value(&a.view, 1, "-7");
+    fx_expect_value(&a.view, 2, "999999999999999999");
+    fx_expect_value(&a.view, 3, "null");
+    knut_graph_conv conv;
+    assert_int_equal(KNUT_OK, knut_graph__prop_type(&a.schema, &conv, &perr));
+    fx_arr_free(&a);
+
+    b = decimal_col(10, 2);
+    put_dec(b, 1234);
+    fx_finish(&a, b);
+    fx_expect_value_error(&a.view, 0, KNUT_EINVAL, "decimal(10,2) has no exact FalkorDB form");
+    assert_int_equal(KNUT_EUNSUPPORTED, knut_graph__prop_type(&a.schema, &conv, &perr));
+    assert_non_null(strstr(perr.message, "cannot be stored in FalkorDB without loss"));
+    fx_arr_free(&a);
+
+    b = decimal_col(19, 0); /* may not fit int64 */
+    put_dec(b, 1);
+    fx_finish(&a, b);
+    assert_int_equal(KNUT_EUNSUPPORTED, knut_graph__prop_type(&a.schema, &conv, &perr));
+    fx_arr_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_graph_cypher__structs_and_maps),
         cmocka_unit_test(test_graph_cypher__sliced),
         cmocka_unit_test(test_graph_cypher__unsupported),
+        cmocka_unit_test(test_graph_cypher__decimals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

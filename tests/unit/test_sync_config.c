@@ -241,6 +241,43 @@ static void test_backoff(void **state)
     assert_int_equal(knut_sync_backoff_next(INT64_MAX / 2 + 1, 10, INT64_MAX, 0), INT64_MAX);
 }
 
+/* missing_endpoints: wait by default (skip for mode: full), each value,
+ * the timeout, and the mistakes. */
+static void test_missing_endpoints(void **state)
+{
+    (void)state;
+    knut_sync_config *c = parse_ok(
+        "tables:\n"
+        "  a: {path: a/, vertices: [{labels: [A], keys: [id]}]}\n"
+        "  b: {path: b/, missing_endpoints: skip, vertices: [{labels: [B], keys: [id]}]}\n"
+        "  c: {path: c/, missing_endpoints: fail, vertices: [{labels: [C], keys: [id]}]}\n"
+        "  d: {path: d/, missing_endpoints: wait, missing_endpoints_timeout: 2.5,\n"
+        "      vertices: [{labels: [D], keys: [id]}]}\n"
+        "  e: {path: e/, mode: full, vertices: [{labels: [E], keys: [id]}]}\n");
+    assert_int_equal(c->tables[0].missing_endpoints, KNUT_SYNC_MISSING_WAIT);
+    assert_int_equal(c->tables[0].missing_timeout_ms,
+                     (int64_t)KNUT_SYNC_MISSING_TIMEOUT_DEFAULT_S * 1000);
+    assert_int_equal(c->tables[1].missing_endpoints, KNUT_SYNC_MISSING_SKIP);
+    assert_int_equal(c->tables[2].missing_endpoints, KNUT_SYNC_MISSING_FAIL);
+    assert_int_equal(c->tables[3].missing_endpoints, KNUT_SYNC_MISSING_WAIT);
+    assert_int_equal(c->tables[3].missing_timeout_ms, 2500);
+    assert_int_equal(c->tables[4].missing_endpoints, KNUT_SYNC_MISSING_SKIP);
+    knut_sync_config_free(c);
+    parse_bad("tables:\n  a: {path: a/, missing_endpoints: later, vertices: [{labels: [A], "
+              "keys: [id]}]}\n",
+              "sync.yml:2:", "table 'a'", "missing_endpoints must be wait, skip or fail",
+              NULL);
+    parse_bad("tables:\n  a: {path: a/, missing_endpoints: fail, missing_endpoints_timeout: "
+              "3, vertices: [{labels: [A], keys: [id]}]}\n",
+              "table 'a'", "needs missing_endpoints: wait", NULL);
+    parse_bad("tables:\n  a: {path: a/, missing_endpoints_timeout: -1, vertices: "
+              "[{labels: [A], keys: [id]}]}\n",
+              "missing_endpoints_timeout must be seconds", NULL);
+    parse_bad("tables:\n  a: {path: a/, mode: full, missing_endpoints: wait, vertices: "
+              "[{labels: [A], keys: [id]}]}\n",
+              "wait is not for mode: full", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_example_loads),
         cmocka_unit_test(test_full_mode_owns_labels_and_types),
         cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_missing_endpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
