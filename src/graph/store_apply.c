@@ -441,6 +441,21 @@ static knut_status endpoint_table(set_job *j, const char *label, const knut_grap
     return st;
 }
 
+/* " JOIN src AS a ON a.k = s.c ... JOIN dst AS b ON ...": the endpoints
+ * of the staged rows (s), joined (the upsert) or semi-joined (its count). */
+static void endpoint_joins(knut_buf *b, const set_job *j, const char *join)
+{
+    const knut_graph_set *set = j->set;
+    knut_buf_printf(b, " %s ", join);
+    knut_duck_ident(b, j->src_table);
+    knut_buf_puts(b, " AS a ON ");
+    match_keys(b, "a", set->src_keys, set->n_src_keys);
+    knut_buf_printf(b, " %s ", join);
+    knut_duck_ident(b, j->dst_table);
+    knut_buf_puts(b, " AS b ON ");
+    match_keys(b, "b", set->dst_keys, set->n_dst_keys);
+}
+
 static knut_status prepare_edge(set_job *j, knut_error *err)
 {
     knut_graph_set *set = j->set;
@@ -485,14 +500,7 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
     list_cols(b, set->props, set->n_props, "s.", 0);
     knut_buf_puts(b, " FROM ");
     dedup_source(b, j->stage_name, groups, ns, 3);
-    knut_buf_puts(b, " JOIN ");
-    knut_duck_ident(b, j->src_table);
-    knut_buf_puts(b, " AS a ON ");
-    match_keys(b, "a", set->src_keys, set->n_src_keys);
-    knut_buf_puts(b, " JOIN ");
-    knut_duck_ident(b, j->dst_table);
-    knut_buf_puts(b, " AS b ON ");
-    match_keys(b, "b", set->dst_keys, set->n_dst_keys);
+    endpoint_joins(b, j, "JOIN");
     knut_buf_puts(b, " ON CONFLICT (\"" KNUT_GS_SRC "\", \"" KNUT_GS_DST "\"");
     for (size_t k = 0; k < set->n_keys; k++) {
         knut_buf_puts(b, ", ");
@@ -504,14 +512,7 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
         b = &j->written;
         knut_buf_puts(b, "SELECT count(*) FROM ");
         dedup_source(b, j->stage_name, groups, ns, 3);
-        knut_buf_puts(b, " SEMI JOIN ");
-        knut_duck_ident(b, j->src_table);
-        knut_buf_puts(b, " AS a ON ");
-        match_keys(b, "a", set->src_keys, set->n_src_keys);
-        knut_buf_puts(b, " SEMI JOIN ");
-        knut_duck_ident(b, j->dst_table);
-        knut_buf_puts(b, " AS b ON ");
-        match_keys(b, "b", set->dst_keys, set->n_dst_keys);
+        endpoint_joins(b, j, "SEMI JOIN");
     }
     if ((st = knut_buf_check(&j->upsert, err)) == KNUT_OK)
         st = knut_buf_check(&j->skipped, err);

@@ -21,7 +21,6 @@ Each of these failed on the code before them (docs/sync.md says which).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -30,23 +29,17 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
+from test_sync_bad_input import Lake as BadInputLake
+from test_sync_bad_input import logs, parquet
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def parquet(table: pa.Table) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(table, buf)
-    return buf.getvalue()
+class Lake(BadInputLake):
+    """A lake folder with its own config; put, sync and status as in
+    test_sync_bad_input.py."""
 
-
-def logs(stderr: str) -> list[dict]:
-    return [json.loads(x) for x in stderr.splitlines() if x.strip().startswith("{")]
-
-
-class Lake:
     def __init__(self, run_knut, root: Path, config: str, falkordb=None, graph="poison"):
         self.run_knut, self.root, self.f, self.graph_name = run_knut, root, falkordb, graph
         root.mkdir(parents=True, exist_ok=True)
@@ -59,22 +52,9 @@ class Lake:
             self.args = self.status_args = ()
 
     def put(self, rel: str, data: bytes) -> Path:
-        p = self.root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name("." + p.name)
-        tmp.write_bytes(data)
-        os.rename(tmp, p)
-        return p
-
-    def sync(self, *extra):
-        return self.run_knut("sync", "--once", "--config", self.root / "sync.yml", *self.args,
-                             *extra, env={"KNUT_LOG_FORMAT": "json"})
-
-    def status(self) -> dict[str, dict]:
-        r = self.run_knut("sync", "status", "--config", self.root / "sync.yml", "--json",
-                          *self.status_args)
-        assert r.returncode == 0, r.stderr
-        return {Path(x["path"]).name: x for x in map(json.loads, r.stdout.splitlines())}
+        (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        super().put(rel, data)
+        return self.root / rel
 
     def sql(self, q: str) -> list[dict]:
         r = self.run_knut("query", "--db", self.root / "graph.duckdb", "--format", "json", q)
