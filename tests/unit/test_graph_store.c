@@ -63,12 +63,15 @@ static void add_vertices(knut_graph_mutation *m, const char *const *labels, size
 }
 
 /* Edges (src id, dst id, props...) between labels keyed on "id". */
+static int edge_policy = KNUT_GRAPH_MISSING_SKIP; /* of the edge sets add_edges makes */
+
 static void add_edges(knut_graph_mutation *m, const char *type, const char *sl, const char *dl,
                       const char *types, const char *const *names, int nrows,
                       const char *const *cells)
 {
     static const char *const id[] = {"id"}, *const scol[] = {"src"}, *const dcol[] = {"dst"};
     knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
+    es.missing_endpoints = edge_policy;
     es.type = type;
     es.src = (knut_graph_endpoint){sl, id, scol, 1};
     es.dst = (knut_graph_endpoint){dl, id, dcol, 1};
@@ -227,14 +230,37 @@ static void test_edges_and_deletes(void **state)
     people(m);
     add_edges(m, "KNOWS", "Person", "Person", "iii", ecols, 4, knows);
     add_edges(m, "LIKES", "Person", "Person", "iii", ecols, 2, likes);
-    OK(apply(s, m, NULL, &st, &e_));
+    memset(&st, 0, sizeof st);
+    OK(knut_graph_sink_apply(knut_graph_store_sink(s), m, NULL, &st, &e_));
     assert_int_equal(4, st.edges_written);
+    assert_int_equal(2, st.edges_skipped);
     assert_int_equal(2, knut_graph_store_edges_skipped(s));
+    /* the skipped rows, per set, with the vertices they name that are missing */
+    const knut_graph_set *ks = knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, 0);
+    assert_int_equal(2, ks->skipped);
+    assert_string_equal(ks->missing, "Person {id: 9}, Person {id: 8}, Person {id: 9}");
+    assert_int_equal(0, knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, 1)->skipped);
+    knut_graph_mutation_free(m);
     expect(s, "SELECT count(*) FROM e_KNOWS", "2");
-    /* Upserting the same edges again changes nothing. */
+    /* Upserting the same edges again changes nothing, and counts the same:
+     * a matched edge is written too, as on FalkorDB. */
     m = mut();
     add_edges(m, "KNOWS", "Person", "Person", "iii", ecols, 4, knows);
+    memset(&st, 0, sizeof st);
     OK(apply(s, m, NULL, &st, &e_));
+    assert_int_equal(2, st.edges_written);
+    expect(s, "SELECT count(*) FROM e_KNOWS", "2");
+    /* missing_endpoints FAIL: the apply fails naming the first missing
+     * vertex, detail KNUT_GRAPH_ERR_MISSING_ENDPOINT, and rolls back */
+    static const char *const more[] = {"3", "2", "2005", "1", "9", "2006"};
+    edge_policy = KNUT_GRAPH_MISSING_FAIL;
+    m = mut();
+    add_edges(m, "KNOWS", "Person", "Person", "iii", ecols, 2, more);
+    edge_policy = KNUT_GRAPH_MISSING_SKIP;
+    knut_error ferr = KNUT_ERROR_INIT;
+    assert_int_equal(KNUT_EINVAL, apply(s, m, NULL, &st, &ferr));
+    assert_int_equal(KNUT_GRAPH_ERR_MISSING_ENDPOINT, ferr.detail);
+    assert_non_null(strstr(ferr.message, "first missing: Person {id: 9}"));
     expect(s, "SELECT count(*) FROM e_KNOWS", "2");
     /* Deleting vertex 1 removes its edges in both edge tables. */
     static const char *const del[] = {"1"};
