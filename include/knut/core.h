@@ -294,6 +294,19 @@ KNUT_EXTERN knut_status knut_buf_check(const knut_buf *b, knut_error *err);
 KNUT_EXTERN knut_status knut_file_read(const char *path, size_t max, knut_buf *out,
                                        knut_error *err);
 
+/*
+ * Replaces the file at path with data[0..len) atomically: written to
+ * "<path>.tmp" (mode 0644), fsync'd, closed, renamed over path, and the
+ * folder fsync'd so the rename is durable. A crash leaves the old file or
+ * the new one, never a torn one. On any failure (open, write, ENOSPC,
+ * fsync, close, rename, the folder's fsync) the descriptor is closed, the
+ * temp file removed and KNUT_EIO names the file and the step; the old
+ * file is then untouched, except after a failed folder fsync (the rename
+ * was done, its durability is unknown).
+ */
+KNUT_EXTERN knut_status knut_file_write_atomic(const char *path, const void *data, size_t len,
+                                               knut_error *err);
+
 /* ---- config loading ---------------------------------------------------- */
 
 /*

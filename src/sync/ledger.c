@@ -11,13 +11,10 @@
  *  - valkey: a hash shared by several instances (ledger_valkey.c).
  * Memory changes only after the backend accepted the write.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sync_int.h"
 
@@ -306,16 +303,15 @@ static knut_status doc_put(knut_buf *doc, knut_buf *line, const sync_entry *e, c
     return knut_buf_append(doc, line->data, line->len);
 }
 
-/* The whole ledger (memory + the new entries) to file.tmp, fsync, rename:
- * one entry a line, each through the codec. */
+/* The whole ledger (memory + the new entries) replaced atomically
+ * (knut_file_write_atomic): one entry a line, each through the codec. */
 static knut_status file_write(sync_ledger *l, const sync_entry *add, size_t n, knut_error *err)
 {
     knut_status st = KNUT_OK;
     /* The cap the loader holds to: a ledger that would not load again is
      * refused here, before it replaces the good one. */
-    knut_buf doc, line = KNUT_BUF_INIT, tmp = KNUT_BUF_INIT;
+    knut_buf doc, line = KNUT_BUF_INIT;
     knut_buf_init(&doc, SYNC_LEDGER_FILE_MAX);
-    int fd = -1;
     size_t k = 0;
     knut_buf_puts(&doc, "{\"version\": 1, \"entries\": [");
     for (size_t i = 0; i < l->n && st == KNUT_OK; i++) {
@@ -337,43 +333,15 @@ static knut_status file_write(sync_ledger *l, const sync_entry *add, size_t n, k
                             (size_t)SYNC_LEDGER_FILE_MAX);
         goto cleanup;
     }
-    knut_buf_printf(&tmp, "%s.tmp", l->file);
-    if ((st = knut_buf_check(&doc, err)) != KNUT_OK || (st = knut_buf_check(&tmp, err)) != KNUT_OK)
+    if ((st = knut_buf_check(&doc, err)) != KNUT_OK)
         goto cleanup;
-    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    size_t len = doc.len, off = 0;
-    while (fd >= 0 && off < len) {
-        ssize_t w = write(fd, doc.data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            break;
-        off += (size_t)w;
-    }
-    if (fd < 0 || off < len || fsync(fd) != 0 || close(fd) != 0) {
-        st = knut_error_set(err, KNUT_EIO, "ledger %s: %s", tmp.data, strerror(errno));
-        if (fd >= 0 && off < len)
-            close(fd);
-        fd = -1;
-        goto cleanup;
-    }
-    fd = -1;
-    if (rename(tmp.data, l->file) != 0) {
-        st = knut_error_set(err, KNUT_EIO, "ledger %s: rename: %s", l->file, strerror(errno));
-        goto cleanup;
-    }
-    /* The rename itself is durable only once the folder is synced. */
-    char *dir = knut_sync__dirname(l->file);
-    int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    free(dir);
+    /* temp + fsync + rename + folder fsync; every failure closes the temp
+     * file and removes it, and the old ledger stays as it was */
+    if ((st = knut_file_write_atomic(l->file, doc.data, doc.len, err)) != KNUT_OK)
+        knut_error_prefix(err, "ledger ");
 cleanup:
     knut_buf_reset(&doc);
     knut_buf_reset(&line);
-    knut_buf_reset(&tmp);
     return st;
 }
 

@@ -7,14 +7,11 @@
  * HTTP server thread renders. Served live on --metrics-addr and written
  * to --metrics-file on close (docs/operations.md).
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "knut/net.h"
 #include "sync_int.h"
@@ -311,45 +308,12 @@ knut_status knut_sync__metrics_write_file(struct sync_metrics *m, const char *fi
                                           knut_error *err)
 {
     KNUT_ASSERT_ARG(err, m && file);
-    knut_buf text = KNUT_BUF_INIT, tmp = KNUT_BUF_INIT;
-    int fd = -1;
-    knut_buf_printf(&tmp, "%s.tmp", file);
-    knut_status st = knut_buf_check(&tmp, err);
-    if (st == KNUT_OK)
-        st = knut_sync__metrics_render(m, &text, err);
-    if (st != KNUT_OK)
-        goto cleanup;
+    knut_buf text = KNUT_BUF_INIT;
+    knut_status st = knut_sync__metrics_render(m, &text, err);
     /* temp + fsync + rename: a scraper (node_exporter's textfile collector)
      * sees the old file or the new one, never half of one */
-    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        st = knut_error_set(err, KNUT_EIO, "--metrics-file %s: %s", tmp.data, strerror(errno));
-        goto cleanup;
-    }
-    for (size_t off = 0; off < text.len;) {
-        ssize_t w = write(fd, text.data + off, text.len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            st = knut_error_set(err, KNUT_EIO, "--metrics-file %s: %s", tmp.data, strerror(errno));
-            goto cleanup;
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        fd = -1;
-        st = knut_error_set(err, KNUT_EIO, "--metrics-file %s: %s", tmp.data, strerror(errno));
-        goto cleanup;
-    }
-    fd = -1;
-    if (rename(tmp.data, file) != 0)
-        st = knut_error_set(err, KNUT_EIO, "--metrics-file %s: %s", file, strerror(errno));
-cleanup:
-    if (fd >= 0)
-        close(fd);
-    if (st != KNUT_OK && tmp.data)
-        unlink(tmp.data);
+    if (st == KNUT_OK && (st = knut_file_write_atomic(file, text.data, text.len, err)) != KNUT_OK)
+        knut_error_prefix(err, "--metrics-file ");
     knut_buf_reset(&text);
-    knut_buf_reset(&tmp);
     return st;
 }

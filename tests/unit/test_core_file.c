@@ -1,7 +1,11 @@
 /*
  * knut_file_read: a file read whole, at and just past its cap (the error
  * names the file and the cap), empty, missing, a directory, a 0 cap, a
- * /proc file that reports no size, and the old contents of out replaced.
+ * /proc file that reports no size, and the old contents of out replaced;
+ * knut_file_write_atomic: a replace, and its failure paths provoked
+ * deterministically (ENOSPC through a temp file that is a symlink to
+ * /dev/full, a rename onto a folder): the old file intact, the temp file
+ * gone, no descriptor left open.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -114,6 +120,70 @@ static void test_proc_file(void **state)
     knut_buf_reset(&b);
 }
 
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    assert_non_null(d);
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n;
+}
+
+static void test_write_atomic(void **state)
+{
+    (void)state;
+    char path[256], tmp[300];
+    snprintf(path, sizeof path, "%s/w.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    knut_buf b = KNUT_BUF_INIT;
+    knut_error err = KNUT_ERROR_INIT;
+    assert_int_equal(knut_file_write_atomic(path, "old", 3, &err), KNUT_OK);
+    assert_int_equal(knut_file_write_atomic(path, "new!", 4, &err), KNUT_OK);
+    assert_int_equal(knut_file_read(path, 64, &b, &err), KNUT_OK);
+    assert_string_equal(b.data, "new!");
+    assert_int_equal(access(tmp, F_OK), -1);
+
+    /* ENOSPC at the write: the temp file is a link to /dev/full (open
+     * follows it), so the failure is the same every run, root or not */
+    int fds = open_fds();
+    assert_int_equal(symlink("/dev/full", tmp), 0);
+    assert_int_equal(knut_file_write_atomic(path, "lost", 4, &err), KNUT_EIO);
+    assert_non_null(strstr(err.message, "w.json.tmp: write: No space left on device"));
+    assert_int_equal(open_fds(), fds);
+    struct stat sb;
+    assert_int_equal(lstat(tmp, &sb), -1); /* the temp (the link) removed */
+    assert_int_equal(knut_file_read(path, 64, &b, &err), KNUT_OK);
+    assert_string_equal(b.data, "new!");
+
+    /* a rename that fails (the target is a non-empty folder) */
+    char sub[280], inner[300];
+    snprintf(sub, sizeof sub, "%s/d.json", dir);
+    snprintf(inner, sizeof inner, "%s/x", sub);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(knut_file_write_atomic(inner, "x", 1, &err), KNUT_OK);
+    assert_int_equal(knut_file_write_atomic(sub, "y", 1, &err), KNUT_EIO);
+    assert_non_null(strstr(err.message, "d.json: rename: "));
+    assert_int_equal(open_fds(), fds);
+    snprintf(tmp, sizeof tmp, "%s.tmp", sub);
+    assert_int_equal(access(tmp, F_OK), -1);
+
+    /* the temp cannot be created (its name is a folder): nothing removed */
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    assert_int_equal(mkdir(tmp, 0755), 0);
+    assert_int_equal(knut_file_write_atomic(path, "z", 1, &err), KNUT_EIO);
+    assert_non_null(strstr(err.message, "w.json.tmp: open: "));
+    assert_int_equal(open_fds(), fds);
+    assert_int_equal(knut_file_read(path, 64, &b, &err), KNUT_OK);
+    assert_string_equal(b.data, "new!");
+    assert_int_equal(rmdir(tmp), 0);
+    assert_int_equal(unlink(inner), 0);
+    assert_int_equal(rmdir(sub), 0);
+    assert_int_equal(unlink(path), 0);
+    knut_buf_reset(&b);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -127,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_proc_file),
+        cmocka_unit_test(test_write_atomic),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,9 +1,11 @@
 /*
  * The sync ledger's in-memory index: many entries found, replaced in
  * place, forgotten (the last entry moves into the hole and stays
- * findable), the JSON file backend round-trips a SHA-256 hash, and the
+ * findable), the JSON file backend round-trips a SHA-256 hash, the
  * embedded store's ledger table reads long names, paths and reasons back
- * whole.
+ * whole, and a file-ledger write that fails (ENOSPC: its temp file links
+ * to /dev/full) is an error naming the ledger, leaves the old ledger and
+ * memory as they were, removes the temp file and closes its descriptor.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,12 +142,53 @@ static void test_store_reads_long_rows_whole(void **state)
     knut_duck_db_close(db);
 }
 
+static void test_file_write_fails(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/knut-ledger-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char file[128], tmp[140];
+    snprintf(file, sizeof file, "%s/ledger.json", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    knut_error err = KNUT_ERROR_INIT;
+    sync_ledger l = {0};
+    knut_buf before = KNUT_BUF_INIT, after = KNUT_BUF_INIT;
+    assert_int_equal(knut_sync__ledger_open_file(&l, file, &err), KNUT_OK);
+    sync_entry a = {"people", "/d/a.csv", NULL, "done", NULL, 10, 20, 1, 4, NULL};
+    assert_int_equal(knut_sync__ledger_record(&l, &a, 1, &err), KNUT_OK);
+    assert_int_equal(knut_file_read(file, 1 << 20, &before, &err), KNUT_OK);
+
+    assert_int_equal(symlink("/dev/full", tmp), 0);
+    sync_entry b = {"people", "/d/b.csv", NULL, "done", NULL, 11, 21, 2, 5, NULL};
+    assert_int_equal(knut_sync__ledger_record(&l, &b, 1, &err), KNUT_EIO);
+    assert_non_null(strstr(err.message, "ledger "));
+    assert_non_null(strstr(err.message, "ledger.json.tmp: write: No space left on device"));
+    assert_int_equal(access(tmp, F_OK), -1);
+    assert_null(knut_sync__ledger_find(&l, "people", "/d/b.csv")); /* memory unchanged */
+    assert_int_equal(knut_file_read(file, 1 << 20, &after, &err), KNUT_OK);
+    assert_int_equal(after.len, before.len);
+    assert_memory_equal(after.data, before.data, before.len);
+
+    /* the next write, with the device fine again, records both */
+    assert_int_equal(knut_sync__ledger_record(&l, &b, 1, &err), KNUT_OK);
+    knut_sync__ledger_reset(&l);
+    assert_int_equal(knut_sync__ledger_open_file(&l, file, &err), KNUT_OK);
+    assert_non_null(knut_sync__ledger_find(&l, "people", "/d/a.csv"));
+    assert_non_null(knut_sync__ledger_find(&l, "people", "/d/b.csv"));
+    knut_sync__ledger_reset(&l);
+    knut_buf_reset(&before);
+    knut_buf_reset(&after);
+    unlink(file);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index),
         cmocka_unit_test(test_file_roundtrip),
         cmocka_unit_test(test_store_reads_long_rows_whole),
+        cmocka_unit_test(test_file_write_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
