@@ -121,6 +121,8 @@ typedef struct knut_sync_config {
     char *file;            /* the config file as given */
     char *store;           /* `store:` resolved, or NULL */
     char *ledger;          /* `ledger:` resolved, or NULL */
+    const char *name;      /* `name:` the deployment's name, or NULL: the shared
+                            * ledger's key namespace (knut:sync:<name>:...) */
     knut_sync_table *tables;
     size_t n_tables;
     knut_conf *root;
@@ -174,6 +176,10 @@ typedef struct knut_sync_options {
     int64_t falkordb_timeout_ms; /* each FalkorDB socket read/write; 0: 300000;
                                   * < 0: none. A hung server then fails the
                                   * round (backoff) instead of holding it. */
+    /* Passwords when their URLs hold none (secrets: never logged; a
+     * password both here and in the URL: the URL's wins) */
+    const char *falkordb_password;
+    const char *ledger_password;
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 

@@ -161,6 +161,16 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *grap
 knut_status knut_cli_query_text(const char *arg, knut_buf *input, size_t max, const char *what,
                                 const char **out, knut_error *err);
 
+/* A peer's password (src/cli/secret.c): the one line of file (read
+ * under a 4 KiB cap, its newline trimmed, the copy read wiped), else
+ * $env (env NULL: none), else *out NULL. *out is freed with
+ * knut_net_secret_free. Returns 0, or -1 after printing "knut CMD: OPT
+ * FILE: why" (never the content). */
+int knut_cli_secret_read(const char *cmd, const char *opt, const char *file, const char *env,
+                         char **out);
+/* 1 if the redis:// url holds a password (0 for a malformed one). */
+int knut_cli_url_password(const char *url);
+
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
 /* Sets up logging from KNUT_LOG / KNUT_LOG_FORMAT (json|human) for the CLI. */

@@ -7,16 +7,17 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "knut/net.h"
 #include "knut/sync.h"
 
 typedef struct sync_args {
     const char *config, *store, *falkordb, *graph, *ledger;
     const char *airflow_url, *airflow_user, *airflow_password_file;
+    const char *falkordb_password_file, *ledger_password_file;
     int once, json, status;
     int retry, skip;                    /* knut sync retry */
     const char *retry_table, *retry_file;
@@ -27,7 +28,13 @@ typedef struct sync_args {
     double lease;
     double airflow_drain;
     double falkordb_timeout;
+    int falkordb_env, ledger_env; /* the URL came from $KNUT_..._URL */
 } sync_args;
+
+/* The peers' passwords when not in their URLs; each NULL if none. */
+typedef struct sync_secrets {
+    char *falkordb, *ledger, *airflow;
+} sync_secrets;
 
 /* The longest wait any SEC option takes: a year. */
 #define SYNC_SECS_MAX (86400 * 365)
@@ -37,7 +44,12 @@ static const knut_cli_opt sync_opts[] = {
     KNUT_CLI_OPT_STR("store", 0, sync_args, store, "FILE",
                      "embedded graph store (DuckDB file); default: 'store:' of the config"),
     KNUT_CLI_OPT_STR("falkordb", 0, sync_args, falkordb, "URL",
-                     "sink to FalkorDB at redis://[[user]:password@]host[:port]"),
+                     "sink to FalkorDB at redis://[user@]host[:port] (default: "
+                     "$KNUT_FALKORDB_URL); a password here is visible to every local user "
+                     "(a warning says so): use --falkordb-password-file"),
+    KNUT_CLI_OPT_STR("falkordb-password-file", 0, sync_args, falkordb_password_file, "FILE",
+                     "file holding FalkorDB's password (one line); else "
+                     "$KNUT_FALKORDB_PASSWORD"),
     KNUT_CLI_OPT_STR("graph", 0, sync_args, graph, "NAME", "FalkorDB graph name (default: knut)"),
     KNUT_CLI_OPT_SECS("falkordb-timeout", sync_args, falkordb_timeout, SYNC_SECS_MAX,
                       "longest wait for one FalkorDB read or write (default 300): a hung "
@@ -48,12 +60,16 @@ static const knut_cli_opt sync_opts[] = {
                      "server and commits with the graph in one transaction, exactly once "
                      "(docs/sync.md \"Exactly once into FalkorDB\")"),
     KNUT_CLI_OPT_STR("ledger-url", 0, sync_args, ledger_url, "URL",
-                     "shared ledger in Valkey/Redis at redis://[[user]:password@]host[:port], "
-                     "so several instances (each with --falkordb) share the tables: a table is "
-                     "worked on only under its lease (keys knut:sync:<config name>:...); a "
-                     "table another instance holds is skipped this round "
-                     "(docs/operations.md); naming the FalkorDB server itself is the same as "
-                     "'--ledger falkordb'. Not with the embedded store (single-process)"),
+                     "shared ledger in Valkey/Redis at redis://[user@]host[:port] (default: "
+                     "$KNUT_LEDGER_URL), so several instances (each with --falkordb) share the "
+                     "tables: a table is worked on only under its lease (keys "
+                     "knut:sync:<name>:..., so the config needs 'name:'); a table another "
+                     "instance holds is skipped this round (docs/operations.md); naming the "
+                     "FalkorDB server itself is the same as '--ledger falkordb'. Not with the "
+                     "embedded store (single-process)"),
+    KNUT_CLI_OPT_STR("ledger-password-file", 0, sync_args, ledger_password_file, "FILE",
+                     "file holding the ledger Valkey's password (one line); else "
+                     "$KNUT_LEDGER_PASSWORD"),
     KNUT_CLI_OPT_STR("instance", 0, sync_args, instance, "ID",
                      "this instance's lease owner id, unique per instance (default "
                      "hostname:pid)"),
@@ -80,7 +96,7 @@ static const knut_cli_opt sync_opts[] = {
     KNUT_CLI_OPT_STR("airflow-user", 0, sync_args, airflow_user, "USER",
                      "Airflow user (role op or admin)"),
     KNUT_CLI_OPT_STR("airflow-password-file", 0, sync_args, airflow_password_file, "FILE",
-                     "file holding the password (first line); else the environment variable "
+                     "file holding the password (one line); else the environment variable "
                      "KNUT_AIRFLOW_PASSWORD. Never on the command line: other users can read "
                      "it there"),
     KNUT_CLI_OPT_REFUSE("airflow-password", "no password on the command line: set "
@@ -113,9 +129,10 @@ const knut_cli_spec knut_cmd_sync_spec = {
     .name = "sync",
     .synopsis =
         "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
-        "                 [--falkordb-timeout SEC]]\n"
+        "                 [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
         "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
-        "                 [--ledger-url URL [--instance ID] [--lease SEC]]\n"
+        "                 [--ledger-url URL [--ledger-password-file FILE]\n"
+        "                  [--instance ID] [--lease SEC]]\n"
         "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
         "                  [--airflow-drain SEC]]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
@@ -162,6 +179,12 @@ static int check_args(const sync_args *a)
     if ((a->instance || a->lease > 0) && !a->ledger_url && !a->falkordb)
         return knut_cli_args_error(sp, "%s", "--instance/--lease need --ledger-url (or "
                                              "--falkordb with the ledger 'falkordb')");
+    if (a->ledger_password_file && !a->ledger_url)
+        return knut_cli_args_error(sp, "%s", "--ledger-password-file needs --ledger-url (or "
+                                             "KNUT_LEDGER_URL)");
+    if (a->falkordb_password_file && !a->falkordb)
+        return knut_cli_args_error(sp, "%s", "--falkordb-password-file needs --falkordb (or "
+                                             "KNUT_FALKORDB_URL)");
     if (a->status && (a->metrics_addr || a->metrics_file))
         return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
     if (!a->retry && (a->retry_table || a->retry_file || a->skip))
@@ -180,35 +203,62 @@ static int parse_args(int argc, char **argv, sync_args *a)
         argv++;
     }
     int rc = knut_cli_args_parse(&knut_cmd_sync_spec, argc, argv, a);
-    return rc != KNUT_CLI_RUN ? rc : check_args(a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    /* URLs from the environment, which other users cannot read (ps can) */
+    const char *e;
+    if (!a->falkordb && !a->store && (e = getenv("KNUT_FALKORDB_URL")) && *e) {
+        a->falkordb = e;
+        a->falkordb_env = 1;
+    }
+    if (!a->ledger_url && (e = getenv("KNUT_LEDGER_URL")) && *e) {
+        a->ledger_url = e;
+        a->ledger_env = 1;
+    }
+    return check_args(a);
 }
 
-/* The Airflow password: first line of the file, else $KNUT_AIRFLOW_PASSWORD. */
-static int airflow_password(const sync_args *a, char *out, size_t n)
+/* One peer's password: from file, else $env; a password also in the URL
+ * is refused (which one would count?), and a URL given on the command
+ * line with a password in it is warned about (it shows in `ps`). */
+static int peer_password(const char *opt, const char *fopt, const char *url, int url_from_env,
+                         const char *file, const char *env, char **out)
 {
-    const char *env = getenv("KNUT_AIRFLOW_PASSWORD");
-    out[0] = 0;
-    if (!a->airflow_password_file) {
-        if (!env || !*env) {
-            fprintf(stderr, "knut sync: --airflow-url needs a password: set KNUT_AIRFLOW_PASSWORD "
-                            "or use --airflow-password-file\n");
-            return -1;
-        }
-        snprintf(out, n, "%s", env);
+    if (knut_cli_secret_read("sync", fopt, file, env, out) != 0)
+        return -1;
+    if (!knut_cli_url_password(url))
         return 0;
-    }
-    FILE *f = fopen(a->airflow_password_file, "r");
-    if (!f) {
-        fprintf(stderr, "knut sync: --airflow-password-file %s: %s\n", a->airflow_password_file,
-                strerror(errno));
+    if (*out) {
+        fprintf(stderr, "knut sync: %s: a password both in the URL and in %s: give one\n", opt,
+                file ? fopt : env);
         return -1;
     }
-    int ok = fgets(out, (int)n, f) != NULL;
-    fclose(f);
-    out[strcspn(out, "\r\n")] = 0;
-    if (!ok || !out[0]) {
-        fprintf(stderr, "knut sync: --airflow-password-file %s: empty first line\n",
-                a->airflow_password_file);
+    if (!url_from_env)
+        knut_log_emit(KNUT_LOG_WARN, "sync", (knut_log_field[]){KNUT_LF_STR("option", opt)}, 1,
+                      "%s URL holds a password, which every local user can read in the "
+                      "process list: use %s, $%s or a URL in the environment instead",
+                      opt, fopt, env);
+    return 0;
+}
+
+static int read_secrets(const sync_args *a, sync_secrets *p)
+{
+    if (a->falkordb &&
+        peer_password("--falkordb", "--falkordb-password-file", a->falkordb, a->falkordb_env,
+                      a->falkordb_password_file, "KNUT_FALKORDB_PASSWORD", &p->falkordb) != 0)
+        return -1;
+    if (a->ledger_url &&
+        peer_password("--ledger-url", "--ledger-password-file", a->ledger_url, a->ledger_env,
+                      a->ledger_password_file, "KNUT_LEDGER_PASSWORD", &p->ledger) != 0)
+        return -1;
+    if (!a->airflow_url || a->status)
+        return 0;
+    if (knut_cli_secret_read("sync", "--airflow-password-file", a->airflow_password_file,
+                             "KNUT_AIRFLOW_PASSWORD", &p->airflow) != 0)
+        return -1;
+    if (!p->airflow) {
+        fprintf(stderr, "knut sync: --airflow-url needs a password: set KNUT_AIRFLOW_PASSWORD "
+                        "or use --airflow-password-file\n");
         return -1;
     }
     return 0;
@@ -260,9 +310,11 @@ int knut_cmd_sync(int argc, char **argv)
     knut_sync_config *cfg = NULL;
     knut_sync *s = NULL;
     rc = KNUT_EXIT_FAIL;
-    char password[1024] = "";
-    if (a.airflow_url && !a.status && airflow_password(&a, password, sizeof password) != 0)
-        return KNUT_EXIT_USAGE;
+    sync_secrets pw = {0};
+    if (read_secrets(&a, &pw) != 0) {
+        rc = KNUT_EXIT_USAGE;
+        goto cleanup;
+    }
     /* Handlers first: a SIGTERM while the store or FalkorDB is being opened
      * then means "run no round, exit 0" instead of the default kill. */
     knut_status st = a.status ? KNUT_OK : knut_signal_install(&err);
@@ -286,7 +338,9 @@ int knut_cmd_sync(int argc, char **argv)
     so.metrics_file = a.metrics_file;
     so.airflow_url = a.airflow_url;
     so.airflow_user = a.airflow_user;
-    so.airflow_password = a.airflow_url ? password : NULL;
+    so.airflow_password = pw.airflow;
+    so.falkordb_password = pw.falkordb;
+    so.ledger_password = pw.ledger;
     so.airflow_drain_ms = (int64_t)(a.airflow_drain * 1000);
     so.memory_limit = a.memory_limit;
     so.falkordb_timeout_ms = (int64_t)(a.falkordb_timeout * 1000);
@@ -325,7 +379,8 @@ int knut_cmd_sync(int argc, char **argv)
 cleanup:
     knut_sync_close(s);
     knut_sync_config_free(cfg);
-    for (volatile char *p = password; *p; p++) /* the secret does not outlive its use */
-        *p = 0;
+    knut_net_secret_free(pw.falkordb); /* the secrets do not outlive their use */
+    knut_net_secret_free(pw.ledger);
+    knut_net_secret_free(pw.airflow);
     return rc;
 }

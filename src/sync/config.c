@@ -374,13 +374,57 @@ void knut_sync_config_free(knut_sync_config *cfg)
     free(cfg);
 }
 
+/* `name:` is a Valkey key part (knut:sync:<name>:ledger): a ':' or a
+ * space in it would let two names share keys, so it is a plain word. */
+static knut_status parse_name(const knut_conf *root, const char **out, knut_error *err)
+{
+    const knut_conf *n = knut_conf_get(root, "name");
+    if (!n)
+        return KNUT_OK;
+    const char *s = knut_conf_str(n);
+    size_t len = s ? strlen(s) : 0;
+    if (len == 0 || len > SYNC_NAME_MAX || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                     "abcdefghijklmnopqrstuvwxyz"
+                                                     "0123456789._-") != len)
+        return cerr(err, n, NULL,
+                    "'name' must be 1 to %d letters, digits, '.', '_' or '-' (it names the "
+                    "shared ledger's keys)", SYNC_NAME_MAX);
+    *out = s;
+    return KNUT_OK;
+}
+
+knut_status knut_sync__config_name(const knut_sync_config *cfg, const char *what,
+                                   const char **out, knut_error *err)
+{
+    if (cfg->name) {
+        *out = cfg->name;
+        return KNUT_OK;
+    }
+    /* the old default was the file's base name: say it, so an existing
+     * deployment keeps its keys */
+    const char *base = strrchr(cfg->file, '/');
+    base = base ? base + 1 : cfg->file;
+    const char *dot = strrchr(base, '.');
+    int n = (int)(dot && dot != base ? dot - base : (long)strlen(base));
+    const knut_conf *root = cfg->root;
+    return knut_error_set(err, KNUT_EINVAL,
+                          "%s:%d:%d: %s needs 'name:' in the config: it names the shared keys "
+                          "(knut:sync:<name>:...), the same for every instance of this deployment "
+                          "and different from any other; an existing deployment keeps its keys "
+                          "with 'name: %.*s' (docs/operations.md)",
+                          knut_conf_file(root), knut_conf_line(root), knut_conf_col(root), what, n,
+                          base);
+}
+
 static knut_status config_build(knut_sync_config *c, const char *dir, knut_error *err)
 {
-    static const char *const allowed[] = {"store", "ledger", "tables", NULL};
+    static const char *const allowed[] = {"name", "store", "ledger", "tables", NULL};
     const knut_conf *root = c->root;
     if (knut_conf_kind_of(root) != KNUT_CONF_MAP)
         return cerr(err, root, NULL, "a sync config is a map with 'tables'");
     knut_status st = check_keys(root, NULL, "the sync config", allowed, err);
+    if (st == KNUT_OK)
+        st = parse_name(root, &c->name, err);
     if (st != KNUT_OK)
         return st;
     static const char *const paths[] = {"store", "ledger"};

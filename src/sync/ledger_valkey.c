@@ -1,11 +1,11 @@
 /*
  * The shared ledger: several `knut sync` instances (FalkorDB sink) share
  * one set of tables through Valkey/Redis.
- *  - The ledger is one hash, "knut:sync:<name>:ledger" (<name>: the config
- *    file's name without extension), field "table NUL path", value the
- *    entry as JSON, the path relative to the config's folder. It is loaded
- *    at open, and a table's entries are re-read when its lease is taken if
- *    its version ("...:version:<table>", bumped by each ledger write) moved:
+ *  - The ledger is one hash, "knut:sync:<name>:ledger" (<name>: the
+ *    config's `name:`, required: the deployment, not the file), field
+ *    "table NUL path", value the entry as JSON, the path relative to the
+ *    config's folder. It is loaded at open, and a table's entries are
+ *    re-read when its lease is taken if its version ("...:version:<table>", bumped by each ledger write) moved:
  *    another instance did files of it meanwhile.
  *  - A table is worked on only under its lease, "knut:sync:<name>:lease:
  *    <table>" = instance id, set NX with a time to live. A thread with its
@@ -29,12 +29,15 @@
 /* ---- open, load, close ---------------------------------------------------- */
 
 knut_status knut_sync__valkey_open(struct sync_valkey **out, const char *url,
-                                   const char *config_file, const char *instance,
-                                   int64_t lease_ms, knut_error *err)
+                                   const char *password, const knut_sync_config *cfg,
+                                   const char *instance, int64_t lease_ms, knut_error *err)
 {
     knut_buf b = KNUT_BUF_INIT;
-    knut_status st = KNUT_OK;
+    const char *name = NULL;
     *out = NULL;
+    knut_status st = knut_sync__config_name(cfg, "a shared ledger (--ledger-url)", &name, err);
+    if (st != KNUT_OK)
+        return st;
     if (lease_ms < 0 || (lease_ms > 0 && lease_ms < 100)) /* renewals every lease/3 */
         return knut_error_set(err, KNUT_EINVAL, "lease of %lld ms: at least 100 ms (0.1 s)",
                               (long long)lease_ms);
@@ -50,6 +53,10 @@ knut_status knut_sync__valkey_open(struct sync_valkey **out, const char *url,
     v->lease_ms = lease_ms > 0 ? lease_ms : 30000;
     if ((st = knut_sync__vk_addr_parse(&v->addr, url, err)) != KNUT_OK)
         goto cleanup;
+    if (!v->addr.pass && password && *password && !(v->addr.pass = strdup(password))) {
+        st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        goto cleanup;
+    }
     v->conn.addr = &v->addr;
     if (instance && *instance) {
         knut_buf_puts(&b, instance);
@@ -59,18 +66,13 @@ knut_status knut_sync__valkey_open(struct sync_valkey **out, const char *url,
         knut_buf_printf(&b, "%s:%ld", host, (long)getpid());
     }
     v->instance = knut_buf_detach(&b, NULL);
-    /* <name>: the config file's base name without its extension */
-    const char *base = strrchr(config_file, '/');
-    base = base ? base + 1 : config_file;
-    const char *dot = strrchr(base, '.');
-    knut_buf_printf(&b, "knut:sync:%.*s:", (int)(dot && dot != base ? dot - base : (long)strlen(base)),
-                    base);
+    knut_buf_printf(&b, "knut:sync:%s:", name); /* the config's name: */
     v->prefix = knut_buf_detach(&b, NULL);
     if (v->prefix) {
         knut_buf_printf(&b, "%sledger", v->prefix);
         v->hash_key = knut_buf_detach(&b, NULL);
     }
-    v->base = knut_sync__dirname(config_file);
+    v->base = knut_sync__dirname(cfg->file);
     if (!v->instance || !v->prefix || !v->hash_key || !v->base)
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
 cleanup:

@@ -78,7 +78,10 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
         goto cleanup;
     }
     if (ledger_url) { /* shared ledger (ledger_valkey.c); status needs no sink */
-        st = knut_sync__valkey_open(&s->valkey, ledger_url, cfg->file, opts->instance,
+        /* in the FalkorDB server: its password unless the ledger has one */
+        const char *pw = in_falkor && !opts->ledger_password ? opts->falkordb_password
+                                                             : opts->ledger_password;
+        st = knut_sync__valkey_open(&s->valkey, ledger_url, pw, cfg, opts->instance,
                                     opts->lease_ms, err);
         if (st == KNUT_OK)
             st = knut_sync__ledger_open_valkey(&s->ledger, s->valkey, err);
@@ -98,6 +101,7 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
         if (st != KNUT_OK || opts->status_only)
             goto cleanup;
         knut_graph_falkor_options fo = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
+        fo.password = opts->falkordb_password;
         fo.command_timeout_ms = opts->falkordb_timeout_ms < 0   ? 0
                                 : opts->falkordb_timeout_ms == 0 ? SYNC_FALKORDB_TIMEOUT_MS
                                 : opts->falkordb_timeout_ms > INT32_MAX

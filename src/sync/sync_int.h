@@ -282,12 +282,22 @@ int knut_sync__metrics_port(struct sync_metrics *m);
 knut_status knut_sync__metrics_write_file(struct sync_metrics *m, const char *file,
                                           knut_error *err);
 
+/* ---- config.c: the deployment's name ---- */
+/* Longest `name:` (a key part of the shared ledger). */
+#define SYNC_NAME_MAX 128
+/* The config's `name:`, required by what (e.g. "a shared ledger
+ * (--ledger-url)"): without one, KNUT_EINVAL naming file:line of the
+ * config and the name that keeps an old deployment's keys. */
+knut_status knut_sync__config_name(const knut_sync_config *cfg, const char *what,
+                                   const char **out, knut_error *err);
+
 /* ---- ledger_valkey.c: the shared ledger in Valkey/Redis (docs/operations.md) ---- */
-/* Parses url (errors never quote it), names the keys after the config file
- * ("knut:sync:<name>:"); no I/O yet. lease_ms 0: 30000. */
+/* Parses url (errors never quote it; password, if not NULL, is used when
+ * the URL has none), names the keys after the config's `name:`
+ * ("knut:sync:<name>:", required); no I/O yet. lease_ms 0: 30000. */
 knut_status knut_sync__valkey_open(struct sync_valkey **out, const char *url,
-                                   const char *config_file, const char *instance,
-                                   int64_t lease_ms, knut_error *err);
+                                   const char *password, const knut_sync_config *cfg,
+                                   const char *instance, int64_t lease_ms, knut_error *err);
 /* Releases a lease still held, stops the renewal thread. NULL-safe. */
 void knut_sync__valkey_close(struct sync_valkey *v);
 /* Opens l on the shared hash: every entry loaded; writes go to the hash. */

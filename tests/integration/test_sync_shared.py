@@ -30,7 +30,7 @@ GRAPH = "shared"
 def make_lake(root: Path, tables: int, files: int, rows: int, big: dict | None = None) -> Path:
     """CSV tables t0..t<n>, each file of `rows` vertices with ids unique per table."""
     root.mkdir(parents=True, exist_ok=True)
-    lines = ["tables:"]
+    lines = ["name: shared", "tables:"]  # name: the shared keys (knut:sync:shared:...)
     for t in range(tables):
         d = root / f"t{t}"
         d.mkdir(exist_ok=True)

@@ -3,8 +3,10 @@
  * config parses into the expected steps (rename, {name, column}
  * properties, endpoint keys, fk edges, cdc), every mistake names
  * file:line:col, the table and the key or column; the shipped example
- * loads; `mode: full` opens and owns its labels and edge types; and the
- * round loop's backoff.
+ * loads; `mode: full` opens and owns its labels and edge types; `name:`
+ * (the shared ledger's key namespace) is a plain word, and its absence is
+ * an error naming file:line and the old default; and the round loop's
+ * backoff.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "knut/sync.h"
+#include "sync/sync_int.h"
 
 static knut_sync_config *parse_ok(const char *text)
 {
@@ -278,6 +281,37 @@ static void test_missing_endpoints(void **state)
               "wait is not for mode: full", NULL);
 }
 
+static void test_name(void **state)
+{
+    (void)state;
+    static const char tail[] = "tables:\n  t:\n    path: t/\n"
+                               "    vertices: [{labels: [T], keys: [id]}]\n";
+    char text[512];
+    knut_error err = KNUT_ERROR_INIT;
+    const char *name = NULL;
+    snprintf(text, sizeof text, "name: sales-lake_2.eu\n%s", tail);
+    knut_sync_config *c = parse_ok(text);
+    assert_string_equal(c->name, "sales-lake_2.eu");
+    assert_int_equal(knut_sync__config_name(c, "a shared ledger", &name, &err), KNUT_OK);
+    assert_string_equal(name, "sales-lake_2.eu");
+    knut_sync_config_free(c);
+
+    c = parse_ok(tail); /* fine without a shared ledger; required with one */
+    assert_null(c->name);
+    assert_int_equal(knut_sync__config_name(c, "a shared ledger (--ledger-url)", &name, &err),
+                     KNUT_EINVAL);
+    assert_non_null(strstr(err.message, "sync.yml:1:1: a shared ledger (--ledger-url) needs "
+                                        "'name:' in the config"));
+    assert_non_null(strstr(err.message, "'name: sync'")); /* the old keys' name */
+    knut_sync_config_free(c);
+
+    static const char *const bad[] = {"a:b", "two words", "''", "[x]", "caf\xc3\xa9"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "name: %s\n%s", bad[i], tail);
+        parse_bad(text, "sync.yml:1:7: 'name' must be 1 to 128 letters", NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_full_mode_owns_labels_and_types),
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_missing_endpoints),
+        cmocka_unit_test(test_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

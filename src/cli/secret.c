@@ -1,0 +1,71 @@
+/*
+ * Secrets of the CLI (peer passwords): read from a file or the
+ * environment, never required on the command line, where every local user
+ * sees them (`ps`, /proc/PID/cmdline). A file is read whole under a small
+ * cap and must hold one line, the password (its newline trimmed, so
+ * "echo pw > file" works); the copy read is wiped before it is freed.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "knut/net.h"
+
+/* A password file is one short line: anything larger is not one. */
+#define CLI_SECRET_FILE_MAX 4096
+
+/* Overwrites all of b (not only up to a NUL) and frees it. */
+static void buf_wipe(knut_buf *b)
+{
+    for (volatile char *p = b->data; p && p < b->data + b->cap; p++)
+        *p = 0;
+    knut_buf_reset(b);
+}
+
+int knut_cli_secret_read(const char *cmd, const char *opt, const char *file, const char *env,
+                         char **out)
+{
+    *out = NULL;
+    if (!file) {
+        const char *v = env ? getenv(env) : NULL;
+        if (v && *v && !(*out = strdup(v))) {
+            fprintf(stderr, "knut %s: out of memory\n", cmd);
+            return -1;
+        }
+        return 0;
+    }
+    knut_buf b = KNUT_BUF_INIT;
+    knut_error err = KNUT_ERROR_INIT;
+    int rc = -1;
+    if (knut_file_read(file, CLI_SECRET_FILE_MAX, &b, &err) != KNUT_OK) {
+        fprintf(stderr, "knut %s: %s %s\n", cmd, opt, err.message); /* names the file only */
+        goto cleanup;
+    }
+    size_t n = strcspn(b.data, "\r\n"); /* the line, its newline trimmed */
+    if (n == 0 || n + strspn(b.data + n, "\r\n") != b.len) {
+        /* more lines, or a NUL, would be a password cut short */
+        fprintf(stderr, "knut %s: %s %s: %s\n", cmd, opt, file,
+                n == 0 ? "empty first line" : "must hold one line, the password");
+        goto cleanup;
+    }
+    if (!(*out = strndup(b.data, n))) {
+        fprintf(stderr, "knut %s: out of memory\n", cmd);
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    buf_wipe(&b);
+    return rc;
+}
+
+int knut_cli_url_password(const char *url)
+{
+    knut_net_redis_url u;
+    knut_error err = KNUT_ERROR_INIT;
+    if (!url || knut_net_redis_url_parse(&u, url, &err) != KNUT_OK)
+        return 0; /* a bad URL is reported where it is used */
+    int has = u.password != NULL;
+    knut_net_redis_url_reset(&u);
+    return has;
+}
