@@ -15,4 +15,4 @@ build:
 	ninja -C build
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz

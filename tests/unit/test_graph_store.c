@@ -451,6 +451,13 @@ static void big_apply(const char *path, int64_t seq)
 static void test_crash_all_or_nothing(void **state)
 {
     (void)state;
+#ifdef KNUT_TSAN_BUILD
+    /* Not under ThreadSanitizer: up to nine forked children each apply
+     * 200k rows before being killed, minutes under TSan, and what it
+     * checks is DuckDB's crash atomicity, not knut's threads (the plain
+     * and ASan runs keep it). */
+    skip();
+#endif
     char path[] = "/tmp/knut_gcrash_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
