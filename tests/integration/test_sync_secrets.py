@@ -32,26 +32,23 @@ FK_PW = "fk-s3cret-Qz7"
 GRAPH = "secrets"
 
 
-class SecretValkey(Valkey):
-    name = "valkey_pw"
+def requirepass(base, name: str, password: str):
+    """A subclass of the peer class base whose server needs password."""
 
-    def server_args(self):
-        return super().server_args() + ["--requirepass", VK_PW]
+    class Peer(base):
+        def server_args(self):
+            return super().server_args() + ["--requirepass", password]
 
-    def client(self, **kw):
-        kw.setdefault("password", VK_PW)
-        return super().client(**kw)
+        def client(self, **kw):
+            kw.setdefault("password", password)
+            return super().client(**kw)
+
+    Peer.name = name
+    return Peer
 
 
-class SecretFalkorDB(FalkorDB):
-    name = "falkordb_pw"
-
-    def server_args(self):
-        return super().server_args() + ["--requirepass", FK_PW]
-
-    def client(self, **kw):
-        kw.setdefault("password", FK_PW)
-        return super().client(**kw)
+SecretValkey = requirepass(Valkey, "valkey_pw", VK_PW)
+SecretFalkorDB = requirepass(FalkorDB, "falkordb_pw", FK_PW)
 
 
 def make_lake(root: Path, name: str | None, rows: int = 5) -> Path:
