@@ -125,7 +125,7 @@ def kill_server_now(fdb, then_wait: float) -> None:
 def test_kill9_sync_and_server(knut, run_knut, tmp_path, start_peer):
     fdb = start_peer(QuietStartFalkorDB)
     # events first: every round commits it before the others
-    root = make_root(tmp_path, "ledger: falkordb\ntables:\n" + EVENTS +
+    root = make_root(tmp_path, "name: sync\nledger: falkordb\ntables:\n" + EVENTS +
                      CONFIG.split("tables:\n", 1)[1], ("events",))
     url = f"redis://{fdb.host}:{fdb.port}"
     args = ("--falkordb", url, "--graph", GRAPH, "--instance", "once")
@@ -176,7 +176,7 @@ def test_lost_lease_cannot_write_the_graph(knut, run_knut, tmp_path, start_peer)
     fdb = start_peer(PersistentFalkorDB)
     root = tmp_path / "lake"
     (root / "events").mkdir(parents=True)
-    (root / "sync.yml").write_text("ledger: falkordb\ntables:\n" + EVENTS)
+    (root / "sync.yml").write_text("name: sync\nledger: falkordb\ntables:\n" + EVENTS)
     (root / "events" / "e1.csv").write_text("id,f,v\n1,1,a\n2,1,b\n")
     url = f"redis://{fdb.host}:{fdb.port}"
     lease = "knut:sync:sync:lease:events"
