@@ -17,6 +17,10 @@ san_run() {
   local dir=$1 rc=0
   shift
   "$@" || rc=$?
+  # LeakSanitizer cannot run under ptrace: a knut that a test drives with
+  # gdb leaves that note, which is no finding
+  grep -l "LeakSanitizer does not work under ptrace" "$dir"/* 2>/dev/null \
+    | xargs -r grep -L "ERROR: AddressSanitizer\|runtime error" | xargs -r rm -f
   if compgen -G "$dir/*" >/dev/null; then
     cat "$dir"/*
     echo "sanitizer reports above (in $dir)"
