@@ -144,7 +144,7 @@ tables:
     assert len(cyc) == 1 and "'a', 'b'" in cyc[0]["msg"], r.stderr
 
 
-SHARED = ("tables:\n" + PEOPLE + COMPANIES + EMPLOYMENT
+SHARED = ("name: order\ntables:\n" + PEOPLE + COMPANIES + EMPLOYMENT
           + "  tags:\n    path: tags.csv\n    vertices: [{labels: [Tag], keys: [id]}]\n")
 
 
