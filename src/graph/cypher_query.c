@@ -481,6 +481,10 @@ knut_status knut_graph_cypher_render(knut_buf *out, const knut_graph_set *set,
     knut_status st = check_args(out, set, batch, from, to, n_rows, err);
     if (st != KNUT_OK)
         return st;
+    /* The mutation takes every column type (each sink judges its own);
+     * Cypher is FalkorDB's, so its types are checked here too. */
+    if ((st = knut_graph__falkor_set_check(set, err)) != KNUT_OK)
+        return st;
     size_t start = out->len;
     st = knut_graph_cypher_query(&query, set, err);
     if (st != KNUT_OK)
