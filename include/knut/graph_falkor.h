@@ -310,11 +310,23 @@ KNUT_EXTERN void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink
  * commands did; a fence that does not hold fails it with KNUT_ECANCELLED
  * and fenced = 1. The commit callback of apply is not called.
  *
+ * When the mutation has edge sets, the last transaction carries only the
+ * commands, sent after every query was acknowledged, so the edge rows
+ * skipped for a missing endpoint are known first: an edge set with
+ * missing_endpoints KNUT_GRAPH_MISSING_FAIL that skipped rows fails the
+ * apply with KNUT_EINVAL (detail KNUT_GRAPH_ERR_MISSING_ENDPOINT) and the
+ * commands are not sent; the queries acknowledged before stay applied.
+ * Then prepare (if set) is called once, just before the last transaction
+ * is assembled, and may fill or replace n_cmds / cmd_argc / cmd_argv /
+ * cmd_lens (the skipped counts are final by then only with edge sets);
+ * a status other than KNUT_OK from it stops the apply, nothing of the
+ * last transaction sent.
+ *
  * The settings hold for one apply; the pointers are borrowed until it
  * returns. last_integer gets the integer reply of the last command (-1
  * if it was not an integer).
  */
-#define KNUT_GRAPH_FALKOR_TX_VERSION 1
+#define KNUT_GRAPH_FALKOR_TX_VERSION 2
 
 typedef struct knut_graph_falkor_tx {
     int version;             /* KNUT_GRAPH_FALKOR_TX_VERSION */
@@ -326,6 +338,8 @@ typedef struct knut_graph_falkor_tx {
     const size_t *cmd_lens;
     int64_t unit_queries;    /* 0: 16 */
     size_t unit_bytes;       /* 0: 16 MiB */
+    knut_status (*prepare)(void *ctx, struct knut_graph_falkor_tx *tx, knut_error *err);
+    void *prepare_ctx;
     /* filled by the apply */
     int64_t last_integer;
     int64_t transactions;    /* EXECs that ran */
@@ -334,7 +348,7 @@ typedef struct knut_graph_falkor_tx {
 } knut_graph_falkor_tx;
 
 #define KNUT_GRAPH_FALKOR_TX_INIT \
-    {KNUT_GRAPH_FALKOR_TX_VERSION, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, -1, 0, 0, 0}
+    {KNUT_GRAPH_FALKOR_TX_VERSION, NULL, NULL, 0, NULL, NULL, NULL, 0, 0, NULL, NULL, -1, 0, 0, 0}
 
 /* Sets tx for the next apply of sink (one made by knut_graph_falkor_sink_new). */
 KNUT_EXTERN knut_status knut_graph_falkor_sink_set_tx(knut_graph_sink *sink,

@@ -441,7 +441,8 @@ knut_status knut_graph_falkor_sink_set_tx(knut_graph_sink *sink, knut_graph_falk
 {
     KNUT_ASSERT_ARG(err, sink != NULL && sink->ops == &fsink_ops);
     KNUT_ASSERT_ARG(err, tx == NULL || (tx->fence_key && tx->fence_value &&
-                                        (tx->n_cmds == 0 || (tx->cmd_argc && tx->cmd_argv))));
+                                        (tx->n_cmds == 0 || tx->prepare ||
+                                                         (tx->cmd_argc && tx->cmd_argv))));
     KNUT_CHECK_VERSION(tx, KNUT_GRAPH_FALKOR_TX_VERSION, err);
     ((falkor_sink *)sink)->tx = tx;
     return KNUT_OK;

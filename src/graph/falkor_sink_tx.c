@@ -11,7 +11,13 @@
  * AOF keeps the transaction whole, and WATCH aborts the EXEC when the key
  * changed, expired or was renewed meanwhile (docs/sync.md "Exactly once
  * into FalkorDB"; the evidence: tests/integration/test_sync_exactly_once.py).
+ *
+ * Edge rows whose endpoint is missing are counted from the EXEC reply (rows
+ * sent minus rows returned) and looked up afterwards, as the pipelined
+ * apply does; with edge sets the caller's commands go in a transaction of
+ * their own, so a missing endpoint can still stop them (graph_falkor.h).
  */
+#include "cypher_int.h"
 #include "falkor_int.h"
 #include "falkor_sink_int.h"
 
@@ -36,10 +42,34 @@ typedef struct tx_state {
     int64_t n_q;
     int64_t max_q;
     size_t max_bytes;
+    size_t edge_suffix_len; /* the edge plan's row-count suffix */
     knut_graph_set_kind kind[TX_UNIT_QUERIES_MAX];
     int64_t rows[TX_UNIT_QUERIES_MAX];
-    const char *set_name[TX_UNIT_QUERIES_MAX];
+    knut_graph_set *set[TX_UNIT_QUERIES_MAX];
+    size_t text_at[TX_UNIT_QUERIES_MAX]; /* the query text inside cmds */
+    size_t text_len[TX_UNIT_QUERIES_MAX];
+    unsigned char short_rows[TX_UNIT_QUERIES_MAX]; /* edge rows skipped: look up */
 } tx_state;
+
+/* The offset, inside one RESP command made by knut_graph__falkor_query_cmd
+ * (GRAPH.QUERY key text ...), of the query text: past "*N\r\n" and two
+ * bulks "$L\r\n...\r\n", then the third bulk's header. len if malformed. */
+static size_t query_text_offset(const char *cmd, size_t len)
+{
+    const char *p = memchr(cmd, '\n', len), *end = cmd + len;
+    for (int arg = 0; p && arg < 2; arg++) {
+        char *e;
+        p++;
+        if (p >= end || *p != '$')
+            return len;
+        unsigned long long n = strtoull(p + 1, &e, 10);
+        if (e + 2 > end || e[0] != '\r' || (unsigned long long)(end - (e + 2)) < n + 2)
+            return len;
+        p = e + 2 + n + 1; /* at the bulk's '\n' */
+    }
+    const char *nl = p ? memchr(p + 1, '\n', (size_t)(end - p - 1)) : NULL;
+    return nl ? (size_t)(nl + 1 - cmd) : len;
+}
 
 /* Receives one reply and reads its first header; the bytes stay at
  * g->rbuf + g->rpos (length *len) until consumed. */
@@ -117,6 +147,11 @@ static void count(tx_state *t, int64_t i, const falkor_reply *r)
         break;
     case KNUT_GRAPH_SET_EDGE:
         s->edges_written += r->n_rows;
+        if (r->n_rows < t->rows[i]) { /* an endpoint missing: nothing said */
+            t->set[i]->skipped += t->rows[i] - r->n_rows;
+            s->edges_skipped += t->rows[i] - r->n_rows;
+            t->short_rows[i] = !knut_graph__missing_full(t->set[i]);
+        }
         break;
     case KNUT_GRAPH_SET_DELETE:
         s->vertices_deleted += x->nodes_deleted;
@@ -162,11 +197,27 @@ static knut_status exec_reply(tx_state *t, const char *buf, size_t len, int fina
         else if (st == KNUT_OK) {
             st = knut_error_set(err, qst, "set '%s': %s (in a transaction: FalkorDB undid "
                                 "this query, the transaction's other commands stay applied)",
-                                t->set_name[i], qerr.message);
+                                t->set[i]->name, qerr.message);
             if (err)
                 err->detail = qerr.detail; /* the server error's kind */
         }
         knut_graph__falkor_reply_reset(&r);
+    }
+    return st;
+}
+
+/* After an EXEC: which endpoints the edge queries that came back short
+ * missed (a read-only query each, with the same parameter block). */
+static knut_status missing_lookup(tx_state *t, knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    for (int64_t i = 0; st == KNUT_OK && i < t->n_q; i++) {
+        if (!t->short_rows[i] || knut_graph__missing_full(t->set[i]))
+            continue;
+        fsink_query q = {0};
+        q.text.data = t->cmds.data + t->text_at[i]; /* borrowed, not reset */
+        q.text.len = t->text_len[i];
+        st = knut_graph__fsink_missing(t->g, t->graph, t->set[i], &q, t->edge_suffix_len, err);
     }
     return st;
 }
@@ -230,10 +281,13 @@ static knut_status send_unit(tx_state *t, int final, knut_error *err)
         t->tx->transactions++;
         if (final)
             t->tx->cmds_applied = 1;
+        memset(t->short_rows, 0, sizeof t->short_rows);
         st = exec_reply(t, g->rbuf + g->rpos, len, final, err);
         knut_graph__falkor_consume(g, len);
         if (st != KNUT_OK && st != KNUT_EPEER && st != KNUT_EINVAL)
             knut_graph__falkor_drop(g); /* unread bytes would follow */
+        if (st == KNUT_OK)
+            st = missing_lookup(t, err);
         knut_buf_clear(&t->cmds);
         t->n_q = 0;
         goto cleanup;
@@ -259,6 +313,7 @@ static knut_status tx_flush(void *ctx, const knut_graph_set *set, fsink_query *q
         st = knut_graph__falkor_query_cmd(t->g, &t->cmds, t->graph, q[i].text.data, 0, err);
         if (st != KNUT_OK)
             break;
+        size_t text_at = query_text_offset(t->cmds.data + before, t->cmds.len - before);
         if (t->n_q > 0 && t->cmds.len > t->max_bytes) { /* the unit so far, then this */
             knut_buf b = KNUT_BUF_INIT;
             knut_buf_append(&b, t->cmds.data + before, t->cmds.len - before);
@@ -271,10 +326,13 @@ static knut_status tx_flush(void *ctx, const knut_graph_set *set, fsink_query *q
             knut_buf_reset(&b);
             if (st != KNUT_OK)
                 break;
+            before = 0; /* the query now opens the next unit */
         }
         t->kind[t->n_q] = set->kind;
         t->rows[t->n_q] = q[i].n_rows;
-        t->set_name[t->n_q] = set->name;
+        t->set[t->n_q] = (knut_graph_set *)set; /* its skipped count is ours to keep */
+        t->text_at[t->n_q] = before + text_at;
+        t->text_len[t->n_q] = q[i].text.len;
         if (++t->n_q == t->max_q)
             st = send_unit(t, 0, err);
     }
@@ -303,6 +361,7 @@ knut_status knut_graph__fsink_tx_apply(knut_graph_falkor *g, const char *graph,
                : tx->unit_queries > 0 ? TX_UNIT_QUERIES_MAX
                                       : TX_UNIT_QUERIES_DEFAULT;
     t->max_bytes = tx->unit_bytes > 0 ? tx->unit_bytes : TX_UNIT_BYTES_DEFAULT;
+    t->edge_suffix_len = edge_plan->suffix ? strlen(edge_plan->suffix) : 0;
     tx->last_integer = -1;
     tx->transactions = 0;
     tx->cmds_applied = 0;
@@ -319,6 +378,18 @@ knut_status knut_graph__fsink_tx_apply(knut_graph_falkor *g, const char *graph,
             stats->rows += set->rows_read - before;
         }
     }
+    /* With edges, the caller's commands wait for every query's reply: a
+     * missing endpoint found there can still keep them from being sent. */
+    size_t n_edge = knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE);
+    if (st == KNUT_OK && n_edge > 0 && t->n_q > 0)
+        st = send_unit(t, 0, err);
+    for (size_t i = 0; st == KNUT_OK && i < n_edge; i++) {
+        const knut_graph_set *es = knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, i);
+        if (es->skipped > 0 && es->missing_endpoints == KNUT_GRAPH_MISSING_FAIL)
+            st = knut_graph__missing_fail(es, err);
+    }
+    if (st == KNUT_OK && tx->prepare)
+        st = tx->prepare(tx->prepare_ctx, tx, err);
     if (st == KNUT_OK)
         st = send_unit(t, 1, err);
     knut_buf_reset(&t->cmds);

@@ -203,6 +203,29 @@ static knut_status cmds_build(knut_sync *s, commit_cmds *c, const sync_entry *e,
     return KNUT_OK;
 }
 
+/* The transaction's prepare: once the edge replies are in, the entries
+ * get the skipped-edges note (missing.c) and become the last EXEC's
+ * commands. */
+typedef struct commit_prep {
+    knut_sync *s;
+    knut_graph_mutation *m;
+    commit_cmds *cc;
+    sync_entry *e;
+    size_t n;
+    const char *pending, *version;
+} commit_prep;
+
+static knut_status commit_prepare(void *ctx, knut_graph_falkor_tx *tx, knut_error *err)
+{
+    commit_prep *p = ctx;
+    knut_sync__missing_note(p->m, p->e, p->n, p->s->missing_note, sizeof p->s->missing_note);
+    knut_status st = cmds_build(p->s, p->cc, p->e, p->n, p->pending, p->version, err);
+    tx->cmd_argc = p->cc->argc;
+    tx->cmd_argv = p->cc->argv;
+    tx->cmd_lens = p->cc->lens;
+    return st;
+}
+
 static void cmds_reset(commit_cmds *c, size_t n)
 {
     for (size_t i = 0; c->bufs && i < 3 * n; i++)
@@ -234,15 +257,15 @@ knut_status knut_sync__ledger_apply(knut_sync *s, knut_graph_mutation *m, const 
         st = table_key(&pk, v, "pending", e[0].table, err);
     if (st == KNUT_OK && n > 0)
         st = table_key(&vk, v, "version", e[0].table, err);
-    if (st == KNUT_OK && n > 0)
-        st = cmds_build(s, &cc, e, n, pk.data, vk.data, err);
+    commit_prep prep = {s, m, &cc, (sync_entry *)e, n, pk.data, vk.data};
     knut_graph_falkor_tx tx = KNUT_GRAPH_FALKOR_TX_INIT;
     tx.fence_key = lease;
     tx.fence_value = v->instance;
     tx.n_cmds = n > 0 ? 4 : 0;
-    tx.cmd_argc = cc.argc;
-    tx.cmd_argv = cc.argv;
-    tx.cmd_lens = cc.lens;
+    if (n > 0) {
+        tx.prepare = commit_prepare;
+        tx.prepare_ctx = &prep;
+    }
     if (st == KNUT_OK)
         st = knut_graph_falkor_sink_set_tx(s->sink, &tx, err);
     if (st == KNUT_OK)

@@ -93,13 +93,19 @@ static void note(knut_graph_mutation *m, char *out, size_t cap)
     }
 }
 
+void knut_sync__missing_note(knut_graph_mutation *m, sync_entry *entries, size_t n, char *buf,
+                             size_t cap)
+{
+    note(m, buf, cap);
+    for (size_t i = 0; buf[0] && i < n; i++)
+        if (strcmp(entries[i].status, "done") == 0) /* not a full table's tombstone */
+            entries[i].reason = buf;
+}
+
 knut_status knut_sync__missing_commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err)
 {
     sync_missing_commit *c = ctx;
-    note(c->m, c->note, c->note_cap);
-    for (size_t i = 0; c->note[0] && i < c->n; i++)
-        if (strcmp(c->entries[i].status, "done") == 0) /* not a full table's tombstone */
-            c->entries[i].reason = c->note;
+    knut_sync__missing_note(c->m, c->entries, c->n, c->note, c->note_cap);
     return knut_sync__ledger_commit_fn(c->inner, conn, err);
 }
 

@@ -204,6 +204,10 @@ typedef struct sync_missing_commit {
 } sync_missing_commit;
 #define SYNC_MISSING_NOTE_MAX 512
 knut_status knut_sync__missing_commit_fn(void *ctx, struct knut_duck_conn *conn, knut_error *err);
+/* The note itself: m's skipped edges written into buf, and the done
+ * entries' reason pointed at it (unchanged when nothing was skipped). */
+void knut_sync__missing_note(knut_graph_mutation *m, sync_entry *entries, size_t n, char *buf,
+                             size_t cap);
 struct knut_sync;
 /* After a committed apply: logs `edges skipped` per edge set that skipped
  * rows (table, type, count, the first missing vertices) and counts them. */
