@@ -153,8 +153,8 @@ knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err);
 
 /* `knut load --mapping`: every file of every table of a sync config, in
  * rounds until none is left (src/cli/cmd_load_tables.c). Returns an exit code. */
-int knut_cli_load_mapping(const char *mapping, const char *url, const char *graph,
-                          const char *db, int quiet);
+int knut_cli_load_mapping(const char *mapping, const char *url, const char *password,
+                          const char *graph, const char *db, int quiet);
 
 /* The query text of a command: arg itself, or all of stdin (capped at max,
  * read into input, which the caller resets) when arg is "-". */
@@ -170,6 +170,13 @@ int knut_cli_secret_read(const char *cmd, const char *opt, const char *file, con
                          char **out);
 /* 1 if the redis:// url holds a password (0 for a malformed one). */
 int knut_cli_url_password(const char *url);
+/* A peer's password for command cmd: from file (option fopt), else $env;
+ * a password also in the URL (option opt) is refused, and a URL given on
+ * the command line (not url_from_env) with a password in it is warned
+ * about (it shows in `ps`). Returns 0 (*out NULL: none but the URL's) or
+ * -1 after printing why. */
+int knut_cli_peer_password(const char *cmd, const char *opt, const char *fopt, const char *url,
+                           int url_from_env, const char *file, const char *env, char **out);
 
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);

@@ -18,6 +18,8 @@
 
 typedef struct gquery_args {
     const char *url;
+    int url_from_env;
+    const char *password_file;
     const char *graph;
     const char *cypher;
     int read_only;
@@ -32,8 +34,13 @@ typedef struct gquery_args {
 
 static const knut_cli_opt gquery_opts[] = {
     KNUT_CLI_OPT_STR("falkordb", 0, gquery_args, url, "URL",
-                     "redis://[[user]:password@]host[:port] (default port 6379); also read "
-                     "from $KNUT_FALKORDB. The password is never printed"),
+                     "redis://[[user]:password@]host[:port] (default port 6379); else "
+                     "$KNUT_FALKORDB_URL (or $KNUT_FALKORDB). The password is never printed; "
+                     "on the command line every local user sees it: use "
+                     "--falkordb-password-file"),
+    KNUT_CLI_OPT_STR("falkordb-password-file", 0, gquery_args, password_file, "FILE",
+                     "file holding FalkorDB's password (one line); else "
+                     "$KNUT_FALKORDB_PASSWORD"),
     KNUT_CLI_OPT_STR("graph", 0, gquery_args, graph, "NAME", "the graph (a Redis key); also "
                                                              "$KNUT_GRAPH"),
     KNUT_CLI_OPT_FLAG("read-only", 0, gquery_args, read_only,
@@ -113,11 +120,15 @@ static int add_param(gquery_args *a, const char *v)
 static int parse_args(int argc, char **argv, gquery_args *a)
 {
     a->render.max_rows = KNUT_CLI_TABLE_DEFAULT_MAX_ROWS;
-    a->url = getenv("KNUT_FALKORDB");
     a->graph = getenv("KNUT_GRAPH");
     int rc = knut_cli_args_parse(&gquery_spec, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
+    if (!a->url) { /* the environment, which other users cannot read (ps can) */
+        const char *e = getenv("KNUT_FALKORDB_URL");
+        a->url = e && *e ? e : getenv("KNUT_FALKORDB");
+        a->url_from_env = a->url != NULL;
+    }
     a->render.format = (knut_cli_format)a->format;
     a->render.max_width = (int)a->max_width;
     for (size_t i = 0; i < a->param.n; i++)
@@ -125,7 +136,7 @@ static int parse_args(int argc, char **argv, gquery_args *a)
             return rc;
     if (!a->url)
         return knut_cli_args_error(&gquery_spec, "%s",
-                                   "no server: give --falkordb URL (or set KNUT_FALKORDB)");
+                                   "no server: give --falkordb URL (or set KNUT_FALKORDB_URL)");
     if (!a->graph || !*a->graph)
         return knut_cli_args_error(&gquery_spec, "%s",
                                    "no graph: give --graph NAME (or set KNUT_GRAPH)");
@@ -166,6 +177,7 @@ int knut_cmd_graph_query(int argc, char **argv)
     knut_error err = KNUT_ERROR_INIT;
     knut_buf input = KNUT_BUF_INIT;
     knut_graph_falkor *g = NULL;
+    char *password = NULL;
     knut_graph_falkor_result r = {0};
     knut_graph_falkor_options o = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
     knut_buf text = KNUT_BUF_INIT;
@@ -193,6 +205,13 @@ int knut_cmd_graph_query(int argc, char **argv)
         cypher = text.data;
     }
     o.query_timeout_ms = (int)a.timeout_ms;
+    if (knut_cli_peer_password("graph query", "--falkordb", "--falkordb-password-file", a.url,
+                               a.url_from_env, a.password_file, "KNUT_FALKORDB_PASSWORD",
+                               &password) != 0) {
+        rc = KNUT_EXIT_USAGE;
+        goto cleanup;
+    }
+    o.password = password;
     if (knut_graph_falkor_connect_url(&g, a.url, &o, &err) != KNUT_OK)
         goto cleanup;
     if (knut_graph_falkor_query(g, a.graph, cypher, a.read_only ? KNUT_GRAPH_FALKOR_READ_ONLY : 0,
@@ -213,7 +232,8 @@ int knut_cmd_graph_query(int argc, char **argv)
     rc = KNUT_EXIT_OK;
 
 cleanup:
-    if (rc != KNUT_EXIT_OK) {
+    knut_net_secret_free(password); /* the client wiped its own copy */
+    if (rc == KNUT_EXIT_FAIL) { /* a usage error was printed already */
         fflush(stdout);
         fprintf(stderr, "knut graph query: %s\n",
                 err.message[0] ? err.message : knut_strerror(err.code));

@@ -16,7 +16,7 @@
 #include "knut/knut.h"
 
 typedef struct load_args {
-    const char *graphar, *mapping, *url, *graph, *db;
+    const char *graphar, *mapping, *url, *graph, *db, *password_file;
     int quiet;
     knut_graph_load_options o;
 } load_args;
@@ -26,7 +26,13 @@ static const knut_cli_opt load_opts[] = {
                      "a *.graph.yml, or a directory holding exactly one"),
     KNUT_CLI_OPT_STR("mapping", 0, load_args, mapping, "FILE",
                      "a sync config (tables + mapping) instead of --graphar"),
-    KNUT_CLI_OPT_STR("falkordb", 0, load_args, url, "URL", "redis://[[user]:password@]host[:port]"),
+    KNUT_CLI_OPT_STR("falkordb", 0, load_args, url, "URL",
+                     "redis://[[user]:password@]host[:port] (else $KNUT_FALKORDB_URL); a "
+                     "password here is visible to every local user: use "
+                     "--falkordb-password-file"),
+    KNUT_CLI_OPT_STR("falkordb-password-file", 0, load_args, password_file, "FILE",
+                     "file holding FalkorDB's password (one line); else "
+                     "$KNUT_FALKORDB_PASSWORD"),
     KNUT_CLI_OPT_STR("graph", 0, load_args, graph, "NAME", "the FalkorDB graph (key) to load into"),
     KNUT_CLI_OPT_STR("db", 0, load_args, db, "FILE",
                      "the embedded graph store file instead of FalkorDB"),
@@ -139,14 +145,30 @@ int knut_cmd_load(int argc, char **argv)
     if (rc != KNUT_CLI_RUN)
         return rc;
     const char *gar = a.graphar, *mapping = a.mapping, *url = a.url, *graph = a.graph, *db = a.db;
+    const char *env_url = getenv("KNUT_FALKORDB_URL"); /* other users cannot read it (ps can) */
+    int url_from_env = !url && !db && env_url && *env_url;
+    if (url_from_env)
+        url = env_url;
     if (!gar == !mapping || (!db && !url) || (db && url) || (url && !graph))
         return knut_cli_args_error(&knut_cmd_load_spec, "%s",
                                    "need --graphar PATH or --mapping FILE, and either "
                                    "--falkordb URL --graph NAME or --db FILE");
+    if (a.password_file && !url)
+        return knut_cli_args_error(&knut_cmd_load_spec, "%s",
+                                   "--falkordb-password-file needs --falkordb (or "
+                                   "KNUT_FALKORDB_URL)");
+    char *password = NULL;
+    if (url && knut_cli_peer_password("load", "--falkordb", "--falkordb-password-file", url,
+                                      url_from_env, a.password_file, "KNUT_FALKORDB_PASSWORD",
+                                      &password) != 0)
+        return KNUT_EXIT_USAGE;
     progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0};
     knut_graph_load_options o = a.o;
-    if (mapping)
-        return knut_cli_load_mapping(mapping, url, graph, db, ps.quiet);
+    if (mapping) {
+        rc = knut_cli_load_mapping(mapping, url, password, graph, db, ps.quiet);
+        knut_net_secret_free(password);
+        return rc;
+    }
     o.progress = on_progress;
     o.progress_ctx = &ps;
     knut_error err = KNUT_ERROR_INIT;
@@ -156,7 +178,9 @@ int knut_cmd_load(int argc, char **argv)
     knut_graph_load_stats stats = {0};
     knut_status st = knut_cli_gar_load(gar, &gi, &err);
     if (st == KNUT_OK && url) {
-        st = knut_graph_falkor_connect_url(&g, url, NULL, &err);
+        knut_graph_falkor_options fo = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
+        fo.password = password;
+        st = knut_graph_falkor_connect_url(&g, url, &fo, &err);
         if (st == KNUT_OK)
             st = knut_graph_load_graphar_falkor(g, graph, gi, &o, &stats, &err);
     } else if (st == KNUT_OK) {
@@ -165,6 +189,7 @@ int knut_cmd_load(int argc, char **argv)
             st = knut_graph_load_graphar_store(s, gi, &o, &stats, &err);
     }
     knut_graph_falkor_close(g);
+    knut_net_secret_free(password); /* the client wiped its own copy */
     knut_graph_store_close(s);
     knut_graphar_graph_info_free(gi);
     if (ps.tty && !ps.quiet)

@@ -83,8 +83,8 @@ static void progress_round(const tprogress *p, const knut_sync_round_stats *t,
     knut_log_sink_json(&rec, stderr);
 }
 
-int knut_cli_load_mapping(const char *mapping, const char *url, const char *graph,
-                          const char *db, int quiet)
+int knut_cli_load_mapping(const char *mapping, const char *url, const char *password,
+                          const char *graph, const char *db, int quiet)
 {
     knut_error err = KNUT_ERROR_INIT;
     knut_sync_config *cfg = NULL;
@@ -101,6 +101,7 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *grap
     knut_sync_options so = KNUT_SYNC_OPTIONS_INIT;
     so.store = db;
     so.falkordb_url = url;
+    so.falkordb_password = password;
     so.graph = graph;
     if (url) {
         if (!mkdtemp(dir)) {

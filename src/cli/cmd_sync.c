@@ -218,38 +218,17 @@ static int parse_args(int argc, char **argv, sync_args *a)
     return check_args(a);
 }
 
-/* One peer's password: from file, else $env; a password also in the URL
- * is refused (which one would count?), and a URL given on the command
- * line with a password in it is warned about (it shows in `ps`). */
-static int peer_password(const char *opt, const char *fopt, const char *url, int url_from_env,
-                         const char *file, const char *env, char **out)
-{
-    if (knut_cli_secret_read("sync", fopt, file, env, out) != 0)
-        return -1;
-    if (!knut_cli_url_password(url))
-        return 0;
-    if (*out) {
-        fprintf(stderr, "knut sync: %s: a password both in the URL and in %s: give one\n", opt,
-                file ? fopt : env);
-        return -1;
-    }
-    if (!url_from_env)
-        knut_log_emit(KNUT_LOG_WARN, "sync", (knut_log_field[]){KNUT_LF_STR("option", opt)}, 1,
-                      "%s URL holds a password, which every local user can read in the "
-                      "process list: use %s, $%s or a URL in the environment instead",
-                      opt, fopt, env);
-    return 0;
-}
-
 static int read_secrets(const sync_args *a, sync_secrets *p)
 {
     if (a->falkordb &&
-        peer_password("--falkordb", "--falkordb-password-file", a->falkordb, a->falkordb_env,
-                      a->falkordb_password_file, "KNUT_FALKORDB_PASSWORD", &p->falkordb) != 0)
+        knut_cli_peer_password("sync", "--falkordb", "--falkordb-password-file", a->falkordb,
+                               a->falkordb_env, a->falkordb_password_file,
+                               "KNUT_FALKORDB_PASSWORD", &p->falkordb) != 0)
         return -1;
     if (a->ledger_url &&
-        peer_password("--ledger-url", "--ledger-password-file", a->ledger_url, a->ledger_env,
-                      a->ledger_password_file, "KNUT_LEDGER_PASSWORD", &p->ledger) != 0)
+        knut_cli_peer_password("sync", "--ledger-url", "--ledger-password-file", a->ledger_url,
+                               a->ledger_env, a->ledger_password_file, "KNUT_LEDGER_PASSWORD",
+                               &p->ledger) != 0)
         return -1;
     if (!a->airflow_url || a->status)
         return 0;

@@ -69,3 +69,25 @@ int knut_cli_url_password(const char *url)
     knut_net_redis_url_reset(&u);
     return has;
 }
+
+int knut_cli_peer_password(const char *cmd, const char *opt, const char *fopt, const char *url,
+                           int url_from_env, const char *file, const char *env, char **out)
+{
+    if (knut_cli_secret_read(cmd, fopt, file, env, out) != 0)
+        return -1;
+    if (!knut_cli_url_password(url))
+        return 0;
+    if (*out) { /* which one would count? */
+        fprintf(stderr, "knut %s: %s: a password both in the URL and in %s: give one\n", cmd,
+                opt, file ? fopt : env);
+        knut_net_secret_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    if (!url_from_env)
+        knut_log_emit(KNUT_LOG_WARN, cmd, (knut_log_field[]){KNUT_LF_STR("option", opt)}, 1,
+                      "%s URL holds a password, which every local user can read in the "
+                      "process list: use %s, $%s or a URL in the environment instead",
+                      opt, fopt, env);
+    return 0;
+}

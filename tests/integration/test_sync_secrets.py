@@ -235,3 +235,38 @@ def test_name_is_the_key_namespace(run_knut, valkey, falkordb, tmp_path):
     assert "'name: sync'" in r.stderr
     r = run_knut("sync", "status", "--config", n, "--ledger-url", f"redis://{addr(valkey)}")
     assert r.returncode == 2 and "needs 'name:'" in r.stderr
+
+
+def test_load_and_graph_query_passwords(run_knut, peers, tmp_path):
+    """`knut load` and `knut graph query` take FalkorDB's password the way
+    `knut sync` does: a file or the environment, never required on the
+    command line, never shown; a password given twice is refused."""
+    _, fk = peers
+    cfg = make_lake(tmp_path / "lake", None, rows=4)
+    pw = tmp_path / "fk.pw"
+    pw.write_text(FK_PW + "\n")
+    url = f"redis://{addr(fk)}"
+    r = run_knut("load", "--mapping", cfg, "--falkordb", url, "--graph", "loaded",
+                 "--falkordb-password-file", pw, "-q")
+    assert r.returncode == 0, r.stderr
+    no_secret(r.stderr, r.stdout)
+    r = run_knut("graph", "query", "--falkordb", url, "--falkordb-password-file", pw,
+                 "--graph", "loaded", "-f", "csv", "MATCH (n:T0) RETURN count(n) AS n")
+    assert r.returncode == 0 and r.stdout.splitlines() == ["n", "4"], r.stderr
+    env = {"KNUT_FALKORDB_URL": url, "KNUT_FALKORDB_PASSWORD": FK_PW}
+    r = run_knut("graph", "query", "--graph", "loaded", "-f", "csv",
+                 "MATCH (n:T0) RETURN count(n) AS n", env=env)
+    assert r.returncode == 0 and r.stdout.splitlines() == ["n", "4"], r.stderr
+    r = run_knut("load", "--mapping", cfg, "--graph", "loaded2", "-q", env=env)
+    assert r.returncode == 0, r.stderr
+    no_secret(r.stderr, r.stdout)
+    # without it: the server's refusal, naming the peer, not a secret
+    r = run_knut("graph", "query", "--falkordb", url, "--graph", "loaded", "RETURN 1")
+    assert r.returncode == 1 and addr(fk) in r.stderr, r.stderr
+    # twice: refused before anything is sent
+    for cmd in (("load", "--mapping", cfg, "--graph", "x"), ("graph", "query", "--graph", "x")):
+        r = run_knut(*cmd, "--falkordb", f"redis://:{FK_PW}@{addr(fk)}",
+                     "--falkordb-password-file", pw, *(("RETURN 1",) if "query" in cmd else ()))
+        assert r.returncode == 2 and "both in the URL and in --falkordb-password-file" \
+            in r.stderr, r.stderr
+        no_secret(r.stderr)
