@@ -58,7 +58,10 @@ typedef enum knut_graph_falkor_error_kind {
     KNUT_GRAPH_FALKOR_ERR_SYNTAX,            /* the query text does not parse */
     KNUT_GRAPH_FALKOR_ERR_TIMEOUT,           /* the query ran past its TIMEOUT */
     KNUT_GRAPH_FALKOR_ERR_OOM,               /* the query's memory cap, or maxmemory */
-    KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND    /* no graph module: a plain Redis/Valkey */
+    KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND,   /* no graph module: a plain Redis/Valkey */
+    KNUT_GRAPH_FALKOR_ERR_VALUE              /* the data was refused, not the request: a
+                                              * unique constraint violated, a value that
+                                              * cannot be stored or merged on */
 } knut_graph_falkor_error_kind;
 
 #define KNUT_GRAPH_FALKOR_OPTIONS_VERSION 1
@@ -306,7 +309,8 @@ KNUT_EXTERN void knut_graph_falkor_sink_server_stats(const knut_graph_sink *sink
  * The vertex-id probe is not used (MERGE only). Redis does not roll a
  * transaction back: a query that fails inside EXEC is undone by FalkorDB,
  * but the other commands of that EXEC stay applied. The apply then fails
- * with KNUT_EPEER and cmds_applied = 1, so the caller can undo what its
+ * with KNUT_EPEER (KNUT_EINVAL when the server refused the rows' values,
+ * KNUT_GRAPH_FALKOR_ERR_VALUE) and cmds_applied = 1, so the caller can undo what its
  * commands did; a fence that does not hold fails it with KNUT_ECANCELLED
  * and fenced = 1. The commit callback of apply is not called.
  *

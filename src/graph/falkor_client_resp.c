@@ -238,6 +238,13 @@ static const struct {
     {"Query's mem consumption exceeded capacity", 0, KNUT_GRAPH_FALKOR_ERR_OOM},
     {"OOM ", 0, KNUT_GRAPH_FALKOR_ERR_OOM},                      /* the server's maxmemory */
     {"unknown command", 0, KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND}, /* no graph module */
+    /* the rows' values, refused: the same request with other rows runs */
+    {"constraint violation", 1, KNUT_GRAPH_FALKOR_ERR_VALUE},  /* unique constraint ... */
+    {"Property values can only be", 0, KNUT_GRAPH_FALKOR_ERR_VALUE},
+    {"Cannot merge ", 0, KNUT_GRAPH_FALKOR_ERR_VALUE},          /* ... using null property value */
+    {"Type mismatch", 0, KNUT_GRAPH_FALKOR_ERR_VALUE},
+    {"Float overflow", 0, KNUT_GRAPH_FALKOR_ERR_VALUE},
+    {"Failed to parse query parameter", 0, KNUT_GRAPH_FALKOR_ERR_VALUE},
 };
 
 int knut_graph__falkor_error_kind(const char *msg, size_t len)

@@ -267,9 +267,12 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
                               (long long)q[0].first_row,
                               (long long)(q[n - 1].first_row + q[n - 1].n_rows - 1),
                               batch_err.message);
-    /* The item's message names the server already (graph.h). */
+    /* The item's message names the server already (graph.h). A refusal of
+     * the rows' values is theirs (a data error: their file fails), any
+     * other the server's. */
     const knut_graph_falkor_batch_item *it = &s->items[first];
-    return knut_error_set(err, it->status,
+    int refused = it->status == KNUT_EPEER && it->error.detail == KNUT_GRAPH_FALKOR_ERR_VALUE;
+    return knut_error_set(err, refused ? KNUT_EINVAL : it->status,
                           "set '%s': rows %lld-%lld: %s (%zu of %zu queries of this round "
                           "failed; later rounds were not sent)",
                           set->name, (long long)q[first].first_row,

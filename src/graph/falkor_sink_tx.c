@@ -195,8 +195,11 @@ static knut_status exec_reply(tx_state *t, const char *buf, size_t len, int fina
         if (qst == KNUT_OK)
             count(t, i, &r);
         else if (st == KNUT_OK) {
-            st = knut_error_set(err, qst, "set '%s': %s (in a transaction: FalkorDB undid "
-                                "this query, the transaction's other commands stay applied)",
+            /* the rows' values refused: a data error (falkor_sink.c) */
+            int refused = qst == KNUT_EPEER && qerr.detail == KNUT_GRAPH_FALKOR_ERR_VALUE;
+            st = knut_error_set(err, refused ? KNUT_EINVAL : qst,
+                                "set '%s': %s (in a transaction: FalkorDB undid this query, "
+                                "the transaction's other commands stay applied)",
                                 t->set[i]->name, qerr.message);
             if (err)
                 err->detail = qerr.detail; /* the server error's kind */

@@ -346,3 +346,50 @@ def test_missing_endpoints_config_errors(run_knut, tmp_path):
                                                        "    missing_endpoints_timeout: 5\n"))
     r = lake.sync()
     assert r.returncode == 2 and "needs missing_endpoints: wait" in r.stderr, r.stderr
+
+
+# ---- a value the server refuses ----------------------------------------------
+
+REFUSED_CONFIG = """\
+tables:
+  people:
+    path: people/
+    format: csv
+    vertices: [{labels: [P], keys: [id]}]
+  after:
+    path: after.csv
+    vertices: [{labels: [After], keys: [id]}]
+"""
+
+
+@pytest.mark.parametrize("sink", ["falkordb", "falkordb-tx"])
+def test_server_refused_value_fails_the_file(run_knut, tmp_path, falkordb, sink):
+    """A unique constraint the user put on the graph refuses a row: FalkorDB
+    answers the query with an error ("unique constraint violation"), which
+    is the rows' fault, not the server's: the file fails with the server's
+    reason, the table's other file and the later table sync. Before: the
+    table failed, so its good file stayed pending and `after` was held back."""
+    graph = f"refused_{sink.replace('-', '_')}"
+    falkordb.query(graph, "CREATE INDEX FOR (n:P) ON (n.email)")
+    with falkordb.client() as c:
+        c.execute_command("GRAPH.CONSTRAINT", "CREATE", graph, "UNIQUE", "NODE", "P",
+                          "PROPERTIES", "1", "email")
+        for _ in range(100):  # the constraint is built in the background
+            if b"OPERATIONAL" in repr(falkordb.query(
+                    graph, "CALL db.constraints() YIELD status RETURN status")).encode():
+                break
+            time.sleep(0.05)
+    lake = Lake(run_knut, tmp_path / "lake", REFUSED_CONFIG, falkordb, graph=graph,
+                tx=sink == "falkordb-tx")
+    lake.put("people/p1.csv", b"id,email\n1,a@x\n2,b@x\n")
+    lake.put("people/p2.csv", b"id,email\n3,a@x\n")  # a@x is person 1's
+    lake.put("after.csv", b"id\n1\n")
+    r = lake.sync()
+    assert r.returncode == 1, r.stderr  # a failed file
+    st = lake.status()
+    assert st["p1.csv"]["state"] == "done", st
+    assert st["p2.csv"]["state"] == "failed", st
+    assert "unique constraint violation" in st["p2.csv"]["reason"], st["p2.csv"]
+    assert st["after.csv"]["state"] == "done", st
+    assert sorted(lake.cypher("MATCH (n:P) RETURN n.id, n.email")) == [(1, "a@x"), (2, "b@x")]
+    assert lake.cypher("MATCH (n:After) RETURN count(n)") == [(1,)]

@@ -383,6 +383,10 @@ static void test_graph_falkor_reply__server_error_kinds(void **state)
          KNUT_GRAPH_FALKOR_ERR_OOM},
         {"-ERR unknown command 'GRAPH.QUERY', with args beginning with: \r\n",
          KNUT_GRAPH_FALKOR_ERR_UNKNOWN_COMMAND},
+        {"-unique constraint violation on node of type P\r\n", KNUT_GRAPH_FALKOR_ERR_VALUE},
+        {"-Cannot merge node using null property value\r\n", KNUT_GRAPH_FALKOR_ERR_VALUE},
+        {"-Property values can only be of primitive types or arrays of primitive types\r\n",
+         KNUT_GRAPH_FALKOR_ERR_VALUE},
         {"-Division by zero\r\n", KNUT_GRAPH_FALKOR_ERR_OTHER},
         /* a kind is matched where FalkorDB puts it, not anywhere */
         {"-'Query timed out' not defined\r\n", KNUT_GRAPH_FALKOR_ERR_OTHER},
