@@ -170,6 +170,7 @@ typedef struct knut_graph_set {
      * ("Person {id: 7}, Company {id: 9}"; "" when none). */
     int64_t skipped;
     char missing[KNUT_GRAPH_MISSING_MAX];
+    int n_missing;                  /* vertices named in missing */
 } knut_graph_set;
 
 typedef struct knut_graph_mutation knut_graph_mutation;

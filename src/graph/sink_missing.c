@@ -31,14 +31,13 @@ static void put_vertex(knut_graph_set *set, const char *label, const knut_graph_
         put(set, vals[k] ? vals[k] : "null");
     }
     put(set, "}");
+    set->n_missing++;
 }
 
 int knut_graph__missing_full(const knut_graph_set *set)
 {
-    int n = 0;
-    for (const char *p = set->missing; *p; p++)
-        n += *p == '}';
-    return n >= KNUT_GRAPH__MISSING_ROWS;
+    /* counted, not read back from the text: a key value may hold '}' */
+    return set->n_missing >= KNUT_GRAPH__MISSING_ROWS;
 }
 
 void knut_graph__missing_add(knut_graph_set *set, int src_missing, int dst_missing,

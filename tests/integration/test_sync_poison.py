@@ -393,3 +393,22 @@ def test_server_refused_value_fails_the_file(run_knut, tmp_path, falkordb, sink)
     assert st["after.csv"]["state"] == "done", st
     assert sorted(lake.cypher("MATCH (n:P) RETURN n.id, n.email")) == [(1, "a@x"), (2, "b@x")]
     assert lake.cypher("MATCH (n:After) RETURN count(n)") == [(1,)]
+
+
+@pytest.mark.parametrize("sink", SINKS)
+def test_missing_list_counts_vertices_not_braces(run_knut, tmp_path, maybe_falkordb, sink):
+    """Key values may hold '}': the first three missing vertices are all
+    named. Before: the list was counted by its '}'s and stopped at one."""
+    lake = Lake(run_knut, tmp_path / "lake", missing_config("skip"),
+                maybe_falkordb if sink != "embedded" else None, tx=sink == "falkordb-tx")
+    lake.put("people.csv", b"id\n1\n")
+    lake.put("companies/c1.csv", b"id\nreal\n")
+    assert lake.sync().returncode == 0
+    lake.put("works/w1.csv", b'person,company\n1,"a}}}"\n1,b\n1,c\n')
+    r = lake.sync()
+    assert r.returncode == 0, r.stderr
+    rec = [x for x in logs(r.stderr) if x["msg"] == "edges skipped"]
+    assert rec and rec[0]["edges_skipped"] == 3, r.stderr
+    names = rec[0]["missing"]
+    for key in ("a}}}", "b", "c"):
+        assert f"Company {{id: {key}}}" in names, names
