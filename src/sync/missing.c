@@ -77,17 +77,22 @@ int knut_sync__missing_sink_policy(const knut_sync_table *t)
                                                           : KNUT_GRAPH_MISSING_FAIL;
 }
 
-/* "WORKS_AT: 3 (missing Person {id: 7}); MANAGES: 1 (...)" over m's sets. */
-static void note(knut_graph_mutation *m, char *out, size_t cap)
+/* "edges skipped: WORKS_AT: 3 (missing Person {id: 7}); MANAGES: 1 (...)"
+ * over m's sets. The sinks count per edge set, not per file: files applied
+ * together share one note, which says so. */
+static void note(knut_graph_mutation *m, size_t n_files, char *out, size_t cap)
 {
     size_t len = 0;
+    char head[64] = "edges skipped: ";
+    if (n_files > 1)
+        snprintf(head, sizeof head, "edges skipped in this batch of %zu files: ", n_files);
     out[0] = '\0';
     for (size_t i = 0; i < knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE); i++) {
         const knut_graph_set *es = knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, i);
         if (es->skipped <= 0 || len >= cap)
             continue;
         int w = snprintf(out + len, cap - len, "%s%s: %lld (missing %s)",
-                         len ? "; " : "edges skipped: ", es->type, (long long)es->skipped,
+                         len ? "; " : head, es->type, (long long)es->skipped,
                          es->missing);
         len = w < 0 ? cap : len + (size_t)w;
     }
@@ -96,7 +101,10 @@ static void note(knut_graph_mutation *m, char *out, size_t cap)
 void knut_sync__missing_note(knut_graph_mutation *m, sync_entry *entries, size_t n, char *buf,
                              size_t cap)
 {
-    note(m, buf, cap);
+    size_t n_done = 0;
+    for (size_t i = 0; i < n; i++)
+        n_done += strcmp(entries[i].status, "done") == 0;
+    note(m, n_done, buf, cap);
     for (size_t i = 0; buf[0] && i < n; i++)
         if (strcmp(entries[i].status, "done") == 0) /* not a full table's tombstone */
             entries[i].reason = buf;
