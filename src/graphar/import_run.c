@@ -392,6 +392,7 @@ knut_status knut_graphar_import_run(knut_graphar_import *imp,
                               knut_conf_file(imp->root));
     knut_graphar_graph_info *gi = NULL;
     knut_graphar_writer *w = NULL;
+    char *staging = NULL; /* the new graph, swapped in when whole */
     build b;
     memset(&b, 0, sizeof b);
     b.imp = imp;
@@ -401,10 +402,11 @@ knut_status knut_graphar_import_run(knut_graphar_import *imp,
                                                      : imp->temp_directory;
     wo.threads = opts && opts->threads ? opts->threads : (int)imp->threads;
     wo.parquet_compression = imp->compression;
-    wo.overwrite = opts ? opts->overwrite : 0;
-    knut_status st = knut_graphar_graph_info_new(&gi, imp->graph, NULL, err);
+    knut_status st = knut_graphar__stage_begin(out, opts ? opts->overwrite : 0, &staging, err);
     if (!st)
-        st = knut_graphar_writer_new(&w, gi, out, &wo, err);
+        st = knut_graphar_graph_info_new(&gi, imp->graph, NULL, err);
+    if (!st)
+        st = knut_graphar_writer_new(&w, gi, staging, &wo, err);
     if (st)
         goto cleanup;
     b.conn = knut_graphar_writer_conn(w);
@@ -426,6 +428,12 @@ knut_status knut_graphar_import_run(knut_graphar_import *imp,
         st = run_edge(&b, w, gi, &imp->e[i], opts, err);
     if (!st)
         st = knut_graphar_writer_finish(w, err);
+    knut_graphar_writer_free(w); /* closes DuckDB and its spill files first */
+    w = NULL;
+    if (!st) {
+        st = knut_graphar__stage_commit(staging, out, err);
+        staging = NULL;
+    }
     if (!st && graph_yml) {
         size_t ol = strlen(out);
         if ((*graph_yml = malloc(ol + strlen(imp->graph) + sizeof "/.graph.yml")))
@@ -435,6 +443,7 @@ knut_status knut_graphar_import_run(knut_graphar_import *imp,
             st = oom(err);
     }
 cleanup:
+    knut_graphar__stage_abort(staging); /* a failed import: the old graph stays */
     build_reset(&b);
     knut_buf_reset(&b.rel);
     knut_buf_reset(&b.sel);

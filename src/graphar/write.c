@@ -101,8 +101,20 @@ static knut_status clear_dir_fd(int fd, const char *path, int depth, knut_error 
     return st;
 }
 
-/* 1 if dir has any entry, 0 if empty or missing, -1 on error. */
-static int dir_has_entries(const char *dir)
+knut_status knut_graphar__remove_tree(const char *dir, knut_error *err)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? KNUT_OK
+                               : knut_error_set(err, KNUT_EIO, "%s: cannot open directory: %s",
+                                                dir, strerror(errno));
+    knut_status st = clear_dir_fd(fd, dir, 0, err);
+    if (!st && rmdir(dir) != 0)
+        st = knut_error_set(err, KNUT_EIO, "%s: cannot remove: %s", dir, strerror(errno));
+    return st;
+}
+
+int knut_graphar__dir_has_entries(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -115,13 +127,14 @@ static int dir_has_entries(const char *dir)
     return any;
 }
 
+
 knut_status knut_graphar__write_prepare_dir(knut_graphar_writer *w, const char *dir,
                                             knut_error *err)
 {
     for (size_t i = 0; i < w->n_prepared; i++)
         if (strcmp(w->prepared[i], dir) == 0)
             return KNUT_OK;
-    int has = dir_has_entries(dir);
+    int has = knut_graphar__dir_has_entries(dir);
     if (has < 0)
         return knut_error_set(err, KNUT_EIO, "%s: cannot read directory: %s", dir,
                               strerror(errno));

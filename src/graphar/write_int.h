@@ -122,6 +122,23 @@ void knut_graphar__write_copy_free(gar_copy *cp);
 /* Creates every missing directory of path (the last component too when
  * is_dir). */
 knut_status knut_graphar__write_mkdirs(const char *path, int is_dir, knut_error *err);
+/* Removes dir and everything in it, never following symlinks (a missing
+ * dir is KNUT_OK). */
+knut_status knut_graphar__remove_tree(const char *dir, knut_error *err);
+/* 1 if dir has any entry, 0 if empty or missing, -1 on error (errno). */
+int knut_graphar__dir_has_entries(const char *dir);
+
+/*
+ * A graph written beside its destination and swapped in only when whole
+ * (import_stage.c): begin makes the empty staging directory next to out
+ * (refusing a non-empty out unless overwrite), commit puts it in out's
+ * place atomically (the old graph, if any, removed after), abort removes
+ * it. *staging is freed by commit/abort.
+ */
+knut_status knut_graphar__stage_begin(const char *out, int overwrite, char **staging,
+                                      knut_error *err);
+knut_status knut_graphar__stage_commit(char *staging, const char *out, knut_error *err);
+void knut_graphar__stage_abort(char *staging);
 /*
  * Makes the directory dir ready to receive a vertex/edge type: created if
  * missing; if not empty, emptied (w->overwrite) or refused. Once per

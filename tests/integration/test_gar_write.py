@@ -544,3 +544,52 @@ def test_docs_import_example(knut, run_knut, tmp_path):
     assert r.stdout == cat[1]
     rc, text = graphar_check(tmp_path / "out" / "social.graph.yml")
     assert rc == 0 and "Graph is valid" in text, text
+
+
+def tree(d: pathlib.Path) -> dict:
+    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def test_failed_overwrite_leaves_the_old_graph(src, knut, run_knut, tmp_path):
+    """`gar import --overwrite` writes beside the old graph and swaps the new
+    one in only when every step succeeded. Before: a failed import left the
+    vertices renumbered under the old edges, and `gar validate` said 0 errors."""
+    knut_query(knut, "COPY (SELECT * REPLACE (CASE WHEN weight = 123 THEN 4242 ELSE dst END "
+                     "AS dst) FROM 'knows.parquet') TO 'bad_knows2.parquet' (FORMAT parquet)", src)
+    out = tmp_path / "g"
+
+    def cfg(name, person_where, knows_table):
+        return write_config(src, name, f"""\
+            graph: swap
+            output: {out}
+            vertices:
+              - type: person
+                query: SELECT * FROM 'person.parquet' WHERE {person_where}
+                key: id
+                properties: [id]
+            edges:
+              - type: knows
+                src: {{type: person, key: src}}
+                dst: {{type: person, key: dst}}
+                table: {knows_table}
+            """)
+
+    graph = import_graph(run_knut, cfg("good.yml", "true", "knows.parquet"))
+    before = tree(out)
+    # fewer vertices (renumbered), then an edge step that fails
+    r = run_knut("gar", "import", "-c", cfg("bad.yml", "id % 2 = 0", "bad_knows2.parquet"),
+                 "--overwrite")
+    assert r.returncode == 1 and "matches no 'person' vertex" in r.stderr, r.stderr
+    assert tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["g"]  # no staging left behind
+    r = run_knut("gar", "validate", graph)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # without --overwrite: refused before anything is written
+    r = run_knut("gar", "import", "-c", cfg("good.yml", "true", "knows.parquet"))
+    assert r.returncode == 1 and "pass --overwrite" in r.stderr, r.stderr
+    # a good overwrite replaces the whole directory
+    (out / "stale.txt").write_text("from before")
+    graph = import_graph(run_knut, cfg("good.yml", "true", "knows.parquet"), "--overwrite")
+    assert not (out / "stale.txt").exists()
+    assert tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["g"]
