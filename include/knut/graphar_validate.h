@@ -51,9 +51,11 @@ typedef struct knut_graphar_issue {
 typedef struct knut_graphar_issues {
     knut_graphar_issue *items; /* in the order found */
     size_t n;
-    size_t n_errors;    /* among items */
+    size_t n_errors;    /* every error found, kept in items or not */
     size_t n_warnings;
-    int truncated;      /* max_issues was reached: checking stopped there */
+    int truncated;      /* more than max_issues found: items holds the first
+                         * max_issues, the counts all (checking goes on, so
+                         * an error past the cap still makes the graph invalid) */
 } knut_graphar_issues;
 
 /* NULL-safe; frees the list and everything in it. */
@@ -77,7 +79,7 @@ typedef struct knut_graphar_validate_options {
     int info_only;        /* skip every data check */
     int require_data;     /* a type without any data is an error (data.missing)
                            * instead of a warning (data.absent) */
-    size_t max_issues;    /* stop after this many; 0 = the default above */
+    size_t max_issues;    /* keep this many in the list; 0 = the default above */
     const char *data_dir; /* read data here instead of the graph prefix */
 } knut_graphar_validate_options;
 

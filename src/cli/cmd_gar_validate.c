@@ -34,7 +34,8 @@ static const knut_cli_opt validate_opts[] = {
                         "       SEVERITY file[:line:col]: field: message [rule]\n"
                         "json   one JSON document with every issue"),
     KNUT_CLI_OPT_INT("max-issues", 0, validate_args, max_issues, "N", 1, INT64_MAX,
-                     "stop after N issues (default 1000)"),
+                     "list at most N issues (default 1000); every issue is still counted, so "
+                     "an error past N still fails the check"),
     KNUT_CLI_OPT_STR("data-dir", 0, validate_args, opts.data_dir, "DIR",
                      "read the data from DIR instead of the graph prefix"),
     KNUT_CLI_OPT_FLAG("list-rules", 0, validate_args, list_rules,
@@ -99,9 +100,12 @@ static void print_text(const knut_graphar_issues *is, const char *path, knut_buf
             knut_buf_printf(out, "%s: ", it->field);
         knut_buf_printf(out, "%s [%s]\n", it->message, it->rule);
     }
-    knut_buf_printf(out, "%s: %zu error%s, %zu warning%s%s\n", path, is->n_errors,
-                    is->n_errors == 1 ? "" : "s", is->n_warnings, is->n_warnings == 1 ? "" : "s",
-                    is->truncated ? " (stopped at --max-issues; there may be more)" : "");
+    knut_buf_printf(out, "%s: %zu error%s, %zu warning%s", path, is->n_errors,
+                    is->n_errors == 1 ? "" : "s", is->n_warnings, is->n_warnings == 1 ? "" : "s");
+    if (is->truncated)
+        knut_buf_printf(out, " (%zu not shown: --max-issues)",
+                        is->n_errors + is->n_warnings - is->n);
+    knut_buf_puts(out, "\n");
 }
 
 static void json_str(knut_buf *out, const char *key, const char *s, int comma)

@@ -82,9 +82,12 @@ void knut_graphar__validate_issue(gv_ctx *c, gv_rule rule, const char *file,
     if (gv_done(c))
         return;
     knut_graphar_issues *is = c->issues;
-    if (is->n >= c->cap) {
+    if (is->n >= c->cap) { /* not kept, but counted: valid means no error at all */
         is->truncated = 1;
-        c->stop = 1;
+        if (rules[rule].severity == KNUT_GRAPHAR_SEV_ERROR)
+            is->n_errors++;
+        else
+            is->n_warnings++;
         return;
     }
     knut_graphar_issue *items = realloc(is->items, (is->n + 1) * sizeof *items);

@@ -140,7 +140,6 @@ typedef struct gv_ctx {
     knut_graphar_validate_options opts;
     knut_graphar_issues *issues;
     size_t cap;           /* most issues kept */
-    int stop;             /* cap reached: passes return early */
     knut_status fatal;    /* OOM or an engine failure: the run fails */
     knut_error *err;
 
@@ -164,7 +163,7 @@ typedef struct gv_ctx {
 /* ---- issues (validate.c) ------------------------------------------------ */
 
 /* Adds an issue (file/field may be NULL). pos, when line > 0, is appended
- * to file as ":line:col". Sets c->stop at the cap and c->fatal on OOM. */
+ * to file as ":line:col"; past the cap it is only counted. Sets c->fatal on OOM. */
 void knut_graphar__validate_issue(gv_ctx *c, gv_rule rule, const char *file,
                                   const knut_graphar_pos *pos, const char *field, const char *fmt,
                                   ...) KNUT_PRINTF(6, 7);
@@ -172,7 +171,7 @@ void knut_graphar__validate_issue(gv_ctx *c, gv_rule rule, const char *file,
 void knut_graphar__validate_fail(gv_ctx *c, knut_status st, const knut_error *sub);
 static inline int gv_done(const gv_ctx *c)
 {
-    return c->stop || c->fatal != KNUT_OK;
+    return c->fatal != KNUT_OK;
 }
 
 /* ---- info passes (validate_info.c) ---------------------------------------- */

@@ -83,7 +83,9 @@ def validate(run_knut, path, *args):
     p = run_knut("gar", "validate", "--format", "json", *args, path)
     assert p.returncode in (0, 1), (p.returncode, p.stdout, p.stderr)
     doc = json.loads(p.stdout)
-    assert doc["errors"] == sum(i["severity"] == "error" for i in doc["issues"])
+    shown = sum(i["severity"] == "error" for i in doc["issues"])
+    # every issue is counted, the listed ones only up to --max-issues
+    assert doc["errors"] == shown if not doc["truncated"] else doc["errors"] >= shown
     assert (p.returncode == 1) == (doc["errors"] > 0)
     return p.returncode, doc
 
@@ -593,6 +595,25 @@ def test_max_issues_stops_early(run_knut, tmp_path):
         (g / f"vertex/person/id/chunk{k}").unlink()
     rc, doc = validate(run_knut, g / "ldbc_sample.graph.yml", "--max-issues", "2")
     assert rc == 1 and len(doc["issues"]) == 2 and doc["truncated"] is True
+    assert doc["errors"] == 5  # counted past the cap
+
+
+def test_max_issues_never_hides_an_error(run_knut, tmp_path):
+    """An error past the cap still makes the graph invalid (exit 1), and
+    the counts are those of the whole check. Before: checking stopped at
+    the cap, so a graph whose first issue was a warning passed with
+    --max-issues 1."""
+    g = copy_graph(tmp_path, PQ)
+    shutil.rmtree(g / "vertex/person")  # no data for a type: a warning
+    (g / f"{KNOWS}/ordered_by_source/adj_list/part0/chunk0").unlink()  # an error
+    full_rc, full = validate(run_knut, g / "ldbc_sample.graph.yml")
+    assert full_rc == 1 and full["warnings"] >= 1 and full["errors"] >= 1, full
+    assert full["issues"][0]["severity"] == "warning", full["issues"][0]
+    rc, doc = validate(run_knut, g / "ldbc_sample.graph.yml", "--max-issues", "1")
+    assert rc == 1 and doc["valid"] is False and doc["truncated"] is True
+    assert (doc["errors"], doc["warnings"]) == (full["errors"], full["warnings"])
+    p = run_knut("gar", "validate", "--max-issues", "1", g / "ldbc_sample.graph.yml")
+    assert p.returncode == 1 and "not shown: --max-issues" in p.stdout.splitlines()[-1]
 
 
 # ---- the command line ---------------------------------------------------------
