@@ -108,6 +108,12 @@ KNUT_EXTERN knut_status knut_graph_sink_apply(knut_graph_sink *sink, knut_graph_
                                               knut_graph_sink_stats *stats, knut_error *err);
 /* Closes and frees the sink (NULL-safe). */
 KNUT_EXTERN void knut_graph_sink_close(knut_graph_sink *sink);
+/* Whether a column of type `schema` can be a key (is_key: on both sinks a
+ * bool, integer, float, string, date, time or timestamp) or, with
+ * falkordb, a FalkorDB property (the embedded store keeps any type):
+ * KNUT_EUNSUPPORTED with the reason, before any file is read. */
+KNUT_EXTERN knut_status knut_graph_column_type_check(const struct ArrowSchema *schema, int is_key,
+                                                     int falkordb, knut_error *err);
 
 /*
  * Streams the keys of every vertex of `label` that has every key property

@@ -98,6 +98,14 @@ typedef enum knut_sync_missing {
 /* `missing_endpoints_timeout:` default, seconds. */
 #define KNUT_SYNC_MISSING_TIMEOUT_DEFAULT_S 3600
 
+/* One entry of a table's `columns:`: the files' column and the type they
+ * are read as (DuckDB's own name for it, e.g. "INT" becomes "INTEGER"). */
+typedef struct knut_sync_column {
+    const char *name;
+    char *type;       /* owned */
+    const void *node; /* const knut_conf *: the entry's value */
+} knut_sync_column;
+
 typedef struct knut_sync_table {
     const char *name;
     char *path;            /* directory or glob, resolved against the config's folder */
@@ -115,6 +123,8 @@ typedef struct knut_sync_table {
     const char *sequence_by; /* cdc: the column ordering the events (then file, row); or NULL */
     knut_sync_missing missing_endpoints; /* an edge row whose endpoint vertex is missing */
     int64_t missing_timeout_ms;          /* wait: how long after the file's mtime */
+    knut_sync_column *columns; /* `columns:` the declared schema of the files, or NULL */
+    size_t n_columns;
 } knut_sync_table;
 
 typedef struct knut_sync_config {

@@ -156,3 +156,20 @@ knut_status knut_graph__falkor_set_check(const knut_graph_set *set, knut_error *
     }
     return KNUT_OK;
 }
+
+knut_status knut_graph_column_type_check(const struct ArrowSchema *schema, int is_key,
+                                         int falkordb, knut_error *err)
+{
+    knut_arrow_type_info t;
+    knut_graph_conv conv;
+    KNUT_ASSERT_ARG(err, schema != NULL);
+    knut_status st = knut_graph__value_type(schema, &t, err);
+    if (st != KNUT_OK)
+        return st;
+    if (is_key && !knut_graph__scalar_ok(t.type))
+        return knut_error_set(err, KNUT_EUNSUPPORTED,
+                              "a key of type %s: keys must be bool, integer, float, string, "
+                              "date, time or timestamp",
+                              knut_arrow_type_name(t.type));
+    return is_key || !falkordb ? KNUT_OK : knut_graph__prop_type(schema, &conv, err);
+}

@@ -274,7 +274,7 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     static const char *const allowed[] = {"path", "format", "mode", "sql", "vertices",
                                           "edges", "fk_edges", "asset", "sequence_by",
                                           "missing_endpoints", "missing_endpoints_timeout",
-                                          NULL};
+                                          "columns", NULL};
     t->name = name;
     t->node = n;
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
@@ -327,6 +327,8 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     }
     if ((st = knut_sync__missing_parse(n, name, t, err)) != KNUT_OK) /* missing.c */
         return st;
+    if ((st = knut_sync__columns_parse(n, name, t, err)) != KNUT_OK) /* columns.c */
+        return st;
     PARSE_LIST(n, "vertices", name, t->vertices, t->n_vertices, parse_vertex);
     PARSE_LIST(n, "edges", name, t->edges, t->n_edges, parse_edge);
     PARSE_LIST(n, "fk_edges", name, t->fk_edges, t->n_fk_edges, parse_fk);
@@ -358,6 +360,7 @@ static void table_free(knut_sync_table *t)
     free(t->edges);
     free(t->fk_edges);
     free(t->path);
+    knut_sync__columns_free(t);
 }
 
 void knut_sync_config_free(knut_sync_config *cfg)

@@ -224,9 +224,21 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
      * over the reader (the path a parameter), so the rows are written
      * once, not first copied into a raw table. _knut_ord keeps file then
      * row order (the last row of a key wins); row_number() OVER () streams. */
-    knut_buf_printf(&q, "CREATE OR REPLACE TABLE %s AS WITH input AS (SELECT * FROM %s($1::VARCHAR)) "
-                        "SELECT *, (%d::BIGINT << 32) + row_number() OVER () AS _knut_ord FROM (",
-                    tbl, f->format == KNUT_SYNC_FORMAT_PARQUET ? "read_parquet" : "read_csv", idx);
+    knut_status st = knut_sync__stage_precheck(f, err); /* stage_check.c */
+    if (st == KNUT_OK)
+        st = knut_duck_conn_open(&c, db, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    knut_buf_printf(&q, "CREATE OR REPLACE TABLE %s AS WITH input AS (", tbl);
+    if (t->n_columns) /* columns.c: the declared types, CSV read strictly */
+        st = knut_sync__columns_reader(c, t, f, &q, err);
+    else
+        knut_buf_printf(&q, "SELECT * FROM %s($1::VARCHAR)",
+                        f->format == KNUT_SYNC_FORMAT_PARQUET ? "read_parquet" : "read_csv");
+    if (st != KNUT_OK)
+        goto cleanup;
+    knut_buf_printf(&q, ") SELECT *, (%d::BIGINT << 32) + row_number() OVER () AS _knut_ord FROM (",
+                    idx);
     if (t->sql) {
         size_t n = strlen(t->sql);
         while (n > 0 && (t->sql[n - 1] == ';' || t->sql[n - 1] == ' ' || t->sql[n - 1] == '\n' ||
@@ -238,11 +250,7 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
         knut_buf_puts(&q, "SELECT * FROM input");
     }
     knut_buf_puts(&q, ")");
-    knut_status st = knut_sync__stage_precheck(f, err); /* stage_check.c */
-    if (st == KNUT_OK)
-        st = knut_buf_check(&q, err);
-    if (st == KNUT_OK)
-        st = knut_duck_conn_open(&c, db, err);
+    st = knut_buf_check(&q, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_prepare(&stmt, c, q.data, err);
     if (st == KNUT_OK)
@@ -266,7 +274,8 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
 cleanup:
     if (st != KNUT_OK && c) {
         /* DuckDB's advice trimmed; a CSV read as one column: which line */
-        st = knut_sync__stage_explain(c, f, st, err);
+        st = t->n_columns ? knut_sync__columns_explain(c, t, f, st, err)
+                          : knut_sync__stage_explain(c, f, st, err);
         knut_buf_clear(&q);
         knut_buf_printf(&q, "DROP TABLE IF EXISTS %s", tbl);
         knut_duck_exec(c, q.data, NULL);

@@ -52,7 +52,10 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
     s->cfg = cfg;
     knut_status st = KNUT_OK;
     if (!opts->status_only) {
-        st = knut_sync__stage_open(&s->stage, &s->stage_spill, err);
+        /* columns.c: declared types the sink cannot store are a config error */
+        st = knut_sync__columns_sink_check(cfg, opts->falkordb_url != NULL, err);
+        if (st == KNUT_OK)
+            st = knut_sync__stage_open(&s->stage, &s->stage_spill, err);
         if (st != KNUT_OK)
             goto cleanup;
     }

@@ -142,6 +142,33 @@ knut_status knut_sync__columns(knut_duck_conn *c, const char *table, sync_names 
 void knut_sync__names_reset(sync_names *n);
 int knut_sync__names_has(const sync_names *n, const char *name);
 
+/* ---- columns.c: declared schemas (`columns:`) ---- */
+/* Parses the table's `columns:` (DuckDB checks each type name; an unknown
+ * one is KNUT_EINVAL naming file:line:col) into t->columns. */
+knut_status knut_sync__columns_parse(const knut_conf *n, const char *table, knut_sync_table *t,
+                                     knut_error *err);
+void knut_sync__columns_free(knut_sync_table *t);
+/* The declared column of that name (case-insensitive, as DuckDB), or NULL. */
+const knut_sync_column *knut_sync__column_find(const knut_sync_table *t, const char *name);
+/* KNUT_EINVAL naming the config position of a declared type the sink
+ * (falkordb or the embedded store) cannot store (tables without `sql:`). */
+knut_status knut_sync__columns_sink_check(const knut_sync_config *cfg, int falkordb,
+                                          knut_error *err);
+/* Appends to q the SELECT that reads f (path: parameter $1) with t's
+ * declared types; KNUT_EINVAL when a declared column is not in the file. */
+knut_status knut_sync__columns_reader(knut_duck_conn *c, const knut_sync_table *t,
+                                      const sync_file *f, knut_buf *q, knut_error *err);
+/* After a declared table's file f failed to stage with st: as
+ * knut_sync__stage_explain, and a value that does not cast is named by
+ * its data row (1-based), column and text. Returns the status. */
+knut_status knut_sync__columns_explain(knut_duck_conn *c, const knut_sync_table *t,
+                                       const sync_file *f, knut_status st, knut_error *err);
+/* Splits one CSV header line (comma, double quotes) into its names. */
+knut_status knut_sync__csv_header(const char *line, size_t len, sync_names *out, knut_error *err);
+/* Every row's first column of sql (one optional text parameter) as text. */
+knut_status knut_sync__q_names(knut_duck_conn *c, const char *sql, const char *param,
+                               sync_names *out, knut_error *err);
+
 /* ---- stage.c + map.c: reading files and building the mutation ---- */
 /* First column of the first row of sql (one optional text parameter) as
  * int64; 0 when there is no row or it is null. */

@@ -1,0 +1,529 @@
+/*
+ * Declared schemas: a table's `columns: {id: BIGINT, born: DATE}` fixes
+ * the types its files are read as, so the first file no longer decides
+ * them by inference. The types are DuckDB's own names, checked by DuckDB
+ * when the config loads (and against what the sink can store when sync
+ * opens); each file is read with them: Parquet columns are cast, CSV files
+ * are read with the header's columns (all text) under a fixed dialect
+ * (comma, double quote, strict: a ragged row or an unterminated quote is
+ * an error, not data), then cast. A value that does not cast fails its
+ * file naming the 1-based data row, the column and the value.
+ *
+ * Type names reach SQL text only as DuckDB printed them back (typeof of a
+ * cast NULL); column names as quoted identifiers or literals; the file's
+ * path as a parameter.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "sync_int.h"
+
+#define CONF(n) ((const knut_conf *)(n))
+
+/* The longest type text accepted, and the most columns one table declares. */
+#define COLUMNS_TYPE_MAX 256
+#define COLUMNS_MAX 4096
+/* A CSV header line longer than this fails the file (read whole, once). */
+#define CSV_HEADER_MAX ((size_t)1 << 20)
+/* How much of an offending value a reason quotes. */
+#define VALUE_SHOWN_MAX 64
+
+knut_status knut_sync__q_names(knut_duck_conn *c, const char *sql, const char *param,
+                               sync_names *out, knut_error *err)
+{
+    knut_duck_stmt *stmt = NULL;
+    struct ArrowArrayStream s = {0};
+    struct ArrowSchema schema = {0};
+    struct ArrowArray a = {0};
+    knut_arrow_view v = {0};
+    memset(out, 0, sizeof *out);
+    knut_status st = knut_duck_stmt_prepare(&stmt, c, sql, err);
+    if (st == KNUT_OK && param)
+        st = knut_duck_stmt_bind_text(stmt, 1, param, strlen(param), err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_query(stmt, &s, err);
+    if (st == KNUT_OK && s.get_schema(&s, &schema) != 0)
+        st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
+    while (st == KNUT_OK) {
+        if (s.get_next(&s, &a) != 0) {
+            st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
+            break;
+        }
+        if (!a.release)
+            break;
+        if ((st = knut_arrow_view_init(&v, &schema, &a, err)) != KNUT_OK)
+            break;
+        for (int64_t r = 0; st == KNUT_OK && v.n_children > 0 && r < v.length; r++) {
+            const knut_arrow_view *col = &v.children[0];
+            int64_t row = knut_arrow_view_child_row(&v, r), len = 0;
+            const char *p = knut_arrow_view_is_null(col, row) ? "" :
+                            knut_arrow_view_get_str(col, row, &len);
+            char **names = out->n < COLUMNS_MAX ? realloc(out->names, (out->n + 1) * sizeof *names)
+                                                : NULL;
+            if (!names || !(names[out->n] = strndup(p, (size_t)len))) {
+                if (names)
+                    out->names = names;
+                st = out->n < COLUMNS_MAX ? knut_error_set(err, KNUT_ENOMEM, "out of memory")
+                                          : knut_error_set(err, KNUT_ETOOBIG, "more than %d rows",
+                                                           COLUMNS_MAX);
+                break;
+            }
+            out->names = names;
+            out->n++;
+        }
+        knut_arrow_view_reset(&v);
+        memset(&v, 0, sizeof v);
+        knut_arrow_array_release(&a);
+    }
+    knut_arrow_view_reset(&v);
+    knut_arrow_array_release(&a);
+    knut_arrow_schema_release(&schema);
+    knut_arrow_stream_release(&s);
+    knut_duck_stmt_free(stmt);
+    if (st != KNUT_OK)
+        knut_sync__names_reset(out);
+    return st;
+}
+
+/* Characters a DuckDB type name is written with (INTEGER, DECIMAL(10,2),
+ * VARCHAR[], STRUCT(a INTEGER), TIMESTAMP WITH TIME ZONE), and balanced
+ * brackets: nothing that could end the cast it is put in. */
+static int type_text_ok(const char *s)
+{
+    int depth = 0;
+    size_t n = strlen(s);
+    if (n == 0 || n > COLUMNS_TYPE_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '(' || ch == '[')
+            depth++;
+        else if (ch == ')' || ch == ']')
+            depth--;
+        else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                   (ch >= '0' && ch <= '9') || ch == '_' || ch == ' ' || ch == ','))
+            return 0;
+        if (depth < 0)
+            return 0;
+    }
+    return depth == 0;
+}
+
+/* DuckDB's name of type text (*out owned), or its error. */
+static knut_status type_canon(knut_duck_conn *c, const char *text, char **out, knut_error *err)
+{
+    knut_buf q = KNUT_BUF_INIT;
+    sync_names r = {0};
+    *out = NULL;
+    knut_buf_printf(&q, "SELECT typeof(CAST(NULL AS %s))", text);
+    knut_status st = knut_buf_check(&q, err);
+    if (st == KNUT_OK)
+        st = knut_sync__q_names(c, q.data, NULL, &r, err);
+    if (st == KNUT_OK && (r.n != 1 || !type_text_ok(r.names[0])))
+        st = knut_error_set(err, KNUT_EINVAL, "not a column type");
+    if (st == KNUT_OK) {
+        *out = r.names[0];
+        r.names[0] = NULL;
+    }
+    knut_sync__names_reset(&r);
+    knut_buf_reset(&q);
+    return st;
+}
+
+knut_status knut_sync__columns_parse(const knut_conf *n, const char *table, knut_sync_table *t,
+                                     knut_error *err)
+{
+    const knut_conf *m = knut_conf_get(n, "columns");
+    knut_duck_db *db = NULL;
+    knut_duck_conn *c = NULL;
+    knut_status st = KNUT_OK;
+    if (!m)
+        return KNUT_OK;
+    size_t len = knut_conf_len(m);
+    if (knut_conf_kind_of(m) != KNUT_CONF_MAP || len == 0 || len > COLUMNS_MAX)
+        return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(m), knut_conf_line(m),
+                                 knut_conf_col(m),
+                                 "table '%s': 'columns' must be a map of 1 to %d column: type "
+                                 "(DuckDB type names: {id: BIGINT, born: DATE})",
+                                 table, COLUMNS_MAX);
+    if (!(t->columns = calloc(len, sizeof *t->columns)))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    /* a throwaway engine: DuckDB itself says what a type name means */
+    st = knut_duck_db_open(&db, NULL, NULL, 0, err);
+    if (st == KNUT_OK)
+        st = knut_duck_conn_open(&c, db, err);
+    for (size_t i = 0; st == KNUT_OK && i < len; i++) {
+        const knut_conf *v = knut_conf_at(m, i);
+        const char *name = knut_conf_key_at(m, i), *text = knut_conf_str(v);
+        knut_sync_column *col = &t->columns[t->n_columns];
+        if (knut_sync__column_find(t, name)) { /* DuckDB's names ignore case */
+            st = knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(v), knut_conf_line(v),
+                                   knut_conf_col(v), "table '%s': column '%s' is declared twice",
+                                   table, name);
+            break;
+        }
+        if (!name[0] || !text || !type_text_ok(text) ||
+            type_canon(c, text, &col->type, err) != KNUT_OK) {
+            knut_duck_error_trim(err);
+            char why[256];
+            const char *msg = err && err->message[0] && text && type_text_ok(text)
+                                  ? err->message : "not a type name";
+            if (strncmp(msg, "preparing statement: ", 21) == 0)
+                msg += 21;
+            snprintf(why, sizeof why, "%.200s", msg);
+            st = knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(v), knut_conf_line(v),
+                                   knut_conf_col(v),
+                                   "table '%s': column '%s': '%s' is not a DuckDB type (%s)",
+                                   table, name, text ? text : "", why);
+            break;
+        }
+        col->name = name;
+        col->node = v;
+        t->n_columns++;
+    }
+    knut_duck_conn_close(c);
+    knut_duck_db_close(db);
+    return st;
+}
+
+void knut_sync__columns_free(knut_sync_table *t)
+{
+    for (size_t i = 0; i < t->n_columns; i++)
+        free(t->columns[i].type);
+    free(t->columns);
+    t->columns = NULL;
+    t->n_columns = 0;
+}
+
+const knut_sync_column *knut_sync__column_find(const knut_sync_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->n_columns; i++)
+        if (strcasecmp(t->columns[i].name, name) == 0)
+            return &t->columns[i];
+    return NULL;
+}
+
+knut_status knut_sync__csv_header(const char *line, size_t len, sync_names *out, knut_error *err)
+{
+    knut_buf f = KNUT_BUF_INIT;
+    knut_status st = KNUT_OK;
+    memset(out, 0, sizeof *out);
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        len--;
+    size_t i = 0;
+    for (;;) {
+        knut_buf_clear(&f);
+        if (i < len && line[i] == '"') { /* "a ""quoted"" name" */
+            for (i++;; i++) {
+                if (i >= len) {
+                    st = knut_error_set(err, KNUT_EINVAL,
+                                        "the header line has an unterminated quote");
+                    goto cleanup;
+                }
+                if (line[i] == '"' && i + 1 < len && line[i + 1] == '"')
+                    knut_buf_putc(&f, line[i++]);
+                else if (line[i] == '"')
+                    break;
+                else
+                    knut_buf_putc(&f, line[i]);
+            }
+            i++;
+            if (i < len && line[i] != ',') {
+                st = knut_error_set(err, KNUT_EINVAL,
+                                    "the header line has text after a closing quote");
+                goto cleanup;
+            }
+        } else {
+            while (i < len && line[i] != ',') {
+                if (line[i] == '"') {
+                    st = knut_error_set(err, KNUT_EINVAL,
+                                        "the header line has a quote inside a name");
+                    goto cleanup;
+                }
+                knut_buf_putc(&f, line[i++]);
+            }
+        }
+        if ((st = knut_buf_check(&f, err)) != KNUT_OK)
+            goto cleanup;
+        char **names = out->n < COLUMNS_MAX ? realloc(out->names, (out->n + 1) * sizeof *names)
+                                            : NULL;
+        if (!names) {
+            st = out->n < COLUMNS_MAX ? knut_error_set(err, KNUT_ENOMEM, "out of memory")
+                                      : knut_error_set(err, KNUT_ETOOBIG,
+                                                       "the header has more than %d columns",
+                                                       COLUMNS_MAX);
+            goto cleanup;
+        }
+        out->names = names;
+        if (!(names[out->n] = strdup(f.data ? f.data : ""))) {
+            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        out->n++;
+        if (i >= len)
+            break;
+        i++; /* the comma */
+    }
+cleanup:
+    knut_buf_reset(&f);
+    if (st != KNUT_OK)
+        knut_sync__names_reset(out);
+    return st;
+}
+
+/* The first line of a CSV file, parsed (a header over one line). */
+static knut_status csv_header_read(const char *path, sync_names *out, knut_error *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO, "%s: %s", path,
+                              strerror(errno));
+    knut_buf line = KNUT_BUF_INIT;
+    int ch;
+    while ((ch = fgetc(fp)) != EOF && ch != '\n' && line.len < CSV_HEADER_MAX)
+        knut_buf_putc(&line, (char)ch);
+    fclose(fp);
+    knut_status st = knut_buf_check(&line, err);
+    if (st == KNUT_OK && line.len >= CSV_HEADER_MAX)
+        st = knut_error_set(err, KNUT_ETOOBIG, "the header line is longer than %zu bytes",
+                            CSV_HEADER_MAX);
+    if (st == KNUT_OK)
+        st = knut_sync__csv_header(line.data ? line.data : "", line.len, out, err);
+    knut_buf_reset(&line);
+    return st;
+}
+
+/* The raw reader of f: Parquet as written, CSV with the header's columns
+ * as text under the fixed dialect. */
+static knut_status raw_reader(const sync_file *f, const sync_names *cols, knut_buf *q,
+                              knut_error *err)
+{
+    if (f->format == KNUT_SYNC_FORMAT_PARQUET) {
+        knut_buf_puts(q, "read_parquet($1::VARCHAR)");
+        return knut_buf_check(q, err);
+    }
+    knut_buf_puts(q, "read_csv($1::VARCHAR, header = true, auto_detect = false, "
+                     "strict_mode = true, null_padding = false, delim = ',', quote = '\"', "
+                     "escape = '\"', columns = {");
+    for (size_t i = 0; i < cols->n; i++) {
+        if (i)
+            knut_buf_puts(q, ", ");
+        knut_duck_literal(q, cols->names[i], strlen(cols->names[i]));
+        knut_buf_puts(q, ": 'VARCHAR'");
+    }
+    knut_buf_puts(q, "})");
+    return knut_buf_check(q, err);
+}
+
+/* The file's column names: the CSV header, or the Parquet schema. */
+static knut_status file_columns(knut_duck_conn *c, const sync_file *f, sync_names *out,
+                                knut_error *err)
+{
+    if (f->format == KNUT_SYNC_FORMAT_CSV)
+        return csv_header_read(f->path, out, err);
+    return knut_sync__q_names(c, "SELECT column_name FROM "
+                                 "(DESCRIBE SELECT * FROM read_parquet($1::VARCHAR))",
+                              f->path, out, err);
+}
+
+static const char *names_find(const sync_names *n, const char *name)
+{
+    for (size_t i = 0; i < n->n; i++)
+        if (strcasecmp(n->names[i], name) == 0)
+            return n->names[i];
+    return NULL;
+}
+
+knut_status knut_sync__columns_reader(knut_duck_conn *c, const knut_sync_table *t,
+                                      const sync_file *f, knut_buf *q, knut_error *err)
+{
+    sync_names cols = {0};
+    knut_status st = file_columns(c, f, &cols, err);
+    for (size_t i = 0; st == KNUT_OK && i < t->n_columns; i++)
+        if (!names_find(&cols, t->columns[i].name)) {
+            const knut_conf *n = CONF(t->columns[i].node);
+            st = knut_error_set(err, KNUT_EINVAL,
+                                "declared column '%s' (%s:%d:%d) is missing from the file",
+                                t->columns[i].name, knut_conf_file(n), knut_conf_line(n),
+                                knut_conf_col(n));
+        }
+    if (st != KNUT_OK)
+        goto cleanup;
+    knut_buf_puts(q, "SELECT * REPLACE (");
+    for (size_t i = 0; i < t->n_columns; i++) {
+        const char *name = names_find(&cols, t->columns[i].name);
+        knut_buf_printf(q, "%sCAST(", i ? ", " : "");
+        knut_duck_ident(q, name);
+        knut_buf_printf(q, " AS %s) AS ", t->columns[i].type);
+        knut_duck_ident(q, name);
+    }
+    knut_buf_puts(q, ") FROM ");
+    st = raw_reader(f, &cols, q, err);
+cleanup:
+    knut_sync__names_reset(&cols);
+    return st;
+}
+
+/* Row (1-based, file order) and text of the first value of column col
+ * that does not cast to its declared type; *row 0 if none. */
+static knut_status first_bad(knut_duck_conn *c, const sync_file *f, const sync_names *cols,
+                             const char *name, const char *type, int64_t *row, knut_buf *value,
+                             knut_error *err)
+{
+    knut_buf q = KNUT_BUF_INIT, from = KNUT_BUF_INIT;
+    sync_names v = {0};
+    knut_status st = raw_reader(f, cols, &from, err);
+    knut_buf_puts(&q, "WITH r AS (SELECT row_number() OVER () AS n, ");
+    knut_duck_ident(&q, name);
+    knut_buf_printf(&q, " AS v FROM %s), b AS (SELECT min(n) AS n FROM r WHERE v IS NOT NULL "
+                        "AND TRY_CAST(v AS %s) IS NULL) ",
+                    from.data ? from.data : "", type);
+    size_t base = q.len;
+    knut_buf_puts(&q, "SELECT n FROM b");
+    if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
+        st = knut_sync__q_int(c, q.data, f->path, row, err);
+    if (st == KNUT_OK && *row > 0) {
+        q.len = base;
+        knut_buf_puts(&q, "SELECT CAST(v AS VARCHAR) FROM r, b WHERE r.n = b.n");
+        if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+            st = knut_sync__q_names(c, q.data, f->path, &v, err);
+        for (size_t i = 0; st == KNUT_OK && v.n > 0 && v.names[0][i] && i < VALUE_SHOWN_MAX; i++)
+            knut_buf_putc(value, (unsigned char)v.names[0][i] < 0x20 ? '?' : v.names[0][i]);
+        if (st == KNUT_OK && v.n > 0 && strlen(v.names[0]) > VALUE_SHOWN_MAX)
+            knut_buf_puts(value, "...");
+    }
+    knut_sync__names_reset(&v);
+    knut_buf_reset(&from);
+    knut_buf_reset(&q);
+    return st;
+}
+
+knut_status knut_sync__columns_explain(knut_duck_conn *c, const knut_sync_table *t,
+                                       const sync_file *f, knut_status st, knut_error *err)
+{
+    struct stat sb;
+    sync_names cols = {0};
+    knut_buf value = KNUT_BUF_INIT;
+    if (stat(f->path, &sb) != 0 && errno == ENOENT)
+        return knut_error_set(err, KNUT_ENOTFOUND, "vanished while being read");
+    knut_duck_error_trim(err);
+    const char *csv = err ? strstr(err->message, "CSV Error on Line: ") : NULL;
+    if (csv && f->format == KNUT_SYNC_FORMAT_CSV) {
+        /* the strict reader's: the line, and what is wrong with it (the
+         * last part; the line's own text, quoted before it, is left out) */
+        long long line = strtoll(csv + strlen("CSV Error on Line: "), NULL, 10);
+        const char *why = strrchr(csv, ';');
+        char reason[256];
+        snprintf(reason, sizeof reason, "%.200s", why ? why + 1 + (why[1] == ' ') : csv);
+        return knut_error_set(err, KNUT_EINVAL, "line %lld: %s (a table with columns: reads "
+                              "its CSV files strictly)", line, reason);
+    }
+    /* a value that does not cast: which row, which column (on the failure
+     * path only: one scan per declared column until one is found) */
+    if (!err || err->detail != KNUT_DUCK_ERR_CONVERSION ||
+        file_columns(c, f, &cols, NULL) != KNUT_OK)
+        return st;
+    for (size_t i = 0; i < t->n_columns; i++) {
+        const char *name = names_find(&cols, t->columns[i].name);
+        int64_t row = 0;
+        knut_buf_clear(&value);
+        if (!name || first_bad(c, f, &cols, name, t->columns[i].type, &row, &value, NULL) !=
+                         KNUT_OK || row == 0 || knut_buf_check(&value, NULL) != KNUT_OK)
+            continue;
+        const knut_conf *n = CONF(t->columns[i].node);
+        st = knut_error_set(err, KNUT_EINVAL,
+                            "row %lld, column '%s': '%s' does not convert to %s (declared at %s:%d:%d)",
+                            (long long)row, t->columns[i].name, value.data ? value.data : "",
+                            t->columns[i].type, knut_conf_file(n), knut_conf_line(n),
+                            knut_conf_col(n));
+        break;
+    }
+    knut_buf_reset(&value);
+    knut_sync__names_reset(&cols);
+    return st;
+}
+
+static int prop_is(const knut_sync_prop *p, size_t n, const char *col)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(p[i].column, col) == 0)
+            return 1;
+    return 0;
+}
+
+/* 1 when col is a key column of one of t's steps (a vertex key, an
+ * endpoint key, a foreign-key column). */
+static int key_column(const knut_sync_table *t, const char *col)
+{
+    for (size_t i = 0; i < t->n_vertices; i++)
+        if (prop_is(t->vertices[i].keys, t->vertices[i].n_keys, col))
+            return 1;
+    for (size_t i = 0; i < t->n_edges; i++)
+        if (prop_is(t->edges[i].from.keys, t->edges[i].from.n_keys, col) ||
+            prop_is(t->edges[i].to.keys, t->edges[i].to.n_keys, col))
+            return 1;
+    for (size_t i = 0; i < t->n_fk_edges; i++)
+        if (strcasecmp(t->fk_edges[i].column, col) == 0)
+            return 1;
+    return 0;
+}
+
+/* One declared column against the sink, through the Arrow type DuckDB
+ * gives the type (what a staged file of it would have). */
+static knut_status column_sink_check(knut_duck_conn *c, const knut_sync_table *t,
+                                     const knut_sync_column *col, int falkordb, knut_error *err)
+{
+    knut_buf q = KNUT_BUF_INIT;
+    struct ArrowArrayStream s = {0};
+    struct ArrowSchema schema = {0};
+    knut_buf_printf(&q, "SELECT CAST(NULL AS %s) AS c", col->type);
+    knut_status st = knut_buf_check(&q, err);
+    if (st == KNUT_OK)
+        st = knut_duck_query(c, q.data, &s, err);
+    if (st == KNUT_OK && s.get_schema(&s, &schema) != 0)
+        st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
+    if (st == KNUT_OK && schema.n_children == 1 &&
+        knut_graph_column_type_check(schema.children[0], key_column(t, col->name), falkordb,
+                                     err) != KNUT_OK) {
+        char why[320];
+        snprintf(why, sizeof why, "%.300s", err->message);
+        const knut_conf *n = CONF(col->node);
+        st = knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), knut_conf_line(n),
+                               knut_conf_col(n),
+                               "table '%s': column '%s' is declared %s, which the %s sink "
+                               "cannot store: %s",
+                               t->name, col->name, col->type, falkordb ? "FalkorDB" : "embedded",
+                               why);
+    }
+    knut_arrow_schema_release(&schema);
+    knut_arrow_stream_release(&s);
+    knut_buf_reset(&q);
+    return st;
+}
+
+knut_status knut_sync__columns_sink_check(const knut_sync_config *cfg, int falkordb,
+                                          knut_error *err)
+{
+    knut_duck_db *db = NULL;
+    knut_duck_conn *c = NULL;
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; st == KNUT_OK && i < cfg->n_tables; i++) {
+        const knut_sync_table *t = &cfg->tables[i];
+        /* with an sql step the mapped columns are its result, not the
+         * files': its types are judged per file, as without columns: */
+        if (!t->n_columns || t->sql)
+            continue;
+        if (!c && ((st = knut_duck_db_open(&db, NULL, NULL, 0, err)) != KNUT_OK ||
+                   (st = knut_duck_conn_open(&c, db, err)) != KNUT_OK))
+            break;
+        for (size_t k = 0; st == KNUT_OK && k < t->n_columns; k++)
+            st = column_sink_check(c, t, &t->columns[k], falkordb, err);
+    }
+    knut_duck_conn_close(c);
+    knut_duck_db_close(db);
+    return st;
+}
