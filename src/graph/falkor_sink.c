@@ -332,6 +332,8 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
     memset(&s->server, 0, sizeof s->server);
     if ((st = check_types(m, err)) != KNUT_OK)
         goto done;
+    if ((st = knut_graph__fsink_key_types(s->g, s->graph, m, err)) != KNUT_OK)
+        goto done; /* falkor_sink_keytype.c */
     if ((st = indexes_ensure(s, m, err)) != KNUT_OK)
         goto done;
     if (s->tx) { /* fenced MULTI/EXEC units, the commit inside (falkor_sink_tx.c) */

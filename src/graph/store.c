@@ -356,6 +356,66 @@ int knut_graph__store_type_fits(const char *existing, const char *incoming)
     return 0;
 }
 
+const char *knut_graph__store_type_widen(const char *existing, const char *incoming, int *exact)
+{
+    *exact = 0;
+    const char *to = knut_graph__store_type_for_column(incoming);
+    int eu = 0;
+    /* every stored value fits the incoming type: the column takes it */
+    if (strcmp(existing, to) != 0 && knut_graph__store_type_fits(to, existing))
+        return to;
+    /* BIGINT into DOUBLE: exact for the values stored only if each is
+     * within +-2^53 (the caller checks) */
+    if (strcmp(to, "DOUBLE") == 0 && int_rank(existing, &eu) == 4 && !eu) {
+        *exact = 1;
+        return to;
+    }
+    return NULL;
+}
+
+knut_status knut_graph__store_column_widen(knut_duck_conn *conn, const char *table,
+                                           const char *column, const char *have,
+                                           const char *want, const char **to, knut_error *err)
+{
+    knut_buf q = KNUT_BUF_INIT;
+    int exact = 0;
+    int64_t inexact = 0;
+    knut_status st = KNUT_OK;
+    *to = knut_graph__store_type_widen(have, want, &exact);
+    if (!*to)
+        return KNUT_OK;
+    if (exact) {
+        knut_buf_puts(&q, "SELECT count(*) FROM ");
+        knut_duck_ident(&q, table);
+        knut_buf_puts(&q, " WHERE ");
+        knut_duck_ident(&q, column);
+        knut_buf_puts(&q, " NOT BETWEEN -9007199254740992 AND 9007199254740992");
+        if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+            st = knut_graph__store_scalar_i64(conn, q.data, NULL, 0, &inexact, err);
+        if (st != KNUT_OK || inexact > 0) {
+            *to = NULL; /* a stored value would round: no widening */
+            goto cleanup;
+        }
+        knut_buf_clear(&q);
+    }
+    /* in the apply's transaction: a file that fails later undoes it too */
+    knut_buf_puts(&q, "ALTER TABLE ");
+    knut_duck_ident(&q, table);
+    knut_buf_puts(&q, " ALTER COLUMN ");
+    knut_duck_ident(&q, column);
+    knut_buf_printf(&q, " TYPE %s", *to);
+    if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+        st = knut_duck_exec(conn, q.data, err);
+    if (st == KNUT_OK) {
+        const knut_log_field f[] = {KNUT_LF_STR("table", table), KNUT_LF_STR("column", column),
+                                    KNUT_LF_STR("from", have), KNUT_LF_STR("to", *to)};
+        knut_log_emit(KNUT_LOG_INFO, "graph", f, sizeof f / sizeof f[0], "column widened");
+    }
+cleanup:
+    knut_buf_reset(&q);
+    return st;
+}
+
 /* ---- open / close ------------------------------------------------------ */
 
 static const char catalog_ddl[] =

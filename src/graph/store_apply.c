@@ -196,11 +196,26 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
     if (st != KNUT_OK)
         return st;
     if (have) {
-        if (!knut_graph__store_type_fits(have, want) && !staged_all_null(j, c))
-            st = knut_error_set(err, KNUT_EINVAL,
-                                "%s set '%s': column '%s': stored as %s, the set has %s (no safe "
-                                "conversion)",
-                                kind_word(j->set), j->set->name, c->prop, have, want);
+        const char *to = NULL;
+        /* a property column widens where that is lossless (store.c); a
+         * key's type is the table's for good (its primary key) */
+        if (!knut_graph__store_type_fits(have, want) && !staged_all_null(j, c) &&
+            (is_key || (st = knut_graph__store_column_widen(j->s->conn, j->table, c->prop, have,
+                                                            want, &to, err)) != KNUT_OK ||
+             !to))
+            st = st != KNUT_OK ? st
+                 : is_key ? knut_error_set(err, KNUT_EINVAL,
+                                           "%s set '%s': key column '%s': stored as %s, the set "
+                                           "has %s (a key's type does not change; declare "
+                                           "columns: {%s: %s} to read every file as it)",
+                                           kind_word(j->set), j->set->name, c->prop, have, want,
+                                           c->column, have)
+                          : knut_error_set(err, KNUT_EINVAL,
+                                           "%s set '%s': column '%s': stored as %s, the set has "
+                                           "%s (no safe conversion; declare the column's type "
+                                           "in the table's columns: to read every file as one "
+                                           "type)",
+                                           kind_word(j->set), j->set->name, c->prop, have, want);
     } else if (is_key) {
         st = set_error(j, KNUT_EINVAL, err, "key column missing from the stored table", c->prop);
     } else {

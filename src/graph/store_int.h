@@ -75,6 +75,17 @@ knut_status knut_graph__store_catalog_add(knut_graph_store *s, char kind, const 
 /* 1 if a column of DuckDB type `incoming` can be stored in a column of
  * type `existing` without loss (same type, or a safe widening). */
 int knut_graph__store_type_fits(const char *existing, const char *incoming);
+/* The type a stored column of type `existing` can be altered to so that
+ * `incoming` values fit without loss of the stored ones (INTEGER ->
+ * BIGINT, FLOAT -> DOUBLE, ...), or NULL; *exact = 1 when that holds only
+ * if every stored value is an integer within +-2^53 (BIGINT -> DOUBLE). */
+const char *knut_graph__store_type_widen(const char *existing, const char *incoming, int *exact);
+/* Widens table.column (stored as have) so that values of type want fit
+ * (knut_graph__store_type_widen; BIGINT -> DOUBLE only when every stored
+ * value is exact), logging `column widened`; *to NULL when it cannot. */
+knut_status knut_graph__store_column_widen(knut_duck_conn *conn, const char *table,
+                                           const char *column, const char *have,
+                                           const char *want, const char **to, knut_error *err);
 /* The type a new column gets for incoming values (timestamps of coarser
  * units become TIMESTAMP, so later batches in microseconds still fit). */
 const char *knut_graph__store_type_for_column(const char *incoming);
