@@ -70,6 +70,10 @@ typedef struct knut_graph_edge_set {
 #define KNUT_GRAPH_MISSING_FAIL 1
 /* knut_error.detail of the apply failure of a KNUT_GRAPH_MISSING_FAIL set. */
 #define KNUT_GRAPH_ERR_MISSING_ENDPOINT 0x4d50
+/* knut_error.detail of an apply that fails (KNUT_EINVAL) because a column's
+ * type differs from what the sink holds and cannot change without loss
+ * (a key of another type; a stored column that cannot widen). */
+#define KNUT_GRAPH_ERR_TYPE_CHANGE 0x5443
 /* Room for the first missing endpoints' description in a set. */
 #define KNUT_GRAPH_MISSING_MAX 256
 

@@ -104,16 +104,18 @@ static knut_status keys_check(knut_graph_falkor *g, const char *graph, const knu
         if (st != KNUT_OK)
             return knut_error_prefix(err, "%s '%s': the type of key '%s': ", kind[set->kind],
                                      set->name, keys[k].prop);
-        if (have[0] && strcmp(have, want) != 0)
-            return knut_error_set(err, KNUT_EINVAL,
-                                  "%s '%s': %skey column '%s': %s '%s' holds %s keys in the "
-                                  "graph, the set has %s (a key's type does not change: these "
-                                  "rows would %s; declare the column's type in the table's "
-                                  "columns:)",
-                                  kind[set->kind], set->name, role, keys[k].column, label,
-                                  keys[k].prop, have, want,
-                                  set->kind == KNUT_GRAPH_SET_VERTEX ? "be new vertices"
-                                                                     : "find no vertex");
+        if (have[0] && strcmp(have, want) != 0) {
+            knut_error_set(err, KNUT_EINVAL,
+                           "%s '%s': %skey column '%s': %s '%s' holds %s keys in the graph, the "
+                           "set has %s (a key's type does not change: these rows would %s)",
+                           kind[set->kind], set->name, role, keys[k].column, label, keys[k].prop,
+                           have, want,
+                           set->kind == KNUT_GRAPH_SET_VERTEX ? "be new vertices"
+                                                              : "find no vertex");
+            if (err)
+                err->detail = KNUT_GRAPH_ERR_TYPE_CHANGE;
+            return KNUT_EINVAL;
+        }
     }
     return KNUT_OK;
 }

@@ -202,20 +202,15 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
         if (!knut_graph__store_type_fits(have, want) && !staged_all_null(j, c) &&
             (is_key || (st = knut_graph__store_column_widen(j->s->conn, j->table, c->prop, have,
                                                             want, &to, err)) != KNUT_OK ||
-             !to))
-            st = st != KNUT_OK ? st
-                 : is_key ? knut_error_set(err, KNUT_EINVAL,
-                                           "%s set '%s': key column '%s': stored as %s, the set "
-                                           "has %s (a key's type does not change; declare "
-                                           "columns: {%s: %s} to read every file as it)",
-                                           kind_word(j->set), j->set->name, c->prop, have, want,
-                                           c->column, have)
-                          : knut_error_set(err, KNUT_EINVAL,
-                                           "%s set '%s': column '%s': stored as %s, the set has "
-                                           "%s (no safe conversion; declare the column's type "
-                                           "in the table's columns: to read every file as one "
-                                           "type)",
-                                           kind_word(j->set), j->set->name, c->prop, have, want);
+             !to) && st == KNUT_OK) {
+            st = knut_error_set(err, KNUT_EINVAL,
+                                "%s set '%s': %scolumn '%s': stored as %s, the set has %s (%s)",
+                                kind_word(j->set), j->set->name, is_key ? "key " : "", c->prop,
+                                have, want,
+                                is_key ? "a key's type does not change" : "no safe conversion");
+            if (err)
+                err->detail = KNUT_GRAPH_ERR_TYPE_CHANGE;
+        }
     } else if (is_key) {
         st = set_error(j, KNUT_EINVAL, err, "key column missing from the stored table", c->prop);
     } else {

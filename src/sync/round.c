@@ -251,7 +251,14 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         st = KNUT_OK;
     } else if (st == KNUT_EINVAL) {
         char reason[KNUT_ERROR_MSG_MAX];
-        snprintf(reason, sizeof reason, "%s", err ? err->message : "data error");
+        /* a type the sink cannot take: say how to make the files agree */
+        const char *hint = err && err->detail == KNUT_GRAPH_ERR_TYPE_CHANGE
+                               ? "; declare the column's type in the table's columns: to read "
+                                 "every file as one type (a stored type changes only where "
+                                 "lossless)"
+                               : "";
+        snprintf(reason, sizeof reason, "%.*s%s", (int)(sizeof reason - 1 - strlen(hint)),
+                 err ? err->message : "data error", hint);
         knut_log_emit(KNUT_LOG_WARN, SYNC_LOG,
                       (knut_log_field[]){KNUT_LF_INT("round", s->round),
                                          KNUT_LF_STR("table", t->name),
