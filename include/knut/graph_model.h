@@ -34,6 +34,10 @@ typedef struct knut_graph_vertex_set {
     size_t n_props;
     int all_props;              /* 1: every column that is not a key */
     struct ArrowArrayStream stream;
+    /* Properties (of props) declared text: a sink with column types may
+     * turn a stored column of another type into VARCHAR for them. */
+    const char *const *text_props;
+    size_t n_text_props;
 } knut_graph_vertex_set;
 
 /* One end of an edge: the vertex label and the key properties that find it.
@@ -64,6 +68,8 @@ typedef struct knut_graph_edge_set {
      * KNUT_GRAPH_MISSING_FAIL (the apply fails with KNUT_EINVAL, detail
      * KNUT_GRAPH_ERR_MISSING_ENDPOINT, naming the first missing vertex). */
     int missing_endpoints;
+    const char *const *text_props; /* as in knut_graph_vertex_set */
+    size_t n_text_props;
 } knut_graph_edge_set;
 
 #define KNUT_GRAPH_MISSING_SKIP 0
@@ -140,6 +146,7 @@ typedef struct knut_graph_column {
     int64_t index;              /* child index in the stream's struct schema */
     knut_arrow_type_info type;  /* the column's value type (dictionaries: value type) */
     knut_graph_conv conv;
+    int text_ok;                /* a property of the set's text_props */
 } knut_graph_column;
 
 /*

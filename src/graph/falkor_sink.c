@@ -46,6 +46,7 @@ typedef struct falkor_sink {
 typedef struct apply_ctx {
     falkor_sink *s;
     knut_graph_sink_stats *stats;
+    const knut_graph_set *checked; /* the set whose key types were checked */
 } apply_ctx;
 
 static void stats_add(knut_graph_falkor_stats *a, const knut_graph_falkor_stats *b)
@@ -211,6 +212,13 @@ static knut_status flush_round(void *ctx, const knut_graph_set *set, fsink_query
     apply_ctx *a = ctx;
     falkor_sink *s = a->s;
     knut_error batch_err = KNUT_ERROR_INIT;
+    /* before a set's first query: its key types (falkor_sink_keytype.c) */
+    if (a->checked != set) {
+        a->checked = set;
+        knut_status kst = knut_graph__fsink_key_types(s->g, s->graph, set, err);
+        if (kst != KNUT_OK)
+            return kst;
+    }
     for (size_t i = 0; i < n; i++)
         s->items[i].query = q[i].text.data;
     knut_status st = knut_graph_falkor_batch(s->g, s->graph, s->items, n, 0, &batch_err);
@@ -327,13 +335,11 @@ static knut_status fsink_apply(knut_graph_sink *base, knut_graph_mutation *m,
     static const knut_graph_set_kind order[] = {KNUT_GRAPH_SET_VERTEX, KNUT_GRAPH_SET_EDGE,
                                                 KNUT_GRAPH_SET_EDGE_DELETE,
                                                 KNUT_GRAPH_SET_DELETE};
-    apply_ctx a = {s, stats};
+    apply_ctx a = {s, stats, NULL};
     knut_status st;
     memset(&s->server, 0, sizeof s->server);
     if ((st = check_types(m, err)) != KNUT_OK)
         goto done;
-    if ((st = knut_graph__fsink_key_types(s->g, s->graph, m, err)) != KNUT_OK)
-        goto done; /* falkor_sink_keytype.c */
     if ((st = indexes_ensure(s, m, err)) != KNUT_OK)
         goto done;
     if (s->tx) { /* fenced MULTI/EXEC units, the commit inside (falkor_sink_tx.c) */

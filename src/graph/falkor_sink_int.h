@@ -129,10 +129,11 @@ knut_status knut_graph__fsink_missing(knut_graph_falkor *g, const char *graph,
                                       knut_graph_set *set, const fsink_query *q,
                                       size_t suffix_len, knut_error *err);
 
-/* falkor_sink_keytype.c: KNUT_EINVAL when a key column of m's vertex or
- * edge sets has another type than that key on the label's vertices in the
- * graph (one read-only query per key); a label without vertices passes. */
+/* falkor_sink_keytype.c: KNUT_EINVAL (detail KNUT_GRAPH_ERR_TYPE_CHANGE)
+ * when a key column of a vertex or edge set has another type than that
+ * key on the label's vertices in the graph (one read-only query per key);
+ * a label without vertices passes. Other kinds of sets pass. */
 knut_status knut_graph__fsink_key_types(knut_graph_falkor *g, const char *graph,
-                                        knut_graph_mutation *m, knut_error *err);
+                                        const knut_graph_set *set, knut_error *err);
 
 #endif /* KNUT_GRAPH_FALKOR_SINK_INT_H */

@@ -5,8 +5,10 @@
  * graph's established type of a key is the type of that key on a vertex
  * of the label already there; a set whose key column has another type is
  * a data error of its rows (KNUT_EINVAL: the sync fails that file, not
- * the table), found with one read-only `LIMIT 1` query per key before
- * anything is sent. A label with no vertex yet takes the set's types.
+ * the table), found with one read-only `LIMIT 1` query per key before the
+ * set's first query is sent (so a set without rows, whose all-null columns
+ * mean nothing, is not judged). A label with no vertex yet takes the
+ * set's types.
  */
 #include "falkor_sink_int.h"
 
@@ -121,22 +123,16 @@ static knut_status keys_check(knut_graph_falkor *g, const char *graph, const knu
 }
 
 knut_status knut_graph__fsink_key_types(knut_graph_falkor *g, const char *graph,
-                                        knut_graph_mutation *m, knut_error *err)
+                                        const knut_graph_set *set, knut_error *err)
 {
-    knut_status st = KNUT_OK;
-    for (size_t i = 0; st == KNUT_OK && i < knut_graph_mutation_count(m, KNUT_GRAPH_SET_VERTEX);
-         i++) {
-        const knut_graph_set *set = knut_graph_mutation_get(m, KNUT_GRAPH_SET_VERTEX, i);
-        st = keys_check(g, graph, set, set->labels[0], set->keys, set->n_keys, "", err);
-    }
-    for (size_t i = 0; st == KNUT_OK && i < knut_graph_mutation_count(m, KNUT_GRAPH_SET_EDGE);
-         i++) {
-        const knut_graph_set *set = knut_graph_mutation_get(m, KNUT_GRAPH_SET_EDGE, i);
-        st = keys_check(g, graph, set, set->src_label, set->src_keys, set->n_src_keys,
-                        "source ", err);
-        if (st == KNUT_OK)
-            st = keys_check(g, graph, set, set->dst_label, set->dst_keys, set->n_dst_keys,
-                            "destination ", err);
-    }
+    if (set->kind == KNUT_GRAPH_SET_VERTEX)
+        return keys_check(g, graph, set, set->labels[0], set->keys, set->n_keys, "", err);
+    if (set->kind != KNUT_GRAPH_SET_EDGE)
+        return KNUT_OK;
+    knut_status st = keys_check(g, graph, set, set->src_label, set->src_keys, set->n_src_keys,
+                                "source ", err);
+    if (st == KNUT_OK)
+        st = keys_check(g, graph, set, set->dst_label, set->dst_keys, set->n_dst_keys,
+                        "destination ", err);
     return st;
 }

@@ -49,6 +49,7 @@ typedef struct tx_state {
     size_t text_at[TX_UNIT_QUERIES_MAX]; /* the query text inside cmds */
     size_t text_len[TX_UNIT_QUERIES_MAX];
     unsigned char short_rows[TX_UNIT_QUERIES_MAX]; /* edge rows skipped: look up */
+    const knut_graph_set *checked; /* the set whose key types were checked */
 } tx_state;
 
 /* The offset, inside one RESP command made by knut_graph__falkor_query_cmd
@@ -311,6 +312,12 @@ static knut_status tx_flush(void *ctx, const knut_graph_set *set, fsink_query *q
 {
     tx_state *t = ctx;
     knut_status st = KNUT_OK;
+    /* before a set's first query: its key types (falkor_sink_keytype.c) */
+    if (t->checked != set) {
+        t->checked = set;
+        if ((st = knut_graph__fsink_key_types(t->g, t->graph, set, err)) != KNUT_OK)
+            return st;
+    }
     for (size_t i = 0; i < n && st == KNUT_OK; i++) {
         size_t before = t->cmds.len;
         st = knut_graph__falkor_query_cmd(t->g, &t->cmds, t->graph, q[i].text.data, 0, err);

@@ -363,6 +363,15 @@ static knut_status set_finish(knut_graph_mutation *m, knut_graph_set *s, knut_st
     return st;
 }
 
+/* Marks the properties named in text_props (declared text). */
+static void mark_text(knut_graph_set *s, const char *const *text, size_t n)
+{
+    for (size_t i = 0; text && i < n; i++)
+        for (size_t k = 0; k < s->n_props; k++)
+            if (text[i] && strcmp(s->props[k].prop, text[i]) == 0)
+                s->props[k].text_ok = 1;
+}
+
 knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
                                                knut_graph_vertex_set *vs, knut_error *err)
 {
@@ -420,6 +429,8 @@ knut_status knut_graph_mutation_add_vertex_set(knut_graph_mutation *m,
     if (st == KNUT_OK)
         st = check_distinct(&b, s->keys, s->n_keys, s->props, s->n_props,
                             "key used as a property");
+    if (st == KNUT_OK)
+        mark_text(s, vs->text_props, vs->n_text_props);
 done:
     return set_finish(m, s, st, err);
 }
@@ -493,6 +504,8 @@ knut_status knut_graph_mutation_add_edge_set(knut_graph_mutation *m, knut_graph_
     if (st == KNUT_OK)
         st = check_distinct(&b, s->keys, s->n_keys, s->props, s->n_props,
                             "edge key used as a property");
+    if (st == KNUT_OK)
+        mark_text(s, es->text_props, es->n_text_props);
 done:
     return set_finish(m, s, st, err);
 }

@@ -375,13 +375,18 @@ const char *knut_graph__store_type_widen(const char *existing, const char *incom
 
 knut_status knut_graph__store_column_widen(knut_duck_conn *conn, const char *table,
                                            const char *column, const char *have,
-                                           const char *want, const char **to, knut_error *err)
+                                           const char *want, int text_ok, const char **to,
+                                           knut_error *err)
 {
     knut_buf q = KNUT_BUF_INIT;
     int exact = 0;
     int64_t inexact = 0;
     knut_status st = KNUT_OK;
     *to = knut_graph__store_type_widen(have, want, &exact);
+    /* into text only when the column is declared text: every value has
+     * a text form, but it stops being a number or a date */
+    if (!*to && text_ok && strcmp(want, "VARCHAR") == 0)
+        *to = "VARCHAR";
     if (!*to)
         return KNUT_OK;
     if (exact) {

@@ -201,7 +201,8 @@ static knut_status ensure_column(set_job *j, const knut_graph_column *c, int is_
          * key's type is the table's for good (its primary key) */
         if (!knut_graph__store_type_fits(have, want) && !staged_all_null(j, c) &&
             (is_key || (st = knut_graph__store_column_widen(j->s->conn, j->table, c->prop, have,
-                                                            want, &to, err)) != KNUT_OK ||
+                                                            want, c->text_ok, &to, err)) !=
+                           KNUT_OK ||
              !to) && st == KNUT_OK) {
             st = knut_error_set(err, KNUT_EINVAL,
                                 "%s set '%s': %scolumn '%s': stored as %s, the set has %s (%s)",

@@ -82,10 +82,12 @@ int knut_graph__store_type_fits(const char *existing, const char *incoming);
 const char *knut_graph__store_type_widen(const char *existing, const char *incoming, int *exact);
 /* Widens table.column (stored as have) so that values of type want fit
  * (knut_graph__store_type_widen; BIGINT -> DOUBLE only when every stored
- * value is exact), logging `column widened`; *to NULL when it cannot. */
+ * value is exact; anything -> VARCHAR with text_ok, a column declared
+ * text), logging `column widened`; *to NULL when it cannot. */
 knut_status knut_graph__store_column_widen(knut_duck_conn *conn, const char *table,
                                            const char *column, const char *have,
-                                           const char *want, const char **to, knut_error *err);
+                                           const char *want, int text_ok, const char **to,
+                                           knut_error *err);
 /* The type a new column gets for incoming values (timestamps of coarser
  * units become TIMESTAMP, so later batches in microseconds still fit). */
 const char *knut_graph__store_type_for_column(const char *incoming);

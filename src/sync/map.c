@@ -26,10 +26,16 @@ typedef struct sel {
     knut_buf sql;
     const char *names[256]; /* property names (borrowed) */
     size_t n;
+    const knut_sync_table *t; /* set: note the columns declared VARCHAR */
+    const char *text[256];    /* their property names (borrowed) */
+    size_t n_text;
 } sel;
 
 static void sel_col(sel *s, const char *column, const char *as)
 {
+    const knut_sync_column *d = s->t ? knut_sync__column_find(s->t, column) : NULL;
+    if (d && strcmp(d->type, "VARCHAR") == 0 && s->n_text < sizeof s->text / sizeof s->text[0])
+        s->text[s->n_text++] = as; /* columns.c: may turn a stored column into text */
     knut_buf_puts(&s->sql, s->n ? ", " : "SELECT ");
     knut_duck_ident(&s->sql, column);
     knut_buf_puts(&s->sql, " AS ");
@@ -132,8 +138,9 @@ static knut_status vertex_set(knut_duck_db *db, const knut_sync_table *t,
                               const knut_sync_vertex_step *v, const sync_names *cols,
                               knut_graph_mutation *m, knut_error *err)
 {
-    sel s = {KNUT_BUF_INIT, {0}, 0};
+    sel s = {.sql = KNUT_BUF_INIT};
     knut_graph_vertex_set vs = KNUT_GRAPH_VERTEX_SET_INIT;
+    s.t = t;
     for (size_t k = 0; k < v->n_keys; k++)
         sel_col(&s, v->keys[k].column, v->keys[k].prop);
     size_t nk = s.n;
@@ -157,6 +164,8 @@ static knut_status vertex_set(knut_duck_db *db, const knut_sync_table *t,
         vs.n_keys = nk;
         vs.props = s.names + nk;
         vs.n_props = s.n - nk;
+        vs.text_props = s.text;
+        vs.n_text_props = s.n_text;
         st = knut_graph_mutation_add_vertex_set(m, &vs, err);
     }
     knut_buf_reset(&s.sql);
@@ -167,8 +176,9 @@ static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
                             const knut_sync_edge_step *e, const sync_names *cols,
                             knut_graph_mutation *m, knut_error *err)
 {
-    sel s = {KNUT_BUF_INIT, {0}, 0};
+    sel s = {.sql = KNUT_BUF_INIT};
     knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
+    s.t = t;
     char names[2][16][24];
     const char *skeys[16], *dkeys[16];
     if (e->from.n_keys > 16 || e->to.n_keys > 16)
@@ -209,6 +219,8 @@ static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
         es.props = s.names + ne;
         es.n_props = s.n - ne;
         es.missing_endpoints = knut_sync__missing_sink_policy(t);
+        es.text_props = s.text;
+        es.n_text_props = s.n_text;
         st = knut_graph_mutation_add_edge_set(m, &es, err);
     }
     knut_buf_reset(&s.sql);
@@ -218,7 +230,7 @@ static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
 static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut_sync_fk_step *f,
                           knut_graph_mutation *m, knut_error *err)
 {
-    sel s = {KNUT_BUF_INIT, {0}, 0};
+    sel s = {.sql = KNUT_BUF_INIT};
     knut_buf where = KNUT_BUF_INIT;
     knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
     const knut_sync_vertex_step *v = &t->vertices[0];
@@ -238,6 +250,8 @@ static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut
         es.src = (knut_graph_endpoint){v->labels[0], sk, s.names, 1};
         es.dst = (knut_graph_endpoint){f->to_label, dk, s.names + 1, 1};
         es.missing_endpoints = knut_sync__missing_sink_policy(t);
+        es.text_props = s.text;
+        es.n_text_props = s.n_text;
         st = knut_graph_mutation_add_edge_set(m, &es, err);
     }
     knut_buf_reset(&where);
@@ -250,7 +264,7 @@ static knut_status delete_set(knut_duck_db *db, const knut_sync_table *t,
                               const knut_sync_vertex_step *v, knut_graph_mutation *m,
                               knut_error *err)
 {
-    sel s = {KNUT_BUF_INIT, {0}, 0};
+    sel s = {.sql = KNUT_BUF_INIT};
     knut_graph_delete_set ds = KNUT_GRAPH_DELETE_SET_INIT;
     const char *kc[64];
     if (v->n_keys > 64)
@@ -277,7 +291,7 @@ static knut_status edge_delete_set(knut_duck_db *db, const knut_sync_table *t,
                                    const knut_sync_edge_step *e, knut_graph_mutation *m,
                                    knut_error *err)
 {
-    sel s = {KNUT_BUF_INIT, {0}, 0};
+    sel s = {.sql = KNUT_BUF_INIT};
     const char *kc[32];
     knut_graph_edge_delete_set ds = KNUT_GRAPH_EDGE_DELETE_SET_INIT;
     char names[2][16][24];

@@ -56,6 +56,13 @@ void knut_sync__table_hash(const knut_sync_table *t, char out[17])
     put_int(&f, t->mode);
     put(&f, t->sql);
     put(&f, t->sequence_by);
+    if (t->n_columns) { /* declared types (a table without keeps its old hash) */
+        put(&f, "c");
+        for (size_t i = 0; i < t->n_columns; i++) {
+            put(&f, t->columns[i].name);
+            put(&f, t->columns[i].type);
+        }
+    }
     for (size_t i = 0; i < t->n_vertices; i++) {
         const knut_sync_vertex_step *v = &t->vertices[i];
         put(&f, "v");

@@ -240,3 +240,31 @@ def test_bad_columns_are_config_errors(lake_for, columns, words):
     assert words in r.stderr and "sync.yml:5:" in r.stderr, r.stderr
     assert not (lake.root / "ledger.json").exists() or not json.loads(
         (lake.root / "ledger.json").read_text() or "[]")
+
+
+def test_declared_text_widens_a_stored_column(lake_for):
+    """Anything -> VARCHAR only when declared: undeclared, a text file
+    against a stored BIGINT fails; declared VARCHAR, the stored column
+    becomes text (its values' text form) and the file syncs."""
+    lake = lake_for(UNDECLARED)
+    lake.put("things/a.csv", b"id,code\n1,7\n")
+    assert lake.sync().returncode == 0
+    lake.put("things/b.csv", b"id,code\n2,A7\n")
+    r = lake.sync()
+    st = lake.status()
+    if lake.f:  # no column types: the text is stored as it is
+        assert r.returncode == 0 and st["b.csv"]["state"] == "done", r.stderr
+        assert lake.cypher("MATCH (t:Thing) RETURN t.id, t.code ORDER BY t.id") == [
+            (1, 7), (2, "A7")]
+        return
+    assert r.returncode == 1 and st["b.csv"]["state"] == "failed", st
+    assert "stored as BIGINT, the set has VARCHAR" in st["b.csv"]["reason"]
+    (lake.root / "sync.yml").write_text(UNDECLARED.replace(
+        "    path: things/\n", "    path: things/\n    columns: {id: BIGINT, code: VARCHAR}\n"))
+    r = lake.sync()  # the table's config changed: the failed file is read again
+    assert r.returncode == 0, r.stderr
+    assert lake.status()["b.csv"]["state"] == "done"
+    assert [(x["from"], x["to"]) for x in logs(r.stderr) if x["msg"] == "column widened"] == [
+        ("BIGINT", "VARCHAR")]
+    assert lake.sql("SELECT id, code, typeof(code) AS t FROM v_Thing ORDER BY id") == [
+        {"id": 1, "code": "7", "t": "VARCHAR"}, {"id": 2, "code": "A7", "t": "VARCHAR"}]
