@@ -142,7 +142,9 @@ knut_status knut_sync__columns(knut_duck_conn *c, const char *table, sync_names 
 void knut_sync__names_reset(sync_names *n);
 int knut_sync__names_has(const sync_names *n, const char *name);
 
-/* ---- columns.c: declared schemas (`columns:`) ---- */
+/* ---- columns.c, columns_config.c: declared schemas (`columns:`) ---- */
+/* The most columns a table declares, or a CSV header names. */
+#define SYNC_COLUMNS_MAX 4096
 /* Parses the table's `columns:` (DuckDB checks each type name; an unknown
  * one is KNUT_EINVAL naming file:line:col) into t->columns. */
 knut_status knut_sync__columns_parse(const knut_conf *n, const char *table, knut_sync_table *t,
