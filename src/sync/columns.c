@@ -30,6 +30,8 @@
 #define CSV_HEADER_MAX ((size_t)1 << 20)
 /* How much of an offending value a reason quotes. */
 #define VALUE_SHOWN_MAX 64
+/* The staging error of a lossy cast (explain names the row instead). */
+#define SYNC_LOSSY_MSG "a value does not convert without loss"
 
 knut_status knut_sync__q_names(knut_duck_conn *c, const char *sql, const char *param,
                                sync_names *out, knut_error *err)
@@ -201,14 +203,56 @@ static knut_status raw_reader(const sync_file *f, const sync_names *cols, knut_b
 }
 
 /* The file's column names: the CSV header, or the Parquet schema. */
+/* The file's column names (the CSV header, or the Parquet schema) and,
+ * for Parquet, their types in the same order (types->n 0 for CSV: text). */
 static knut_status file_columns(knut_duck_conn *c, const sync_file *f, sync_names *out,
-                                knut_error *err)
+                                sync_names *types, knut_error *err)
 {
+    memset(types, 0, sizeof *types);
     if (f->format == KNUT_SYNC_FORMAT_CSV)
         return csv_header_read(f->path, out, err);
-    return knut_sync__q_names(c, "SELECT column_name FROM "
-                                 "(DESCRIBE SELECT * FROM read_parquet($1::VARCHAR))",
-                              f->path, out, err);
+    knut_status st = knut_sync__q_names(c, "SELECT column_name FROM "
+                                           "(DESCRIBE SELECT * FROM read_parquet($1::VARCHAR))",
+                                        f->path, out, err);
+    if (st == KNUT_OK)
+        st = knut_sync__q_names(c, "SELECT column_type FROM "
+                                   "(DESCRIBE SELECT * FROM read_parquet($1::VARCHAR))",
+                                f->path, types, err);
+    if (st == KNUT_OK && types->n != out->n)
+        st = knut_error_set(err, KNUT_EIO, "the file's schema changed while being read");
+    if (st != KNUT_OK) {
+        knut_sync__names_reset(out);
+        knut_sync__names_reset(types);
+    }
+    return st;
+}
+
+/* The type a column of the file holds (NULL: text, or a type not to be
+ * put in SQL text), for the round-trip check of a lossless cast. */
+static const char *source_type(const sync_names *cols, const sync_names *types,
+                               const char *name, const char *declared)
+{
+    for (size_t i = 0; i < types->n && i < cols->n; i++)
+        if (strcmp(cols->names[i], name) == 0)
+            return strcmp(types->names[i], "VARCHAR") == 0 ||
+                           strcmp(types->names[i], declared) == 0 ||
+                           !knut_sync__type_text_ok(types->names[i])
+                       ? NULL
+                       : types->names[i];
+    return NULL;
+}
+
+/* "value v of the column converts to type without loss": a cast that
+ * succeeds and, from a non-text source type, casts back to the value
+ * (1.5 as BIGINT would round, a TIMESTAMP as DATE drop its time). */
+static void lossless(knut_buf *q, const char *v, const char *type, const char *src)
+{
+    if (!src) {
+        knut_buf_printf(q, "TRY_CAST(%s AS %s) IS NOT NULL", v, type);
+        return;
+    }
+    knut_buf_printf(q, "coalesce(TRY_CAST(TRY_CAST(%s AS %s) AS %s) = %s, false)", v, type, src,
+                    v);
 }
 
 static const char *names_find(const sync_names *n, const char *name)
@@ -222,8 +266,9 @@ static const char *names_find(const sync_names *n, const char *name)
 knut_status knut_sync__columns_reader(knut_duck_conn *c, const knut_sync_table *t,
                                       const sync_file *f, knut_buf *q, knut_error *err)
 {
-    sync_names cols = {0};
-    knut_status st = file_columns(c, f, &cols, err);
+    sync_names cols = {0}, types = {0};
+    knut_buf v = KNUT_BUF_INIT;
+    knut_status st = file_columns(c, f, &cols, &types, err);
     for (size_t i = 0; st == KNUT_OK && i < t->n_columns; i++)
         if (!names_find(&cols, t->columns[i].name)) {
             const knut_conf *n = CONF(t->columns[i].node);
@@ -236,24 +281,38 @@ knut_status knut_sync__columns_reader(knut_duck_conn *c, const knut_sync_table *
         goto cleanup;
     knut_buf_puts(q, "SELECT * REPLACE (");
     for (size_t i = 0; i < t->n_columns; i++) {
-        const char *name = names_find(&cols, t->columns[i].name);
-        knut_buf_printf(q, "%sCAST(", i ? ", " : "");
-        knut_duck_ident(q, name);
-        knut_buf_printf(q, " AS %s) AS ", t->columns[i].type);
+        const char *name = names_find(&cols, t->columns[i].name), *type = t->columns[i].type;
+        const char *src = source_type(&cols, &types, name, type);
+        knut_buf_clear(&v);
+        knut_duck_ident(&v, name);
+        if ((st = knut_buf_check(&v, err)) != KNUT_OK)
+            goto cleanup;
+        knut_buf_puts(q, i ? ", " : "");
+        if (src) { /* refuse a lossy cast; explain finds the row */
+            knut_buf_printf(q, "CASE WHEN %s IS NULL OR ", v.data);
+            lossless(q, v.data, type, src);
+            knut_buf_printf(q, " THEN CAST(%s AS %s) ELSE error(", v.data, type);
+            knut_duck_literal(q, SYNC_LOSSY_MSG, strlen(SYNC_LOSSY_MSG));
+            knut_buf_puts(q, ") END AS ");
+        } else {
+            knut_buf_printf(q, "CAST(%s AS %s) AS ", v.data, type);
+        }
         knut_duck_ident(q, name);
     }
     knut_buf_puts(q, ") FROM ");
     st = raw_reader(f, &cols, q, err);
 cleanup:
+    knut_buf_reset(&v);
     knut_sync__names_reset(&cols);
+    knut_sync__names_reset(&types);
     return st;
 }
 
 /* Row (1-based, file order) and text of the first value of column col
- * that does not cast to its declared type; *row 0 if none. */
+ * that does not convert to its declared type without loss; *row 0 if none. */
 static knut_status first_bad(knut_duck_conn *c, const sync_file *f, const sync_names *cols,
-                             const char *name, const char *type, int64_t *row, knut_buf *value,
-                             knut_error *err)
+                             const char *name, const char *type, const char *src, int64_t *row,
+                             knut_buf *value, knut_error *err)
 {
     knut_buf q = KNUT_BUF_INIT, from = KNUT_BUF_INIT;
     sync_names v = {0};
@@ -261,8 +320,9 @@ static knut_status first_bad(knut_duck_conn *c, const sync_file *f, const sync_n
     knut_buf_puts(&q, "WITH r AS (SELECT row_number() OVER () AS n, ");
     knut_duck_ident(&q, name);
     knut_buf_printf(&q, " AS v FROM %s), b AS (SELECT min(n) AS n FROM r WHERE v IS NOT NULL "
-                        "AND TRY_CAST(v AS %s) IS NULL) ",
-                    from.data ? from.data : "", type);
+                        "AND NOT ", from.data ? from.data : "");
+    lossless(&q, "v", type, src);
+    knut_buf_puts(&q, ") ");
     size_t base = q.len;
     knut_buf_puts(&q, "SELECT n FROM b");
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
@@ -287,7 +347,7 @@ knut_status knut_sync__columns_explain(knut_duck_conn *c, const knut_sync_table 
                                        const sync_file *f, knut_status st, knut_error *err)
 {
     struct stat sb;
-    sync_names cols = {0};
+    sync_names cols = {0}, types = {0};
     knut_buf value = KNUT_BUF_INIT;
     if (stat(f->path, &sb) != 0 && errno == ENOENT)
         return knut_error_set(err, KNUT_ENOTFOUND, "vanished while being read");
@@ -305,26 +365,30 @@ knut_status knut_sync__columns_explain(knut_duck_conn *c, const knut_sync_table 
     }
     /* a value that does not cast: which row, which column (on the failure
      * path only: one scan per declared column until one is found) */
-    if (!err || err->detail != KNUT_DUCK_ERR_CONVERSION ||
-        file_columns(c, f, &cols, NULL) != KNUT_OK)
+    if (!err || (err->detail != KNUT_DUCK_ERR_CONVERSION &&
+                 err->detail != KNUT_DUCK_ERR_INVALID_INPUT) ||
+        file_columns(c, f, &cols, &types, NULL) != KNUT_OK)
         return st;
     for (size_t i = 0; i < t->n_columns; i++) {
-        const char *name = names_find(&cols, t->columns[i].name);
+        const char *name = names_find(&cols, t->columns[i].name), *type = t->columns[i].type;
+        const char *src = name ? source_type(&cols, &types, name, type) : NULL;
         int64_t row = 0;
         knut_buf_clear(&value);
-        if (!name || first_bad(c, f, &cols, name, t->columns[i].type, &row, &value, NULL) !=
-                         KNUT_OK || row == 0 || knut_buf_check(&value, NULL) != KNUT_OK)
+        if (!name || first_bad(c, f, &cols, name, type, src, &row, &value, NULL) != KNUT_OK ||
+            row == 0 || knut_buf_check(&value, NULL) != KNUT_OK)
             continue;
         const knut_conf *n = CONF(t->columns[i].node);
         st = knut_error_set(err, KNUT_EINVAL,
-                            "row %lld, column '%s': '%s' does not convert to %s (declared at %s:%d:%d)",
+                            "row %lld, column '%s': '%s' does not convert to %s%s (declared at "
+                            "%s:%d:%d)",
                             (long long)row, t->columns[i].name, value.data ? value.data : "",
-                            t->columns[i].type, knut_conf_file(n), knut_conf_line(n),
-                            knut_conf_col(n));
+                            type, src ? " without loss" : "", knut_conf_file(n),
+                            knut_conf_line(n), knut_conf_col(n));
         break;
     }
     knut_buf_reset(&value);
     knut_sync__names_reset(&cols);
+    knut_sync__names_reset(&types);
     return st;
 }
 

@@ -23,7 +23,7 @@
 /* Characters a DuckDB type name is written with (INTEGER, DECIMAL(10,2),
  * VARCHAR[], STRUCT(a INTEGER), TIMESTAMP WITH TIME ZONE), and balanced
  * brackets: nothing that could end the cast it is put in. */
-static int type_text_ok(const char *s)
+int knut_sync__type_text_ok(const char *s)
 {
     int depth = 0;
     size_t n = strlen(s);
@@ -54,7 +54,7 @@ static knut_status type_canon(knut_duck_conn *c, const char *text, char **out, k
     knut_status st = knut_buf_check(&q, err);
     if (st == KNUT_OK)
         st = knut_sync__q_names(c, q.data, NULL, &r, err);
-    if (st == KNUT_OK && (r.n != 1 || !type_text_ok(r.names[0])))
+    if (st == KNUT_OK && (r.n != 1 || !knut_sync__type_text_ok(r.names[0])))
         st = knut_error_set(err, KNUT_EINVAL, "not a column type");
     if (st == KNUT_OK) {
         *out = r.names[0];
@@ -97,11 +97,11 @@ knut_status knut_sync__columns_parse(const knut_conf *n, const char *table, knut
                                    table, name);
             break;
         }
-        if (!name[0] || !text || !type_text_ok(text) ||
+        if (!name[0] || !text || !knut_sync__type_text_ok(text) ||
             type_canon(c, text, &col->type, err) != KNUT_OK) {
             knut_duck_error_trim(err);
             char why[256];
-            const char *msg = err && err->message[0] && text && type_text_ok(text)
+            const char *msg = err && err->message[0] && text && knut_sync__type_text_ok(text)
                                   ? err->message : "not a type name";
             if (strncmp(msg, "preparing statement: ", 21) == 0)
                 msg += 21;

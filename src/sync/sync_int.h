@@ -165,6 +165,9 @@ knut_status knut_sync__columns_reader(knut_duck_conn *c, const knut_sync_table *
  * its data row (1-based), column and text. Returns the status. */
 knut_status knut_sync__columns_explain(knut_duck_conn *c, const knut_sync_table *t,
                                        const sync_file *f, knut_status st, knut_error *err);
+/* 1 when s is written like a DuckDB type name (letters, digits, '_', ' ',
+ * ',', balanced brackets; at most 256 bytes): safe in a cast's text. */
+int knut_sync__type_text_ok(const char *s);
 /* Splits one CSV header line (comma, double quotes) into its names. */
 knut_status knut_sync__csv_header(const char *line, size_t len, sync_names *out, knut_error *err);
 /* Every row's first column of sql (one optional text parameter) as text. */

@@ -6,7 +6,8 @@ types"), on both sinks (the embedded store and FalkorDB on Valkey):
   BIGINT a BIGINT, text declared DATE a date;
 - a declared table's CSV files are read strictly: a ragged row and an
   unterminated quote fail the file (naming the line), a value that does not
-  convert fails it naming the data row and the column (Parquet too), and a
+  convert fails it naming the data row and the column (Parquet too, where a
+  cast that would lose something, 14.5 as a BIGINT, does not convert), and a
   declared column missing from a file fails it; the table's other files and
   the later tables still sync;
 - without a declaration the first good file sets a key's type and a later
@@ -128,6 +129,9 @@ def test_bad_declared_files_fail_alone(lake_for):
     lake.put("people/g-value.parquet", parquet(pa.table({
         "id": pa.array([11, 12], pa.int64()), "name": ["Kim", "Lu"],
         "born": ["1990-01-02", "1990-01-03"], "score": ["1.5", "x5"]})))
+    lake.put("people/g-lossy.parquet", parquet(pa.table({  # 14.5 would round as a BIGINT
+        "id": pa.array([13.0, 14.5]), "name": ["Ned", "Oz"],
+        "born": ["1990-01-02", "1990-01-03"], "score": pa.array([1.0, 2.0])})))
     lake.put("people/h-good.csv", b"id,name,born,score\n20,Max,1980-05-06,1.25\n")
     lake.put("after.csv", b"id\n1\n")
     r = lake.sync()
@@ -141,8 +145,10 @@ def test_bad_declared_files_fail_alone(lake_for):
     assert st["g-value.parquet"]["state"] == "failed"
     assert "row 2, column 'score': 'x5' does not convert to DOUBLE" in \
         st["g-value.parquet"]["reason"], st["g-value.parquet"]
+    assert "row 2, column 'id': '14.5' does not convert to BIGINT without loss" in \
+        st["g-lossy.parquet"]["reason"], st["g-lossy.parquet"]
     failed = {x["file"].rsplit("/", 1)[1] for x in logs(r.stderr) if x["msg"] == "file failed"}
-    assert failed == set(BAD_CSV) | {"g-value.parquet"}
+    assert failed == set(BAD_CSV) | {"g-value.parquet", "g-lossy.parquet"}
     assert [p[:2] for p in people(lake)] == [(1, "Ann"), (20, "Max")]  # nothing of the bad
     after_synced(lake)
     # a fixed file syncs in the next round
