@@ -95,6 +95,10 @@ knut_status knut_sync__csv_header(const char *line, size_t len, sync_names *out,
     knut_buf f = KNUT_BUF_INIT;
     knut_status st = KNUT_OK;
     memset(out, 0, sizeof *out);
+    if (len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 byte order mark */
+        line += 3;
+        len -= 3;
+    }
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     size_t i = 0;

@@ -125,6 +125,7 @@ static void test_csv_header(void **state)
     header_is("\"a,b\",\"say \"\"hi\"\"\",,x", 4,
               (const char *const[]){"a,b", "say \"hi\"", "", "x"});
     header_is("only", 1, (const char *const[]){"only"});
+    header_is("\xEF\xBB\xBFid,name\n", 2, (const char *const[]){"id", "name"}); /* BOM */
     static const char *const bad[] = {"id,\"name", "id,na\"me", "\"id\"x,name"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sync_names h = {0};
