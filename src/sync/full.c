@@ -77,7 +77,8 @@ static knut_status survey(knut_sync *s, const knut_sync_table *t, sync_file_list
     for (size_t i = 0; i < s->ledger.n; i++) {
         const sync_entry *e = &s->ledger.items[i];
         if (strcmp(e->table, t->name) != 0 || !live(e) ||
-            bsearch(e->path, files->items, files->n, sizeof *files->items, path_cmp))
+            (files->n > 0 && /* bsearch wants an array, even of none */
+             bsearch(e->path, files->items, files->n, sizeof *files->items, path_cmp)))
             continue;
         sync_entry *g = realloc(*gone, (*n_gone + 1) * sizeof *g);
         if (!g)
