@@ -11,5 +11,6 @@
 #include "knut/graphar.h"
 #include "knut/graph.h"
 #include "knut/sync.h"
+#include "knut/pipeline.h"
 
 #endif

@@ -199,6 +199,12 @@ int knut_cmd_graph(int argc, char **argv);
 int knut_cmd_graph_query(int argc, char **argv);
 int knut_cmd_graph_export(int argc, char **argv);
 int knut_cmd_load(int argc, char **argv);
+int knut_cmd_pipeline(int argc, char **argv);
+/* knut pipeline sub-commands (argv[0] is the sub-command name). */
+int knut_cmd_pipeline_init(int argc, char **argv);
+int knut_cmd_pipeline_validate(int argc, char **argv);
+int knut_cmd_pipeline_show(int argc, char **argv);
+int knut_cmd_pipeline_run(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_load_spec;
 
 #endif

@@ -1,0 +1,272 @@
+/*
+ * knut pipeline (þund): declarative pipelines run natively on DuckDB.
+ *
+ * A pipeline is a spec file (YAML, in the spirit of spark-pipeline.yml:
+ * name, storage, catalog, schema, configuration, libraries globbing SQL
+ * files) plus SQL files of CREATE MATERIALIZED VIEW / STREAMING TABLE /
+ * TEMPORARY VIEW / FLOW statements. The project parses the statement
+ * headers (names, constraints, flow kinds, CDC clauses) into the IR below;
+ * the query bodies are handed to DuckDB, whose own parser
+ * (json_serialize_sql) names the tables each query reads, so the
+ * dependency graph never comes from regexes.
+ *
+ * The IR structs are plain data owned by their knut_pipeline: every
+ * string and array in them belongs to it and lives until
+ * knut_pipeline_free. Positions are the file and 1-based line and column
+ * (bytes) of the statement or clause they came from.
+ */
+#ifndef KNUT_PIPELINE_H
+#define KNUT_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Caps on what a spec may hold: SQL bytes per file, files, statements. */
+#define KNUT_PIPELINE_SQL_MAX_BYTES ((size_t)4 << 20)
+#define KNUT_PIPELINE_MAX_FILES 4096
+#define KNUT_PIPELINE_MAX_STATEMENTS 16384
+
+/* Where a piece of the spec came from. */
+typedef struct knut_pipeline_pos {
+    const char *file;
+    int line, col;
+} knut_pipeline_pos;
+
+typedef enum knut_pipeline_dataset_kind {
+    KNUT_PIPELINE_STREAMING_TABLE,
+    KNUT_PIPELINE_MATERIALIZED_VIEW,
+    KNUT_PIPELINE_TEMPORARY_VIEW,
+    KNUT_PIPELINE_SINK /* in the IR; no spec syntax declares one yet */
+} knut_pipeline_dataset_kind;
+
+typedef enum knut_pipeline_flow_kind {
+    KNUT_PIPELINE_FLOW_BATCH,       /* recomputed (materialized view, temporary view) */
+    KNUT_PIPELINE_FLOW_APPEND_ONCE, /* INSERT INTO ONCE: runs once, again on full refresh */
+    KNUT_PIPELINE_FLOW_STREAMING,   /* appends only input new since the last run */
+    KNUT_PIPELINE_FLOW_CDC          /* AUTO CDC INTO / APPLY CHANGES INTO */
+} knut_pipeline_flow_kind;
+
+typedef enum knut_pipeline_action {
+    KNUT_PIPELINE_WARN,       /* keep the row, count it */
+    KNUT_PIPELINE_DROP,       /* ON VIOLATION DROP ROW */
+    KNUT_PIPELINE_FAIL,       /* ON VIOLATION FAIL UPDATE */
+    KNUT_PIPELINE_QUARANTINE  /* ON VIOLATION QUARANTINE: to <target>__quarantine */
+} knut_pipeline_action;
+
+/* CONSTRAINT name EXPECT (constraint) or EXPECT UNIQUE (cols). A row
+ * passes when the constraint is TRUE or NULL, fails when it is FALSE. */
+typedef struct knut_pipeline_expectation {
+    const char *name;
+    const char *constraint;   /* SQL boolean expression; NULL for UNIQUE */
+    const char **unique_cols; /* EXPECT UNIQUE (cols); NULL otherwise */
+    size_t nunique;
+    knut_pipeline_action action;
+    knut_pipeline_pos pos;
+} knut_pipeline_expectation;
+
+/* A list of column names (COLUMNS / TRACK HISTORY ON), or "* EXCEPT". */
+typedef struct knut_pipeline_cols {
+    const char **names;
+    size_t n;
+    int except; /* 1: every column but names; 0 with n == 0: not given */
+} knut_pipeline_cols;
+
+/* The clauses of AUTO CDC INTO / APPLY CHANGES INTO (parsed; the run
+ * refuses CDC flows for now, see docs/pipelines.md). */
+typedef struct knut_pipeline_cdc {
+    const char *source; /* the FROM name */
+    int source_stream;  /* FROM STREAM(source) */
+    const char **keys;
+    size_t nkeys;
+    const char *sequence_by;   /* expression text (a column or STRUCT(...)) */
+    const char *delete_when;   /* APPLY AS DELETE WHEN; NULL: none */
+    const char *truncate_when; /* APPLY AS TRUNCATE WHEN; NULL: none */
+    int scd_type;              /* 1 or 2 */
+    int ignore_null_updates;
+    knut_pipeline_cols columns;
+    knut_pipeline_cols track_history;
+} knut_pipeline_cdc;
+
+/* A table a flow's query reads, as DuckDB's parser saw it. */
+typedef struct knut_pipeline_read {
+    const char *name;    /* the dataset name (or the external table's) */
+    int streaming;       /* read as STREAM(name) */
+    int internal;        /* names a dataset of this pipeline */
+    knut_pipeline_pos pos;
+} knut_pipeline_read;
+
+/* A file source: read_parquet / read_csv / read_json on a path or glob
+ * in the query of a streaming flow (read incrementally). */
+typedef struct knut_pipeline_source {
+    const char *function; /* "read_parquet", ... */
+    const char *pattern;  /* as written; relative paths are the spec folder's */
+    size_t at, len;       /* the literal's bytes in the flow's sql */
+} knut_pipeline_source;
+
+typedef struct knut_pipeline_flow {
+    const char *name;
+    const char *target;
+    knut_pipeline_flow_kind kind;
+    const char *sql; /* the query body given to DuckDB (NULL for CDC) */
+    knut_pipeline_pos pos;     /* the CREATE keyword */
+    knut_pipeline_pos sql_pos; /* the first byte of sql */
+    knut_pipeline_read *reads; /* inferred by knut_pipeline_resolve */
+    size_t nreads;
+    const char **declared_reads; /* the spec's reads: for this flow, or NULL */
+    size_t ndeclared;
+    int has_declared;
+    knut_pipeline_source *sources;
+    size_t nsources;
+    const char **stream_names; /* names the query reads as STREAM(x) */
+    size_t nstream_names;
+    knut_pipeline_cdc *cdc; /* KNUT_PIPELINE_FLOW_CDC only */
+    /* The target dataset's expectations (borrowed from it). */
+    const knut_pipeline_expectation *expectations;
+    size_t nexpectations;
+} knut_pipeline_flow;
+
+typedef struct knut_pipeline_dataset {
+    const char *name;
+    knut_pipeline_dataset_kind kind;
+    const char *comment;
+    knut_pipeline_pos pos;
+    knut_pipeline_expectation *expectations;
+    size_t nexpectations;
+} knut_pipeline_dataset;
+
+/* One configuration entry (name -> value), applied as a DuckDB setting. */
+typedef struct knut_pipeline_setting {
+    const char *name, *value;
+    knut_pipeline_pos pos;
+} knut_pipeline_setting;
+
+typedef struct knut_pipeline {
+    const char *name;
+    const char *spec_path; /* the spec file (NULL for SQL given directly) */
+    const char *root;      /* its folder: relative paths start here */
+    const char *storage;   /* the storage folder (absolute or root-relative) */
+    const char *catalog;   /* the database's name: <storage>/<catalog>.duckdb */
+    const char *schema;    /* where datasets are created ("main") */
+    knut_pipeline_setting *configuration;
+    size_t nconfiguration;
+    const char **files; /* the SQL files the libraries matched, in order */
+    size_t nfiles;
+    knut_pipeline_dataset *datasets;
+    size_t ndatasets;
+    knut_pipeline_flow *flows; /* definition order */
+    size_t nflows;
+    size_t *order; /* flow indexes in run order (after resolve) */
+    int resolved;
+} knut_pipeline;
+
+/*
+ * Loads a spec file and every SQL file its libraries match, and parses
+ * them into *out (not yet resolved). The caller frees *out with
+ * knut_pipeline_free; on error *out is NULL. Errors name file:line:col
+ * (also in err->line/col): KNUT_EPARSE (YAML or SQL syntax, an unknown
+ * key, a bad glob, an unsupported statement), KNUT_EINVAL (a missing
+ * name/storage, a duplicate dataset or flow, a flow into something that
+ * is not a streaming table), KNUT_ENOTFOUND / KNUT_EIO (a file),
+ * KNUT_ETOOBIG (the caps above), KNUT_ENOMEM.
+ */
+KNUT_EXTERN knut_status knut_pipeline_load(knut_pipeline **out, const char *spec_path,
+                                           knut_error *err);
+/* An empty pipeline named name with storage storage (both copied), for
+ * SQL given by knut_pipeline_parse_sql; errors: KNUT_ENOMEM. */
+KNUT_EXTERN knut_status knut_pipeline_new(knut_pipeline **out, const char *name,
+                                          const char *storage, knut_error *err);
+/* Parses SQL text[0..len) (borrowed; at most KNUT_PIPELINE_SQL_MAX_BYTES)
+ * named file in positions, adding its datasets and flows to p. Errors as
+ * for knut_pipeline_load; on error p may hold the statements before the
+ * bad one and must only be freed. */
+KNUT_EXTERN knut_status knut_pipeline_parse_sql(knut_pipeline *p, const char *text, size_t len,
+                                                const char *file, knut_error *err);
+/* Frees p and everything in it (NULL-safe). */
+KNUT_EXTERN void knut_pipeline_free(knut_pipeline *p);
+
+/*
+ * Resolves p: each flow's reads from DuckDB's parser (an in-memory
+ * DuckDB; STREAM(x) marks a streaming read; CTE names are not reads),
+ * checked against its declared reads, and the run order. Errors name the
+ * flow and its file:line:col: KNUT_EPARSE (DuckDB cannot parse a query,
+ * with its message), KNUT_ENOTFOUND (an unqualified read that names no
+ * dataset), KNUT_EINVAL (a cycle, with its path; two flows into one
+ * materialized view; a streaming read of a batch dataset; reads that
+ * differ from the declared ones; CDC over an unknown source).
+ */
+KNUT_EXTERN knut_status knut_pipeline_resolve(knut_pipeline *p, knut_error *err);
+
+/* Names used in text and JSON ("streaming_table", "batch", "drop", ...). */
+KNUT_EXTERN const char *knut_pipeline_dataset_kind_name(knut_pipeline_dataset_kind k);
+KNUT_EXTERN const char *knut_pipeline_flow_kind_name(knut_pipeline_flow_kind k);
+KNUT_EXTERN const char *knut_pipeline_action_name(knut_pipeline_action a);
+/* The dataset named name, or NULL. */
+KNUT_EXTERN const knut_pipeline_dataset *knut_pipeline_dataset_find(const knut_pipeline *p,
+                                                                    const char *name);
+
+/* ---- showing the graph ------------------------------------------------ */
+
+typedef enum knut_pipeline_format {
+    KNUT_PIPELINE_FORMAT_TEXT,
+    KNUT_PIPELINE_FORMAT_JSON,
+    KNUT_PIPELINE_FORMAT_DOT
+} knut_pipeline_format;
+
+/* Appends the resolved DAG of p to b as text (one line per flow in run
+ * order), one JSON object, or a Graphviz digraph. Errors: KNUT_EINVAL
+ * (p not resolved), b's sticky error. */
+KNUT_EXTERN knut_status knut_pipeline_show(const knut_pipeline *p, knut_pipeline_format fmt,
+                                           knut_buf *b, knut_error *err);
+
+/* ---- running ---------------------------------------------------------- */
+
+/* Receives each run event as one JSON object (no newline), borrowed for
+ * the call. See docs/pipelines.md for the schema. */
+typedef void (*knut_pipeline_event_fn)(const char *json, size_t len, void *ctx);
+
+#define KNUT_PIPELINE_RUN_OPTIONS_VERSION 1
+
+typedef struct knut_pipeline_run_options {
+    int version;
+    int full_refresh_all;           /* --full-refresh with no names */
+    const char *const *full_refresh; /* datasets to fully refresh */
+    size_t nfull_refresh;
+    int dry_run;                    /* plan only: read nothing, write nothing */
+    knut_pipeline_event_fn on_event; /* may be NULL */
+    void *ctx;
+} knut_pipeline_run_options;
+
+#define KNUT_PIPELINE_RUN_OPTIONS_INIT {.version = KNUT_PIPELINE_RUN_OPTIONS_VERSION}
+
+/* What a run did. */
+typedef struct knut_pipeline_run_result {
+    int64_t run_id;      /* 1, 2, ... per storage */
+    size_t completed, failed, skipped, idle;
+} knut_pipeline_run_result;
+
+/*
+ * Runs a resolved pipeline: opens (creating) the storage folder and its
+ * database, then runs the flows in order. Each flow's update is one
+ * transaction (target, quarantine table, checkpoints): a failed flow
+ * leaves them as they were, flows downstream of it are skipped, and
+ * independent flows still run. Events go to opts->on_event, to
+ * <storage>/events.jsonl and to the table _knut.event_log. Returns
+ * KNUT_OK when every flow completed (or was idle), else KNUT_ERROR with
+ * the first failure in err (the flow, its file:line:col and DuckDB's
+ * message); KNUT_EINVAL for bad options (an unknown --full-refresh
+ * dataset), KNUT_EIO / DuckDB's errors for the storage itself.
+ */
+KNUT_EXTERN knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options *opts,
+                                          knut_pipeline_run_result *result, knut_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_PIPELINE_H */

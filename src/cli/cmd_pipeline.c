@@ -1,0 +1,332 @@
+/*
+ * `knut pipeline`: declarative pipelines on DuckDB (þund). validate, show
+ * and run take a spec (a YAML file, or a folder holding pipeline.yml);
+ * init (cmd_pipeline_init.c) writes a runnable example project.
+ */
+#include "cli.h"
+
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "knut/pipeline.h"
+
+typedef struct pipe_args {
+    const char *spec;
+    int json;
+    int format; /* show: index in formats, -1: text */
+    int full_refresh;
+    int dry_run;
+} pipe_args;
+
+static const char *const formats[] = {"text", "json", "dot", NULL};
+
+static const knut_cli_arg spec_pos[] = {
+    KNUT_CLI_ARG("SPEC", pipe_args, spec),
+    KNUT_CLI_ARG_END,
+};
+
+static const knut_cli_opt validate_opts[] = {
+    KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "print the result (or the error) as JSON"),
+    KNUT_CLI_OPT_END,
+};
+
+static const knut_cli_opt show_opts[] = {
+    KNUT_CLI_OPT_CHOICE("format", 'f', pipe_args, format, "F", formats,
+                        "text (default), json or dot (Graphviz)"),
+    KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "the same as --format json"),
+    KNUT_CLI_OPT_END,
+};
+
+static const knut_cli_opt run_opts[] = {
+    KNUT_CLI_OPT_FLAG("full-refresh", 0, pipe_args, full_refresh,
+                      "recompute from scratch: every dataset, or only the DATASET names that "
+                      "follow it (streaming tables are emptied and their checkpoints cleared)"),
+    KNUT_CLI_OPT_FLAG("dry-run", 'n', pipe_args, dry_run,
+                      "resolve and plan only: print what each flow would do, write nothing"),
+    KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "print every run event as one JSON line"),
+    KNUT_CLI_OPT_END,
+};
+
+static const knut_cli_spec validate_spec = {
+    .name = "pipeline validate",
+    .synopsis = "usage: knut pipeline validate SPEC [--json]\n",
+    .about = "Loads the spec and its SQL files, infers every flow's reads with DuckDB's\n"
+             "parser and checks the graph (unknown datasets, cycles, two flows into one\n"
+             "materialized view, streaming reads of batch datasets). Errors name\n"
+             "file:line:col. SPEC is a spec file, or a folder holding pipeline.yml.\n",
+    .opts = validate_opts,
+    .args = spec_pos,
+    .epilog = "Exit status: 0 valid, 1 invalid, 2 usage error.\n",
+};
+
+static const knut_cli_spec show_spec = {
+    .name = "pipeline show",
+    .synopsis = "usage: knut pipeline show SPEC [--format text|json|dot]\n",
+    .about = "Prints the resolved DAG: the flows in run order with their reads and\n"
+             "expectations (text), one JSON object, or a Graphviz digraph.\n",
+    .opts = show_opts,
+    .args = spec_pos,
+    .epilog = "Example:\n  knut pipeline show demo --format dot | dot -Tsvg > demo.svg\n",
+};
+
+static const knut_cli_spec run_spec = {
+    .name = "pipeline run",
+    .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [--dry-run] [--json]\n",
+    .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
+             "spec: materialized views are recomputed, streaming tables read only the\n"
+             "files new since the last run. Each flow's update is one transaction: a\n"
+             "failed flow leaves its target as it was, and flows downstream of it are\n"
+             "skipped. Events go to stdout (--json: JSON lines), <storage>/events.jsonl\n"
+             "and the table _knut.event_log.\n",
+    .opts = run_opts,
+    .args = spec_pos,
+    .epilog = "Examples:\n"
+              "  knut pipeline run demo\n"
+              "  knut pipeline run demo --full-refresh raw_orders --json\n"
+              "Exit status: 0 every flow completed or was idle, 1 a flow failed or the\n"
+              "spec is invalid, 2 usage error.\n",
+};
+
+/* SPEC or SPEC/pipeline.yml; the caller frees. */
+static char *spec_file(const char *spec)
+{
+    struct stat sb;
+    if (stat(spec, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        size_t n = strlen(spec) + sizeof "/pipeline.yml";
+        char *s = malloc(n);
+        if (s)
+            snprintf(s, n, "%s%spipeline.yml", spec, spec[strlen(spec) - 1] == '/' ? "" : "/");
+        return s;
+    }
+    return strdup(spec);
+}
+
+static void print_error_json(const knut_error *err)
+{
+    json_t *o = json_pack("{s:b,s:{s:s,s:i,s:i}}", "ok", 0, "error", "message", err->message,
+                          "line", err->line, "col", err->col);
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (s)
+        printf("%s\n", s);
+    free(s);
+    json_decref(o);
+}
+
+/* Loads and resolves SPEC; prints the error itself (0 ok, else exit 1). */
+static int load(const char *cmd, const char *spec, int json, knut_pipeline **out)
+{
+    knut_error err = KNUT_ERROR_INIT;
+    char *path = spec_file(spec);
+    knut_status st = path ? knut_pipeline_load(out, path, &err)
+                          : knut_error_set(&err, KNUT_ENOMEM, "out of memory");
+    if (st == KNUT_OK && (st = knut_pipeline_resolve(*out, &err)) != KNUT_OK) {
+        knut_pipeline_free(*out);
+        *out = NULL;
+    }
+    free(path);
+    if (st == KNUT_OK)
+        return 0;
+    if (json)
+        print_error_json(&err);
+    fprintf(stderr, "knut %s: %s\n", cmd, err.message);
+    return KNUT_EXIT_FAIL;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    pipe_args a = {.format = -1};
+    int rc = knut_cli_args_parse(&validate_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    knut_cli_log_setup();
+    knut_pipeline *p = NULL;
+    if ((rc = load("pipeline validate", a.spec, a.json, &p)) != 0)
+        return rc;
+    if (a.json)
+        printf("{\"ok\":true,\"pipeline\":\"%s\",\"datasets\":%zu,\"flows\":%zu}\n", p->name,
+               p->ndatasets, p->nflows);
+    else
+        printf("ok: pipeline %s: %zu datasets, %zu flows\n", p->name, p->ndatasets, p->nflows);
+    knut_pipeline_free(p);
+    return KNUT_EXIT_OK;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    pipe_args a = {.format = -1};
+    int rc = knut_cli_args_parse(&show_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    knut_cli_log_setup();
+    knut_pipeline *p = NULL;
+    if ((rc = load("pipeline show", a.spec, 0, &p)) != 0)
+        return rc;
+    knut_pipeline_format fmt = a.json || a.format == 1 ? KNUT_PIPELINE_FORMAT_JSON
+                               : a.format == 2         ? KNUT_PIPELINE_FORMAT_DOT
+                                                       : KNUT_PIPELINE_FORMAT_TEXT;
+    knut_buf b = KNUT_BUF_INIT;
+    knut_error err = KNUT_ERROR_INIT;
+    rc = KNUT_EXIT_OK;
+    if (knut_pipeline_show(p, fmt, &b, &err) != KNUT_OK) {
+        fprintf(stderr, "knut pipeline show: %s\n", err.message);
+        rc = KNUT_EXIT_FAIL;
+    } else {
+        fwrite(b.data, 1, b.len, stdout);
+    }
+    knut_buf_reset(&b);
+    knut_pipeline_free(p);
+    return rc;
+}
+
+/* Human lines for a terminal or a log: one per flow outcome. */
+static void print_event_human(const char *text, size_t len)
+{
+    json_error_t jerr;
+    json_t *e = json_loadb(text, len, 0, &jerr);
+    const char *type = json_string_value(json_object_get(e, "event_type"));
+    const char *status = json_string_value(json_object_get(e, "status"));
+    const char *flow = json_string_value(json_object_get(e, "flow"));
+    json_t *d = json_object_get(e, "details");
+    if (!type || !status)
+        goto done;
+    if (strcmp(type, "update_progress") == 0) {
+        if (strcmp(status, "RUNNING") != 0)
+            printf("%s\n", json_string_value(json_object_get(e, "message")));
+        goto done;
+    }
+    if (strcmp(status, "RUNNING") == 0)
+        goto done;
+    printf("%-24s %-9s", flow ? flow : "", status);
+    json_t *rows = json_object_get(d, "rows_out");
+    if (json_is_integer(rows))
+        printf(" rows_out=%lld", (long long)json_integer_value(rows));
+    json_t *files = json_object_get(d, "files_read");
+    if (json_is_integer(files))
+        printf(" files_read=%lld", (long long)json_integer_value(files));
+    const char *plan = json_string_value(json_object_get(d, "plan"));
+    if (plan)
+        printf(" plan=%s", plan);
+    json_t *dq = json_object_get(d, "data_quality"), *x;
+    size_t i;
+    json_array_foreach(json_object_get(dq, "expectations"), i, x)
+        printf(" %s(%s):passed=%lld,failed=%lld", json_string_value(json_object_get(x, "name")),
+               json_string_value(json_object_get(x, "action")),
+               (long long)json_integer_value(json_object_get(x, "passed_records")),
+               (long long)json_integer_value(json_object_get(x, "failed_records")));
+    printf("\n");
+    if (strcmp(status, "FAILED") == 0 || strcmp(status, "SKIPPED") == 0)
+        printf("  %s\n", json_string_value(json_object_get(e, "message")));
+done:
+    fflush(stdout);
+    json_decref(e);
+}
+
+static void on_event(const char *json, size_t len, void *ctx)
+{
+    const pipe_args *a = ctx;
+    if (a->json) {
+        fwrite(json, 1, len, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+    } else {
+        print_event_human(json, len);
+    }
+}
+
+/* Takes the DATASET names after --full-refresh out of argv (they are not
+ * options and not SPEC): names[] gets them, argv keeps the flag. */
+static int take_refresh_names(int *argc, char **argv, const char **names, size_t *n)
+{
+    int out = 0;
+    *n = 0;
+    for (int i = 0; i < *argc; i++) {
+        argv[out++] = argv[i];
+        if (strcmp(argv[i], "--") == 0) {
+            for (i++; i < *argc; i++)
+                argv[out++] = argv[i];
+            break;
+        }
+        if (strcmp(argv[i], "--full-refresh") != 0)
+            continue;
+        while (i + 1 < *argc && argv[i + 1][0] != '-') {
+            if (*n == KNUT_CLI_STRS_MAX)
+                return -1;
+            names[(*n)++] = argv[++i];
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    pipe_args a = {.format = -1};
+    const char *names[KNUT_CLI_STRS_MAX];
+    size_t nnames = 0;
+    if (take_refresh_names(&argc, argv, names, &nnames) != 0)
+        return knut_cli_args_error(&run_spec, "too many --full-refresh datasets");
+    int rc = knut_cli_args_parse(&run_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    if (!a.spec && nnames) {
+        /* `run --full-refresh SPEC`: the last name was the spec. */
+        a.spec = names[--nnames];
+    }
+    if (!a.spec)
+        return knut_cli_args_error(&run_spec, "missing SPEC");
+    knut_cli_log_setup();
+    knut_pipeline *p = NULL;
+    if ((rc = load("pipeline run", a.spec, 0, &p)) != 0)
+        return rc;
+    knut_pipeline_run_options o = KNUT_PIPELINE_RUN_OPTIONS_INIT;
+    o.full_refresh_all = a.full_refresh && nnames == 0;
+    o.full_refresh = names;
+    o.nfull_refresh = nnames;
+    o.dry_run = a.dry_run;
+    o.on_event = on_event;
+    o.ctx = &a;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_pipeline_run_result res;
+    knut_status st = knut_pipeline_run(p, &o, &res, &err);
+    knut_pipeline_free(p);
+    if (st == KNUT_EINVAL && res.run_id == 0 && !res.failed)
+        return knut_cli_args_error(&run_spec, "%s", err.message);
+    if (st != KNUT_OK) {
+        fprintf(stderr, "knut pipeline run: %s\n", err.message);
+        return KNUT_EXIT_FAIL;
+    }
+    return KNUT_EXIT_OK;
+}
+
+int knut_cmd_pipeline_validate(int argc, char **argv)
+{
+    return cmd_validate(argc, argv);
+}
+
+int knut_cmd_pipeline_show(int argc, char **argv)
+{
+    return cmd_show(argc, argv);
+}
+
+int knut_cmd_pipeline_run(int argc, char **argv)
+{
+    return cmd_run(argc, argv);
+}
+
+static const knut_cli_sub subs[] = {
+    {"init", knut_cmd_pipeline_init, "write a runnable example pipeline project into DIR"},
+    {"validate", knut_cmd_pipeline_validate, "check a spec, its SQL and its graph"},
+    {"show", knut_cmd_pipeline_show, "print the DAG (text, JSON, Graphviz DOT)"},
+    {"run", knut_cmd_pipeline_run, "run the flows on DuckDB in the spec's storage"},
+    {NULL, NULL, NULL},
+};
+
+int knut_cmd_pipeline(int argc, char **argv)
+{
+    return knut_cli_dispatch("pipeline",
+                             "Declarative pipelines (materialized views, streaming tables over "
+                             "file drops, expectations) run on DuckDB.",
+                             subs, argc, argv);
+}

@@ -1,0 +1,162 @@
+/*
+ * Internals of the pipeline part: the arena that owns every string and
+ * array of the IR, the SQL lexer shared by the statement parser, and the
+ * pieces of a run.
+ */
+#ifndef KNUT_PIPELINE_INT_H
+#define KNUT_PIPELINE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "knut/core.h"
+#include "knut/arrow.h"
+#include "knut/duck.h"
+#include "knut/pipeline.h"
+
+/* ---- ownership (ir.c) ---------------------------------------------------- */
+
+typedef struct knut_pipeline__chunk knut_pipeline__chunk;
+
+/* The public struct first, so a knut_pipeline * is one of these. */
+typedef struct knut_pipeline__impl {
+    knut_pipeline pub;
+    knut_pipeline__chunk *chunks; /* every allocation of the IR */
+} knut_pipeline__impl;
+
+/* Zeroed memory owned by p (freed with it); NULL on ENOMEM. */
+void *knut_pipeline__alloc(knut_pipeline *p, size_t n);
+/* A copy of s[0..len) (NUL-terminated) owned by p; NULL on ENOMEM. */
+char *knut_pipeline__strndup(knut_pipeline *p, const char *s, size_t len);
+char *knut_pipeline__strdup(knut_pipeline *p, const char *s);
+/* Grows the array *arr of *n elements of size sz by one zeroed element,
+ * returned (NULL on ENOMEM; *arr then unchanged). The array is owned by p. */
+void *knut_pipeline__push(knut_pipeline *p, void **arr, size_t *n, size_t sz);
+/* The flow named name, or NULL. */
+knut_pipeline_flow *knut_pipeline__flow_find(knut_pipeline *p, const char *name);
+/* The dataset named name (mutable), or NULL. */
+knut_pipeline_dataset *knut_pipeline__dataset_get(knut_pipeline *p, const char *name);
+
+/* ---- the SQL lexer (sql_lex.c) ------------------------------------------ */
+
+typedef enum knut_pipeline__tok_kind {
+    KNUT_PIPELINE__TOK_END,
+    KNUT_PIPELINE__TOK_WORD,   /* identifier or keyword */
+    KNUT_PIPELINE__TOK_QIDENT, /* "quoted identifier" */
+    KNUT_PIPELINE__TOK_STRING, /* 'string', E'string', $tag$string$tag$ */
+    KNUT_PIPELINE__TOK_NUMBER,
+    KNUT_PIPELINE__TOK_PUNCT   /* one character: ( ) , ; . * ... */
+} knut_pipeline__tok_kind;
+
+typedef struct knut_pipeline__tok {
+    knut_pipeline__tok_kind kind;
+    size_t at, len; /* bytes in the text */
+    int line, col;
+} knut_pipeline__tok;
+
+typedef struct knut_pipeline__lex {
+    const char *text;
+    size_t len, at;
+    int line, col;
+    const char *file;
+} knut_pipeline__lex;
+
+void knut_pipeline__lex_init(knut_pipeline__lex *lx, const char *text, size_t len,
+                             const char *file);
+/* Reads the next token, skipping white space and comments (-- and nested
+ * block comments). KNUT_EPARSE at file:line:col of an unterminated
+ * string, identifier or comment, or a NUL byte. */
+knut_status knut_pipeline__lex_next(knut_pipeline__lex *lx, knut_pipeline__tok *t,
+                                    knut_error *err);
+/* 1 if t is the word w (ASCII case-insensitive). */
+int knut_pipeline__tok_is(const knut_pipeline__lex *lx, const knut_pipeline__tok *t,
+                          const char *w);
+/* 1 if t is the one character c. */
+int knut_pipeline__tok_punct(const knut_pipeline__lex *lx, const knut_pipeline__tok *t, char c);
+
+/* ---- resolving (deps.c, dag.c) ------------------------------------------ */
+
+/* Fills flow->reads from DuckDB's parse of flow->sql on conn. */
+knut_status knut_pipeline__deps_infer(knut_pipeline *p, knut_pipeline_flow *f,
+                                      knut_duck_conn *conn, knut_error *err);
+/* Checks the graph and computes p->order. */
+knut_status knut_pipeline__dag_check(knut_pipeline *p, knut_error *err);
+/* The flow writing into the dataset named name (first one), or NULL. */
+const knut_pipeline_flow *knut_pipeline__writer(const knut_pipeline *p, const char *name);
+
+/* An error at a position of the spec ("file:line:col: ..."). */
+knut_status knut_pipeline__error_at(knut_error *err, knut_status code, knut_pipeline_pos pos,
+                                    const char *fmt, ...) KNUT_PRINTF(4, 5);
+
+/* ---- SQL with bound text parameters (sqlutil.c) --------------------------- */
+
+/* Runs sql with binds[0..n) as $1.. (NULL: SQL NULL); *changes may be NULL. */
+knut_status knut_pipeline__exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
+                                size_t n, uint64_t *changes, knut_error *err);
+/* Calls fn for each row: the batch view (a struct of columns) and the row. */
+typedef knut_status (*knut_pipeline__row_fn)(void *ctx, const knut_arrow_view *v, int64_t row,
+                                             knut_error *err);
+knut_status knut_pipeline__query_each(knut_duck_conn *conn, const char *sql,
+                                      const char *const *binds, size_t n,
+                                      knut_pipeline__row_fn fn, void *ctx, knut_error *err);
+/* The first column of the first row as int64 (NULL or no row: 0). */
+knut_status knut_pipeline__scalar_i64(knut_duck_conn *conn, const char *sql,
+                                      const char *const *binds, size_t n, int64_t *out,
+                                      knut_error *err);
+/* The first column of the first row as text appended to out (NULL or no
+ * row: nothing; *found 0). */
+knut_status knut_pipeline__scalar_str(knut_duck_conn *conn, const char *sql,
+                                      const char *const *binds, size_t n, knut_buf *out,
+                                      int *found, knut_error *err);
+/* Text of column c of row r (NULL: NULL), len in *len. */
+const char *knut_pipeline__col_str(const knut_arrow_view *v, int c, int64_t r, int64_t *len);
+/* Column c of row r as int64 (NULL: 0). */
+int64_t knut_pipeline__col_i64(const knut_arrow_view *v, int c, int64_t r);
+
+/* ---- running (run.c, expect.c, events.c) --------------------------------- */
+
+/* Appends to b the SELECT that stages a flow's rows with one BOOLEAN
+ * column __knut_e<i> per expectation (TRUE or NULL: passed). query is the
+ * flow's (rewritten) query; target_exists tells whether UNIQUE looks at
+ * the existing rows of the target too. */
+knut_status knut_pipeline__expect_stage_sql(knut_buf *b, const knut_pipeline_flow *f,
+                                            const char *query, const char *schema,
+                                            int target_exists);
+
+/* One run: the storage, its connection and the event sinks. */
+typedef struct knut_pipeline__run {
+    knut_pipeline *p;
+    const knut_pipeline_run_options *opts;
+    knut_duck_db *db;
+    knut_duck_conn *conn;
+    char *dir;          /* the storage folder */
+    FILE *log;          /* <storage>/events.jsonl (NULL in a dry run) */
+    int64_t run_id;
+    int64_t seq;        /* events so far */
+    int dry;
+    unsigned char *reset; /* per dataset: a full refresh still to do */
+} knut_pipeline__run;
+
+/* Status of a flow in events and in knut_pipeline__flow_run's result. */
+typedef enum knut_pipeline__state {
+    KNUT_PIPELINE__COMPLETED,
+    KNUT_PIPELINE__FAILED,
+    KNUT_PIPELINE__SKIPPED,
+    KNUT_PIPELINE__IDLE
+} knut_pipeline__state;
+
+/* Emits one event: to the callback, the run log and _knut.event_log.
+ * details is a JSON object text or NULL. Failures to log are returned. */
+knut_status knut_pipeline__event(knut_pipeline__run *r, const char *type, const char *level,
+                                 const knut_pipeline_flow *f, const char *status,
+                                 const char *message, const char *details, knut_error *err);
+/* Runs one flow's update (one transaction); *state gets the outcome and
+ * details (a JSON object) what it did. A failure of the flow itself is
+ * KNUT_OK with state FAILED and the reason in ferr; a failure of the
+ * storage is returned. */
+knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                    knut_pipeline__state *state, knut_buf *details,
+                                    knut_error *ferr, knut_error *err);
+
+#endif
