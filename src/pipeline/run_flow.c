@@ -470,6 +470,7 @@ flow_failed:
     *state = KNUT_PIPELINE__FAILED;
     {
         char msg[KNUT_ERROR_MSG_MAX];
+        knut_duck_error_trim(ferr); /* the echo of our staging SQL helps no one */
         snprintf(msg, sizeof msg, "%s", ferr->message);
         knut_status code = ferr->code;
         knut_pipeline__error_at(ferr, code ? code : KNUT_ERROR, f->pos, "flow '%s' failed: %s",
