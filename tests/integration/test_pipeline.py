@@ -438,3 +438,20 @@ def test_help_and_exit_codes(tmp_path):
     assert p.returncode == 2
     assert "no dataset named 'nope'" in p.stderr
     assert knut("pipeline", "validate", tmp_path / "missing.yml").returncode == 1
+
+
+def test_docs_example_is_init(tmp_path):
+    """docs/pipelines.md shows the files `knut pipeline init` writes and the
+    output of running them, verbatim."""
+    import re
+    page = (REPO / "docs" / "pipelines.md").read_text()
+    blocks = re.findall(r"<!-- (file|output): ([^>]+?) -->\n```[a-z]*\n(.*?)```", page, re.S)
+    files = {name: text for kind, name, text in blocks if kind == "file"}
+    outputs = [text for kind, _, text in blocks if kind == "output"]
+    root = tmp_path / "demo"
+    assert knut("pipeline", "init", root).returncode == 0
+    written = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+    assert written == files
+    p = knut("pipeline", "run", "demo", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert outputs == [p.stdout]
