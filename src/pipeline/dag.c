@@ -73,22 +73,20 @@ static knut_status check_reads(knut_pipeline *p, knut_pipeline_flow *f, knut_err
                                            "streaming table can be read with STREAM()",
                                            f->name, knut_pipeline_dataset_kind_name(ds->kind),
                                            r->name);
-        if (r->streaming && f->kind == KNUT_PIPELINE_FLOW_STREAMING)
-            return knut_pipeline__error_at(err, KNUT_EUNSUPPORTED, r->pos,
-                                           "flow '%s' reads streaming table '%s' incrementally "
-                                           "(STREAM); that is not supported yet: read it as a "
-                                           "batch in a materialized view", f->name, r->name);
         if (f->has_declared && !listed(f->declared_reads, f->ndeclared, r->name))
             return knut_pipeline__error_at(err, KNUT_EINVAL, r->pos,
                                            "flow '%s' reads '%s', which its declared reads do not "
                                            "list", f->name, r->name);
     }
-    if (f->kind == KNUT_PIPELINE_FLOW_STREAMING && f->nsources == 0)
+    int streams = 0;
+    for (size_t i = 0; i < f->nreads; i++)
+        streams |= f->reads[i].streaming && f->reads[i].internal;
+    if (f->kind == KNUT_PIPELINE_FLOW_STREAMING && f->nsources == 0 && !streams)
         return knut_pipeline__error_at(err, KNUT_EINVAL, f->pos,
                                        "flow '%s' is a streaming flow but reads no file source "
-                                       "(read_parquet/read_csv/read_json of a path); a batch "
-                                       "query belongs in a materialized view or an INSERT INTO "
-                                       "ONCE flow", f->name);
+                                       "(read_parquet/read_csv/read_json of a path) and no "
+                                       "STREAM(streaming table); a batch query belongs in a "
+                                       "materialized view or an INSERT INTO ONCE flow", f->name);
     for (size_t i = 0; f->has_declared && i < f->ndeclared; i++) {
         int found = 0;
         for (size_t k = 0; k < f->nreads; k++)

@@ -22,6 +22,8 @@ static const char setup_sql[] =
     " state VARCHAR);"
     "CREATE TABLE IF NOT EXISTS _knut.files (flow VARCHAR, file VARCHAR, run_id BIGINT);"
     "CREATE TABLE IF NOT EXISTS _knut.flows (flow VARCHAR PRIMARY KEY, once_done BOOLEAN);"
+    "CREATE TABLE IF NOT EXISTS _knut.offsets (flow VARCHAR, source VARCHAR, last_rowid BIGINT,"
+    " PRIMARY KEY (flow, source));"
     "CREATE TABLE IF NOT EXISTS _knut.event_log (run_id BIGINT, seq BIGINT, ts TIMESTAMP,"
     " event_type VARCHAR, level VARCHAR, flow VARCHAR, dataset VARCHAR, status VARCHAR,"
     " message VARCHAR, details VARCHAR);";
@@ -314,8 +316,12 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
             goto cleanup;
     }
     const char *final = res.failed || res.skipped ? "FAILED" : "COMPLETED";
-    snprintf(msg, sizeof msg, "Update is %s: %zu completed, %zu idle, %zu failed, %zu skipped.",
-             final, res.completed, res.idle, res.failed, res.skipped);
+    if (r.dry)
+        snprintf(msg, sizeof msg, "Dry run: %zu planned, %zu idle; nothing was written.",
+                 res.completed, res.idle);
+    else
+        snprintf(msg, sizeof msg, "Update is %s: %zu completed, %zu idle, %zu failed, %zu skipped.",
+                 final, res.completed, res.idle, res.failed, res.skipped);
     if ((st = knut_pipeline__event(&r, "update_progress", res.failed ? "ERROR" : "INFO", NULL,
                                    final, msg, NULL, err)) != KNUT_OK)
         goto cleanup;

@@ -235,8 +235,13 @@ static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_datas
         knut_buf_printf(&name, "%s%s", ds->name, q ? "__quarantine" : "");
         if ((st = knut_buf_check(&name, err)) == KNUT_OK &&
             (st = table_exists(r, name.data, &exists, err)) == KNUT_OK && exists) {
-            knut_buf_puts(sql, "DELETE FROM ");
+            /* A new empty table rather than DELETE: its rowids start again
+             * with no holes, so readers' rowid offsets stay meaningful. */
+            knut_buf_puts(sql, "CREATE OR REPLACE TABLE ");
             qualified(sql, r->p->schema, ds->name, q ? "__quarantine" : NULL);
+            knut_buf_puts(sql, " AS SELECT * FROM ");
+            qualified(sql, r->p->schema, ds->name, q ? "__quarantine" : NULL);
+            knut_buf_puts(sql, " LIMIT 0");
             st = step(r, sql, NULL, 0, err);
         }
         knut_buf_reset(&name);
@@ -251,16 +256,117 @@ static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_datas
         if (st == KNUT_OK)
             st = knut_pipeline__exec(r->conn, "DELETE FROM _knut.flows WHERE flow = $1", binds,
                                      1, NULL, err);
+        if (st == KNUT_OK)
+            st = knut_pipeline__exec(r->conn, "DELETE FROM _knut.offsets WHERE flow = $1",
+                                     binds, 1, NULL, err);
     }
+    /* Streaming readers of this table start again at its first row. */
+    const char *binds[] = {ds->name};
+    if (st == KNUT_OK)
+        st = knut_pipeline__exec(r->conn, "DELETE FROM _knut.offsets WHERE source = $1", binds, 1,
+                                 NULL, err);
     return st;
+}
+
+/* A STREAM(table) read of a streaming flow: the rows after the flow's
+ * offset (the last rowid it read) up to the table's last row now. Rows of
+ * a streaming table are only appended (a full refresh makes a new table),
+ * so rowids are stable and dense. */
+typedef struct stream_read {
+    const char *name;
+    int64_t lo, hi;
+} stream_read;
+
+static knut_status stream_bounds(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                 int ignore_offset, stream_read *sr, knut_error *err)
+{
+    const char *binds[] = {f->name, sr->name};
+    knut_status st = KNUT_OK;
+    int64_t n = 0;
+    sr->lo = -1;
+    if (!ignore_offset) {
+        st = knut_pipeline__scalar_i64(r->conn,
+                                       "SELECT count(*) FROM _knut.offsets WHERE flow = $1 AND "
+                                       "source = $2", binds, 2, &n, err);
+        if (st == KNUT_OK && n)
+            st = knut_pipeline__scalar_i64(r->conn,
+                                           "SELECT last_rowid FROM _knut.offsets WHERE flow = $1 "
+                                           "AND source = $2", binds, 2, &sr->lo, err);
+    }
+    int exists = 0;
+    if (st == KNUT_OK)
+        st = table_exists(r, sr->name, &exists, err);
+    sr->hi = -1;
+    if (st == KNUT_OK && exists) {
+        knut_buf q = KNUT_BUF_INIT;
+        knut_buf_puts(&q, "SELECT coalesce(max(rowid), -1) FROM ");
+        qualified(&q, r->p->schema, sr->name, NULL);
+        if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+            st = knut_pipeline__scalar_i64(r->conn, q.data, NULL, 0, &sr->hi, err);
+        knut_buf_reset(&q);
+    }
+    if (sr->hi < sr->lo)
+        sr->lo = -1; /* the table was made anew behind the offset: read it all */
+    return st;
+}
+
+/* Shadows each streamed table with a temporary view of its new rows (the
+ * temp schema comes first in name resolution); the bounds are in a temp
+ * table, so no value is in the view's text. */
+static knut_status stream_views(knut_pipeline__run *r, const stream_read *sr, size_t n,
+                                knut_error *err)
+{
+    knut_status st = knut_duck_exec(r->conn,
+                                    "CREATE OR REPLACE TEMP TABLE __knut_bounds (name VARCHAR, "
+                                    "lo BIGINT, hi BIGINT)", err);
+    knut_buf sql = KNUT_BUF_INIT;
+    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
+        char lo[32], hi[32];
+        snprintf(lo, sizeof lo, "%lld", (long long)sr[i].lo);
+        snprintf(hi, sizeof hi, "%lld", (long long)sr[i].hi);
+        const char *binds[] = {sr[i].name, lo, hi};
+        st = knut_pipeline__exec(r->conn, "INSERT INTO __knut_bounds VALUES ($1, $2::BIGINT, "
+                                          "$3::BIGINT)", binds, 3, NULL, err);
+        if (st != KNUT_OK)
+            break;
+        knut_buf_puts(&sql, "CREATE OR REPLACE TEMP VIEW ");
+        knut_duck_ident(&sql, sr[i].name);
+        knut_buf_puts(&sql, " AS SELECT * FROM ");
+        knut_duck_ident(&sql, r->p->catalog);
+        knut_buf_putc(&sql, '.');
+        qualified(&sql, r->p->schema, sr[i].name, NULL);
+        knut_buf_puts(&sql, " WHERE rowid > (SELECT lo FROM __knut_bounds WHERE name = ");
+        knut_duck_literal(&sql, sr[i].name, strlen(sr[i].name));
+        knut_buf_puts(&sql, ") AND rowid <= (SELECT hi FROM __knut_bounds WHERE name = ");
+        knut_duck_literal(&sql, sr[i].name, strlen(sr[i].name));
+        knut_buf_putc(&sql, ')');
+        st = step(r, &sql, NULL, 0, err);
+    }
+    knut_buf_reset(&sql);
+    return st;
+}
+
+static void stream_views_drop(knut_pipeline__run *r, const stream_read *sr, size_t n)
+{
+    knut_buf sql = KNUT_BUF_INIT;
+    knut_error ignored = KNUT_ERROR_INIT;
+    for (size_t i = 0; i < n; i++) {
+        knut_buf_puts(&sql, "DROP VIEW IF EXISTS temp.main.");
+        knut_duck_ident(&sql, sr[i].name);
+        knut_buf_putc(&sql, ';');
+    }
+    knut_buf_puts(&sql, "DROP TABLE IF EXISTS temp.main.__knut_bounds");
+    if (!sql.error)
+        knut_duck_exec(r->conn, sql.data, &ignored);
+    knut_buf_reset(&sql);
 }
 
 /* The update inside the transaction; *state FAILED on a failed FAIL
  * expectation (with ferr set), else COMPLETED. */
 static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
                           const knut_pipeline_dataset *ds, size_t dsi, const char *query,
-                          strvec *files, knut_pipeline__state *state, knut_buf *details,
-                          knut_error *ferr)
+                          strvec *files, const stream_read *sr, size_t nsr,
+                          knut_pipeline__state *state, knut_buf *details, knut_error *ferr)
 {
     knut_buf sql = KNUT_BUF_INIT;
     counts c = {3 + f->nexpectations, {0}};
@@ -354,6 +460,14 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
         st = knut_pipeline__exec(r->conn, "INSERT INTO _knut.files VALUES ($1, $2, $3::BIGINT)",
                                  binds, 3, NULL, ferr);
     }
+    for (size_t i = 0; i < nsr && st == KNUT_OK; i++) {
+        char hi[32];
+        snprintf(hi, sizeof hi, "%lld", (long long)sr[i].hi);
+        const char *binds[] = {f->name, sr[i].name, hi};
+        st = knut_pipeline__exec(r->conn,
+                                 "INSERT OR REPLACE INTO _knut.offsets VALUES ($1, $2, $3::BIGINT)",
+                                 binds, 3, NULL, ferr);
+    }
     if (st == KNUT_OK && f->kind == KNUT_PIPELINE_FLOW_APPEND_ONCE) {
         const char *binds[] = {f->name};
         st = knut_pipeline__exec(r->conn, "INSERT OR REPLACE INTO _knut.flows VALUES ($1, true)",
@@ -366,6 +480,13 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
     knut_buf_printf(details, "{\"rows_out\":%lld", (long long)(c.v[0] - c.v[1]));
     if (files)
         knut_buf_printf(details, ",\"files_read\":%zu", files->n);
+    for (size_t i = 0; i < nsr; i++) {
+        knut_buf_puts(details, i ? "," : ",\"streams_read\":{");
+        knut_buf_put_json_str(details, sr[i].name, strlen(sr[i].name));
+        knut_buf_printf(details, ":%lld", (long long)(sr[i].hi - sr[i].lo));
+        if (i + 1 == nsr)
+            knut_buf_putc(details, '}');
+    }
     if (f->nexpectations)
         quality_json(details, f, &c);
     knut_buf_putc(details, '}');
@@ -383,6 +504,9 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     size_t dsi = (size_t)(ds - p->datasets);
     knut_buf query = KNUT_BUF_INIT;
     strvec *per = NULL, all = {0}, rel = {0};
+    stream_read *sr = NULL;
+    size_t nsr = 0;
+    int views = 0;
     knut_status st = KNUT_OK;
     *state = KNUT_PIPELINE__COMPLETED;
     if (f->kind == KNUT_PIPELINE_FLOW_CDC) {
@@ -405,9 +529,28 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
                 goto flow_failed;
             all.n += per[i].n;
         }
-        if (all.n == 0 && !r->reset[dsi]) {
+    }
+    if (streaming) {
+        sr = calloc(f->nreads ? f->nreads : 1, sizeof *sr);
+        if (!sr) {
+            st = knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < f->nreads; i++) {
+            if (!f->reads[i].streaming || !f->reads[i].internal)
+                continue;
+            sr[nsr].name = f->reads[i].name;
+            if ((st = stream_bounds(r, f, r->reset[dsi], &sr[nsr], ferr)) != KNUT_OK)
+                goto flow_failed;
+            nsr++;
+        }
+        int fresh = all.n > 0;
+        for (size_t i = 0; i < nsr; i++)
+            fresh |= sr[i].hi > sr[i].lo;
+        if (!fresh && !r->reset[dsi]) {
             *state = KNUT_PIPELINE__IDLE;
-            knut_buf_puts(details, "{\"rows_out\":0,\"files_read\":0}");
+            knut_buf_puts(details, f->nsources ? "{\"rows_out\":0,\"files_read\":0}"
+                                               : "{\"rows_out\":0}");
             goto done;
         }
     }
@@ -435,6 +578,13 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
                                                                       : "append");
         if (per)
             knut_buf_printf(details, ",\"files\":%zu", all.n);
+        for (size_t i = 0; i < nsr; i++) {
+            knut_buf_puts(details, i ? "," : ",\"stream_rows\":{");
+            knut_buf_put_json_str(details, sr[i].name, strlen(sr[i].name));
+            knut_buf_printf(details, ":%lld", (long long)(sr[i].hi - sr[i].lo));
+            if (i + 1 == nsr)
+                knut_buf_putc(details, '}');
+        }
         knut_buf_putc(details, '}');
         goto done;
     }
@@ -450,9 +600,14 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
         knut_buf_puts(details, "{}");
         goto done;
     }
+    if (nsr) {
+        views = 1;
+        if ((st = stream_views(r, sr, nsr, ferr)) != KNUT_OK)
+            goto flow_failed;
+    }
     if ((st = knut_duck_conn_begin(r->conn, ferr)) != KNUT_OK)
         goto flow_failed;
-    st = update(r, f, ds, dsi, query.data, per ? &rel : NULL, state, details, ferr);
+    st = update(r, f, ds, dsi, query.data, per ? &rel : NULL, sr, nsr, state, details, ferr);
     if (st == KNUT_OK && *state == KNUT_PIPELINE__COMPLETED)
         st = knut_duck_conn_commit(r->conn, ferr);
     if (st != KNUT_OK || *state != KNUT_PIPELINE__COMPLETED) {
@@ -478,6 +633,9 @@ flow_failed:
     }
     st = KNUT_OK;
 done:
+    if (views)
+        stream_views_drop(r, sr, nsr);
+    free(sr);
     knut_buf_reset(&query);
     for (size_t i = 0; per && i < f->nsources; i++)
         strvec_free(&per[i]);

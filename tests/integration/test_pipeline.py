@@ -126,6 +126,32 @@ def test_c04_c05_streaming_table_incremental_then_full_refresh(tmp_path):
     assert rows(root, "SELECT v FROM s ORDER BY v") == [{"v": 2}, {"v": 3}]
 
 
+def test_stream_of_a_streaming_table_reads_only_new_rows(tmp_path):
+    root = project(tmp_path, {
+        "src/a.csv": "v\n1\n2\n-1\n",
+        "t/a.sql": "CREATE STREAMING TABLE bronze AS SELECT * FROM read_csv('src/*.csv');\n"
+                   "CREATE STREAMING TABLE silver (\n"
+                   "  CONSTRAINT positive EXPECT (w > 0) ON VIOLATION DROP ROW\n"
+                   ") AS SELECT v * 10 AS w FROM STREAM(bronze);\n"
+                   "CREATE MATERIALIZED VIEW gold AS SELECT count(*) AS n, sum(w) AS s "
+                   "FROM silver;\n"})
+    run(root)
+    assert rows(root, "SELECT * FROM gold") == [{"n": 2, "s": 30}]
+    events = run(root)
+    assert outcomes(events) == [("bronze", "IDLE"), ("silver", "IDLE"), ("gold", "COMPLETED")]
+    (root / "src" / "b.csv").write_text("v\n3\n")
+    events = run(root)
+    details = flow_event(events, "silver")["details"]
+    assert (details["rows_out"], details["streams_read"]) == (1, {"bronze": 1})
+    assert rows(root, "SELECT w FROM silver ORDER BY w") == [{"w": 10}, {"w": 20}, {"w": 30}]
+    run(root, "--full-refresh")
+    assert rows(root, "SELECT * FROM gold") == [{"n": 3, "s": 60}]
+    # Only the upstream: silver keeps its rows and reads bronze's again
+    # (the streaming-table semantics; refresh both to start over).
+    run(root, "--full-refresh", "bronze")
+    assert rows(root, "SELECT * FROM gold") == [{"n": 6, "s": 120}]
+
+
 def test_c06_materialized_view_reflects_the_current_query(tmp_path):
     root = project(tmp_path, {"src/a.csv": "v\n1\n2\n",
                               "t/m.sql": "CREATE MATERIALIZED VIEW m AS "
