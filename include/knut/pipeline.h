@@ -27,10 +27,12 @@
 extern "C" {
 #endif
 
-/* Caps on what a spec may hold: SQL bytes per file, files, statements. */
+/* Caps on what a spec may hold: SQL bytes per file, files, statements,
+ * expectations per dataset. */
 #define KNUT_PIPELINE_SQL_MAX_BYTES ((size_t)4 << 20)
 #define KNUT_PIPELINE_MAX_FILES 4096
 #define KNUT_PIPELINE_MAX_STATEMENTS 16384
+#define KNUT_PIPELINE_MAX_EXPECTATIONS 256 /* per dataset */
 
 /* Where a piece of the spec came from. */
 typedef struct knut_pipeline_pos {

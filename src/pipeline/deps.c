@@ -119,7 +119,9 @@ static knut_status serialize(knut_duck_conn *conn, const char *sql, json_t **out
     int found = 0;
     const char *binds[] = {sql};
     *out = NULL;
-    knut_status st = knut_pipeline__scalar_str(conn, "SELECT json_serialize_sql($1::VARCHAR)::VARCHAR", binds, 1,
+    knut_status st = knut_pipeline__scalar_str(conn,
+                                               "SELECT json_serialize_sql($1::VARCHAR)::VARCHAR",
+                                               binds, 1,
                                                &text, &found, err);
     if (st != KNUT_OK)
         goto done;
@@ -167,7 +169,8 @@ knut_status knut_pipeline__deps_infer(knut_pipeline *p, knut_pipeline_flow *f,
         knut_buf q = KNUT_BUF_INIT, what = KNUT_BUF_INIT;
         knut_buf_printf(&q, "SELECT (%s)", e->constraint);
         knut_buf_printf(&what, ", expectation '%s'", e->name);
-        if ((st = knut_buf_check(&q, err)) == KNUT_OK && (st = knut_buf_check(&what, err)) == KNUT_OK) {
+        if ((st = knut_buf_check(&q, err)) == KNUT_OK &&
+            (st = knut_buf_check(&what, err)) == KNUT_OK) {
             json_t *j = NULL;
             st = serialize(conn, q.data, &j, f, what.data, e->pos, err);
             json_decref(j);

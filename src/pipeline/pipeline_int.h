@@ -146,6 +146,54 @@ typedef enum knut_pipeline__state {
     KNUT_PIPELINE__IDLE
 } knut_pipeline__state;
 
+/* ---- a flow's inputs (run_input.c) ------------------------------------- */
+
+typedef struct knut_pipeline__strvec {
+    char **v;
+    size_t n, cap;
+} knut_pipeline__strvec;
+
+/* Appends a copy of x[0..len); -1 on ENOMEM. */
+int knut_pipeline__strvec_push(knut_pipeline__strvec *s, const char *x, size_t len);
+void knut_pipeline__strvec_free(knut_pipeline__strvec *s);
+
+/* The files of source s not in flow f's checkpoint (every file when
+ * ignore_checkpoint), sorted: *files as DuckDB reads them, *rel relative
+ * to the spec folder (as the checkpoint keeps them). */
+knut_status knut_pipeline__new_files(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                     const knut_pipeline_source *s, int ignore_checkpoint,
+                                     knut_pipeline__strvec *files, knut_pipeline__strvec *rel,
+                                     knut_error *err);
+/* Appends f's SQL with each source literal replaced: by the rooted
+ * pattern, or (per_source given) by the list of that source's files. */
+void knut_pipeline__rewrite(knut_buf *b, const knut_pipeline *p, const knut_pipeline_flow *f,
+                            knut_pipeline__strvec *per_source);
+
+/* A STREAM() read of a streaming table: rows with lo < rowid <= hi. */
+typedef struct knut_pipeline__stream {
+    const char *name;
+    int64_t lo, hi;
+} knut_pipeline__stream;
+
+knut_status knut_pipeline__stream_bounds(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                         int ignore_offset, knut_pipeline__stream *sr,
+                                         knut_error *err);
+/* Temporary views shadowing each streamed table with its new rows. */
+knut_status knut_pipeline__stream_views(knut_pipeline__run *r, const knut_pipeline__stream *sr,
+                                        size_t n, knut_error *err);
+void knut_pipeline__stream_views_drop(knut_pipeline__run *r, const knut_pipeline__stream *sr,
+                                      size_t n);
+
+/* "schema"."name[suffix]" */
+void knut_pipeline__qualified(knut_buf *b, const char *schema, const char *name,
+                              const char *suffix);
+/* *out 1 if the table name exists in the run's schema. */
+knut_status knut_pipeline__table_exists(knut_pipeline__run *r, const char *name, int *out,
+                                        knut_error *err);
+/* Runs sql (then clears it) with text binds. */
+knut_status knut_pipeline__step(knut_pipeline__run *r, knut_buf *sql, const char *const *binds,
+                                size_t n, knut_error *err);
+
 /* Emits one event: to the callback, the run log and _knut.event_log.
  * details is a JSON object text or NULL. Failures to log are returned. */
 knut_status knut_pipeline__event(knut_pipeline__run *r, const char *type, const char *level,

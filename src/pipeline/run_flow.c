@@ -11,158 +11,10 @@
 
 #include "pipeline_int.h"
 
-typedef struct strvec {
-    char **v;
-    size_t n, cap;
-} strvec;
-
-static int strvec_push(strvec *s, const char *x, size_t len)
-{
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        char **nv = realloc(s->v, cap * sizeof *nv);
-        if (!nv)
-            return -1;
-        s->v = nv;
-        s->cap = cap;
-    }
-    if (!(s->v[s->n] = strndup(x, len)))
-        return -1;
-    s->n++;
-    return 0;
-}
-
-static void strvec_free(strvec *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
-}
-
-/* A source path as DuckDB should see it: relative paths are the spec
- * folder's. */
-static void rooted(knut_buf *b, const knut_pipeline *p, const char *path)
-{
-    if (path[0] != '/' && strcmp(p->root, ".") != 0 && !strstr(path, "://")) {
-        knut_buf_puts(b, p->root);
-        knut_buf_putc(b, '/');
-    }
-    knut_buf_puts(b, path);
-}
-
-typedef struct collect_ctx {
-    strvec *files, *rel;
-} collect_ctx;
-
-static knut_status collect_file(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
-{
-    collect_ctx *c = ctx;
-    int64_t len, rlen;
-    const char *s = knut_pipeline__col_str(v, 0, row, &len);
-    const char *rel = knut_pipeline__col_str(v, 1, row, &rlen);
-    if (s && rel &&
-        (strvec_push(c->files, s, (size_t)len) != 0 || strvec_push(c->rel, rel, (size_t)rlen) != 0))
-        return knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
-    return KNUT_OK;
-}
-
-/* The files of a source's pattern not in the flow's checkpoint (all of
- * them when ignore_checkpoint), sorted by name: *files as DuckDB reads
- * them, *rel as the checkpoint keeps them, relative to the spec folder
- * (so a run from another working folder sees the same files). */
-static knut_status new_files(knut_pipeline__run *r, const knut_pipeline_flow *f,
-                             const knut_pipeline_source *s, int ignore_checkpoint, strvec *files,
-                             strvec *rel, knut_error *err)
-{
-    knut_buf pat = KNUT_BUF_INIT, root = KNUT_BUF_INIT;
-    rooted(&pat, r->p, s->pattern);
-    if (strcmp(r->p->root, ".") != 0)
-        knut_buf_printf(&root, "%s/", r->p->root);
-    else
-        knut_buf_puts(&root, "");
-    knut_status st = knut_buf_check(&pat, err);
-    if (st == KNUT_OK)
-        st = knut_buf_check(&root, err);
-    collect_ctx c = {files, rel};
-    if (st == KNUT_OK) {
-        const char *binds[] = {pat.data, f->name, root.data};
-        st = knut_pipeline__query_each(
-            r->conn,
-            ignore_checkpoint
-                ? "SELECT file, CASE WHEN starts_with(file, $3) THEN substr(file, length($3) + 1) "
-                  "ELSE file END AS rel FROM glob($1) WHERE $2 IS NOT NULL ORDER BY file"
-                : "SELECT * FROM (SELECT file, CASE WHEN starts_with(file, $3) THEN "
-                  "substr(file, length($3) + 1) ELSE file END AS rel FROM glob($1)) WHERE rel "
-                  "NOT IN (SELECT file FROM _knut.files WHERE flow = $2) ORDER BY file",
-            binds, 3, collect_file, &c, err);
-    }
-    knut_buf_reset(&pat);
-    knut_buf_reset(&root);
-    return st;
-}
-
-/* sql with each source literal replaced: by the rooted pattern, or (for
- * a streaming flow) by the list of its new files. */
-static void rewrite(knut_buf *b, const knut_pipeline *p, const knut_pipeline_flow *f,
-                    strvec *per_source)
-{
-    size_t at = 0;
-    for (size_t i = 0; i < f->nsources; i++) {
-        const knut_pipeline_source *s = &f->sources[i];
-        knut_buf_append(b, f->sql + at, s->at - at);
-        if (per_source) {
-            knut_buf_putc(b, '[');
-            for (size_t k = 0; k < per_source[i].n; k++) {
-                if (k)
-                    knut_buf_putc(b, ',');
-                knut_duck_literal(b, per_source[i].v[k], strlen(per_source[i].v[k]));
-            }
-            knut_buf_putc(b, ']');
-        } else {
-            knut_buf tmp = KNUT_BUF_INIT;
-            rooted(&tmp, p, s->pattern);
-            if (tmp.error)
-                b->error = tmp.error;
-            else
-                knut_duck_literal(b, tmp.data ? tmp.data : "", tmp.len);
-            knut_buf_reset(&tmp);
-        }
-        at = s->at + s->len;
-    }
-    knut_buf_puts(b, f->sql + at);
-}
-
-static void qualified(knut_buf *b, const char *schema, const char *name, const char *suffix)
-{
-    knut_duck_ident(b, schema);
-    knut_buf_putc(b, '.');
-    if (!suffix) {
-        knut_duck_ident(b, name);
-        return;
-    }
-    knut_buf tmp = KNUT_BUF_INIT;
-    knut_buf_printf(&tmp, "%s%s", name, suffix);
-    knut_duck_ident(b, tmp.data ? tmp.data : "");
-    knut_buf_reset(&tmp);
-}
-
-static knut_status table_exists(knut_pipeline__run *r, const char *name, int *out,
-                                knut_error *err)
-{
-    int64_t n = 0;
-    const char *binds[] = {r->p->schema, name};
-    knut_status st = knut_pipeline__scalar_i64(
-        r->conn,
-        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND "
-        "schema_name = $1 AND table_name = $2",
-        binds, 2, &n, err);
-    *out = n > 0;
-    return st;
-}
-
 typedef struct counts {
     size_t n;
-    int64_t v[3 + 256]; /* total, dropped, quarantined, failed per expectation */
+    int64_t v[3 + KNUT_PIPELINE_MAX_EXPECTATIONS]; /* total, dropped, quarantined, failed per
+                                                  * expectation */
 } counts;
 
 static knut_status read_counts(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
@@ -214,17 +66,7 @@ static void quality_json(knut_buf *d, const knut_pipeline_flow *f, const counts 
     knut_buf_puts(d, "]}");
 }
 
-/* Runs text on the flow's transaction; a failure becomes the flow's. */
-static knut_status step(knut_pipeline__run *r, knut_buf *sql, const char *const *binds, size_t n,
-                        knut_error *err)
-{
-    knut_status st = knut_buf_check(sql, err);
-    if (st == KNUT_OK)
-        st = knut_pipeline__exec(r->conn, sql->data, binds, n, NULL, err);
-    knut_buf_clear(sql);
-    return st;
-}
-
+/* A full refresh of a streaming table, inside its first flow's update. */
 static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_dataset *ds,
                                 knut_buf *sql, knut_error *err)
 {
@@ -234,15 +76,15 @@ static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_datas
         knut_buf name = KNUT_BUF_INIT;
         knut_buf_printf(&name, "%s%s", ds->name, q ? "__quarantine" : "");
         if ((st = knut_buf_check(&name, err)) == KNUT_OK &&
-            (st = table_exists(r, name.data, &exists, err)) == KNUT_OK && exists) {
+            (st = knut_pipeline__table_exists(r, name.data, &exists, err)) == KNUT_OK && exists) {
             /* A new empty table rather than DELETE: its rowids start again
              * with no holes, so readers' rowid offsets stay meaningful. */
             knut_buf_puts(sql, "CREATE OR REPLACE TABLE ");
-            qualified(sql, r->p->schema, ds->name, q ? "__quarantine" : NULL);
+            knut_pipeline__qualified(sql, r->p->schema, ds->name, q ? "__quarantine" : NULL);
             knut_buf_puts(sql, " AS SELECT * FROM ");
-            qualified(sql, r->p->schema, ds->name, q ? "__quarantine" : NULL);
+            knut_pipeline__qualified(sql, r->p->schema, ds->name, q ? "__quarantine" : NULL);
             knut_buf_puts(sql, " LIMIT 0");
-            st = step(r, sql, NULL, 0, err);
+            st = knut_pipeline__step(r, sql, NULL, 0, err);
         }
         knut_buf_reset(&name);
     }
@@ -268,104 +110,12 @@ static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_datas
     return st;
 }
 
-/* A STREAM(table) read of a streaming flow: the rows after the flow's
- * offset (the last rowid it read) up to the table's last row now. Rows of
- * a streaming table are only appended (a full refresh makes a new table),
- * so rowids are stable and dense. */
-typedef struct stream_read {
-    const char *name;
-    int64_t lo, hi;
-} stream_read;
-
-static knut_status stream_bounds(knut_pipeline__run *r, const knut_pipeline_flow *f,
-                                 int ignore_offset, stream_read *sr, knut_error *err)
-{
-    const char *binds[] = {f->name, sr->name};
-    knut_status st = KNUT_OK;
-    int64_t n = 0;
-    sr->lo = -1;
-    if (!ignore_offset) {
-        st = knut_pipeline__scalar_i64(r->conn,
-                                       "SELECT count(*) FROM _knut.offsets WHERE flow = $1 AND "
-                                       "source = $2", binds, 2, &n, err);
-        if (st == KNUT_OK && n)
-            st = knut_pipeline__scalar_i64(r->conn,
-                                           "SELECT last_rowid FROM _knut.offsets WHERE flow = $1 "
-                                           "AND source = $2", binds, 2, &sr->lo, err);
-    }
-    int exists = 0;
-    if (st == KNUT_OK)
-        st = table_exists(r, sr->name, &exists, err);
-    sr->hi = -1;
-    if (st == KNUT_OK && exists) {
-        knut_buf q = KNUT_BUF_INIT;
-        knut_buf_puts(&q, "SELECT coalesce(max(rowid), -1) FROM ");
-        qualified(&q, r->p->schema, sr->name, NULL);
-        if ((st = knut_buf_check(&q, err)) == KNUT_OK)
-            st = knut_pipeline__scalar_i64(r->conn, q.data, NULL, 0, &sr->hi, err);
-        knut_buf_reset(&q);
-    }
-    if (sr->hi < sr->lo)
-        sr->lo = -1; /* the table was made anew behind the offset: read it all */
-    return st;
-}
-
-/* Shadows each streamed table with a temporary view of its new rows (the
- * temp schema comes first in name resolution); the bounds are in a temp
- * table, so no value is in the view's text. */
-static knut_status stream_views(knut_pipeline__run *r, const stream_read *sr, size_t n,
-                                knut_error *err)
-{
-    knut_status st = knut_duck_exec(r->conn,
-                                    "CREATE OR REPLACE TEMP TABLE __knut_bounds (name VARCHAR, "
-                                    "lo BIGINT, hi BIGINT)", err);
-    knut_buf sql = KNUT_BUF_INIT;
-    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
-        char lo[32], hi[32];
-        snprintf(lo, sizeof lo, "%lld", (long long)sr[i].lo);
-        snprintf(hi, sizeof hi, "%lld", (long long)sr[i].hi);
-        const char *binds[] = {sr[i].name, lo, hi};
-        st = knut_pipeline__exec(r->conn, "INSERT INTO __knut_bounds VALUES ($1, $2::BIGINT, "
-                                          "$3::BIGINT)", binds, 3, NULL, err);
-        if (st != KNUT_OK)
-            break;
-        knut_buf_puts(&sql, "CREATE OR REPLACE TEMP VIEW ");
-        knut_duck_ident(&sql, sr[i].name);
-        knut_buf_puts(&sql, " AS SELECT * FROM ");
-        knut_duck_ident(&sql, r->p->catalog);
-        knut_buf_putc(&sql, '.');
-        qualified(&sql, r->p->schema, sr[i].name, NULL);
-        knut_buf_puts(&sql, " WHERE rowid > (SELECT lo FROM __knut_bounds WHERE name = ");
-        knut_duck_literal(&sql, sr[i].name, strlen(sr[i].name));
-        knut_buf_puts(&sql, ") AND rowid <= (SELECT hi FROM __knut_bounds WHERE name = ");
-        knut_duck_literal(&sql, sr[i].name, strlen(sr[i].name));
-        knut_buf_putc(&sql, ')');
-        st = step(r, &sql, NULL, 0, err);
-    }
-    knut_buf_reset(&sql);
-    return st;
-}
-
-static void stream_views_drop(knut_pipeline__run *r, const stream_read *sr, size_t n)
-{
-    knut_buf sql = KNUT_BUF_INIT;
-    knut_error ignored = KNUT_ERROR_INIT;
-    for (size_t i = 0; i < n; i++) {
-        knut_buf_puts(&sql, "DROP VIEW IF EXISTS temp.main.");
-        knut_duck_ident(&sql, sr[i].name);
-        knut_buf_putc(&sql, ';');
-    }
-    knut_buf_puts(&sql, "DROP TABLE IF EXISTS temp.main.__knut_bounds");
-    if (!sql.error)
-        knut_duck_exec(r->conn, sql.data, &ignored);
-    knut_buf_reset(&sql);
-}
 
 /* The update inside the transaction; *state FAILED on a failed FAIL
  * expectation (with ferr set), else COMPLETED. */
 static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
                           const knut_pipeline_dataset *ds, size_t dsi, const char *query,
-                          strvec *files, const stream_read *sr, size_t nsr,
+                          knut_pipeline__strvec *files, const knut_pipeline__stream *sr, size_t nsr,
                           knut_pipeline__state *state, knut_buf *details, knut_error *ferr)
 {
     knut_buf sql = KNUT_BUF_INIT;
@@ -375,14 +125,14 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
     if (streaming && r->reset[dsi])
         st = reset_target(r, ds, &sql, ferr);
     if (st == KNUT_OK && streaming)
-        st = table_exists(r, ds->name, &exists, ferr);
+        st = knut_pipeline__table_exists(r, ds->name, &exists, ferr);
     if (st != KNUT_OK)
         goto done;
     for (size_t i = 0; i < f->nexpectations; i++)
         quar |= f->expectations[i].action == KNUT_PIPELINE_QUARANTINE;
     knut_buf_puts(&sql, "CREATE OR REPLACE TEMP TABLE __knut_stage AS ");
     knut_pipeline__expect_stage_sql(&sql, f, query, r->p->schema, exists);
-    if ((st = step(r, &sql, NULL, 0, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__step(r, &sql, NULL, 0, ferr)) != KNUT_OK)
         goto done;
     knut_buf_puts(&sql, "SELECT count(*), count(*) FILTER (WHERE ");
     any_failed(&sql, f, 1, 1);
@@ -410,34 +160,34 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
     }
     if (streaming && exists) {
         knut_buf_puts(&sql, "INSERT INTO ");
-        qualified(&sql, r->p->schema, ds->name, NULL);
+        knut_pipeline__qualified(&sql, r->p->schema, ds->name, NULL);
         knut_buf_puts(&sql, " BY NAME ");
     } else {
         knut_buf_puts(&sql, "CREATE OR REPLACE TABLE ");
-        qualified(&sql, r->p->schema, ds->name, NULL);
+        knut_pipeline__qualified(&sql, r->p->schema, ds->name, NULL);
         knut_buf_puts(&sql, " AS ");
     }
     columns(&sql, f);
     knut_buf_puts(&sql, " FROM __knut_stage WHERE NOT ");
     any_failed(&sql, f, 1, 1);
-    if ((st = step(r, &sql, NULL, 0, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__step(r, &sql, NULL, 0, ferr)) != KNUT_OK)
         goto done;
     if (quar) {
         knut_buf qname = KNUT_BUF_INIT;
         knut_buf_printf(&qname, "%s__quarantine", ds->name);
         st = knut_buf_check(&qname, ferr);
         if (st == KNUT_OK && streaming)
-            st = table_exists(r, qname.data, &qexists, ferr);
+            st = knut_pipeline__table_exists(r, qname.data, &qexists, ferr);
         knut_buf_reset(&qname);
         if (st != KNUT_OK)
             goto done;
         if (qexists) {
             knut_buf_puts(&sql, "INSERT INTO ");
-            qualified(&sql, r->p->schema, ds->name, "__quarantine");
+            knut_pipeline__qualified(&sql, r->p->schema, ds->name, "__quarantine");
             knut_buf_puts(&sql, " BY NAME ");
         } else {
             knut_buf_puts(&sql, "CREATE OR REPLACE TABLE ");
-            qualified(&sql, r->p->schema, ds->name, "__quarantine");
+            knut_pipeline__qualified(&sql, r->p->schema, ds->name, "__quarantine");
             knut_buf_puts(&sql, " AS ");
         }
         columns(&sql, f);
@@ -450,7 +200,7 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
         knut_buf_puts(&sql, "]::VARCHAR[], x -> x IS NOT NULL) AS _failed_expectations "
                             "FROM __knut_stage WHERE ");
         any_failed(&sql, f, 0, 1);
-        if ((st = step(r, &sql, NULL, 0, ferr)) != KNUT_OK)
+        if ((st = knut_pipeline__step(r, &sql, NULL, 0, ferr)) != KNUT_OK)
             goto done;
     }
     for (size_t i = 0; files && i < files->n && st == KNUT_OK; i++) {
@@ -503,8 +253,8 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     const knut_pipeline_dataset *ds = knut_pipeline_dataset_find(p, f->target);
     size_t dsi = (size_t)(ds - p->datasets);
     knut_buf query = KNUT_BUF_INIT;
-    strvec *per = NULL, all = {0}, rel = {0};
-    stream_read *sr = NULL;
+    knut_pipeline__strvec *per = NULL, all = {0}, rel = {0};
+    knut_pipeline__stream *sr = NULL;
     size_t nsr = 0;
     int views = 0;
     knut_status st = KNUT_OK;
@@ -524,8 +274,9 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
             goto done;
         }
         for (size_t i = 0; i < f->nsources; i++) {
-            if ((st = new_files(r, f, &f->sources[i], r->reset[dsi], &per[i], &rel, ferr)) !=
-                KNUT_OK)
+            st = knut_pipeline__new_files(r, f, &f->sources[i], r->reset[dsi], &per[i], &rel,
+                                          ferr);
+            if (st != KNUT_OK)
                 goto flow_failed;
             all.n += per[i].n;
         }
@@ -540,7 +291,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
             if (!f->reads[i].streaming || !f->reads[i].internal)
                 continue;
             sr[nsr].name = f->reads[i].name;
-            if ((st = stream_bounds(r, f, r->reset[dsi], &sr[nsr], ferr)) != KNUT_OK)
+            if ((st = knut_pipeline__stream_bounds(r, f, r->reset[dsi], &sr[nsr], ferr)) != KNUT_OK)
                 goto flow_failed;
             nsr++;
         }
@@ -567,7 +318,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
             goto done;
         }
     }
-    rewrite(&query, p, f, per);
+    knut_pipeline__rewrite(&query, p, f, per);
     if ((st = knut_buf_check(&query, err)) != KNUT_OK)
         goto done;
     if (r->dry) {
@@ -593,7 +344,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
         knut_buf_puts(&sql, "CREATE OR REPLACE TEMP VIEW ");
         knut_duck_ident(&sql, ds->name);
         knut_buf_printf(&sql, " AS %s", query.data);
-        st = step(r, &sql, NULL, 0, ferr);
+        st = knut_pipeline__step(r, &sql, NULL, 0, ferr);
         knut_buf_reset(&sql);
         if (st != KNUT_OK)
             goto flow_failed;
@@ -602,7 +353,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     }
     if (nsr) {
         views = 1;
-        if ((st = stream_views(r, sr, nsr, ferr)) != KNUT_OK)
+        if ((st = knut_pipeline__stream_views(r, sr, nsr, ferr)) != KNUT_OK)
             goto flow_failed;
     }
     if ((st = knut_duck_conn_begin(r->conn, ferr)) != KNUT_OK)
@@ -634,12 +385,12 @@ flow_failed:
     st = KNUT_OK;
 done:
     if (views)
-        stream_views_drop(r, sr, nsr);
+        knut_pipeline__stream_views_drop(r, sr, nsr);
     free(sr);
     knut_buf_reset(&query);
     for (size_t i = 0; per && i < f->nsources; i++)
-        strvec_free(&per[i]);
+        knut_pipeline__strvec_free(&per[i]);
     free(per);
-    strvec_free(&rel);
+    knut_pipeline__strvec_free(&rel);
     return st;
 }

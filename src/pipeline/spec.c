@@ -299,8 +299,11 @@ knut_status knut_pipeline_load(knut_pipeline **out, const char *spec_path, knut_
         goto done;
     p->spec_path = knut_pipeline__strdup(p, spec_path);
     const char *slash = strrchr(spec_path, '/');
-    p->root = slash ? knut_pipeline__strndup(p, spec_path, slash == spec_path ? 1 : (size_t)(slash - spec_path))
-                    : knut_pipeline__strdup(p, ".");
+    if (slash)
+        p->root = knut_pipeline__strndup(p, spec_path,
+                                         slash == spec_path ? 1 : (size_t)(slash - spec_path));
+    else
+        p->root = knut_pipeline__strdup(p, ".");
     if (!p->spec_path || !p->root) {
         st = knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
         goto done;
