@@ -7,9 +7,20 @@
 
 #include <jansson.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "knut/pipeline.h"
+
+/* The live view on a terminal: one line per flow, redrawn in place. */
+#define LIVE_MAX_FLOWS 4096
+
+typedef struct live_line {
+    char *flow;
+    char text[512];
+} live_line;
 
 typedef struct pipe_args {
     const char *spec;
@@ -17,6 +28,10 @@ typedef struct pipe_args {
     int format; /* show: index in formats, -1: text */
     int full_refresh;
     int dry_run;
+    int tty;          /* stdout is a terminal: the live view */
+    live_line *lines; /* the live view's lines, in run order */
+    size_t nlines;
+    char *failures;   /* messages of failed and skipped flows, shown at the end */
 } pipe_args;
 
 static const char *const formats[] = {"text", "json", "dot", NULL};
@@ -179,7 +194,87 @@ static int cmd_show(int argc, char **argv)
     return rc;
 }
 
-/* Human lines for a terminal or a log: one per flow outcome. */
+/* One flow's line: name, state, counts. */
+static void flow_line(knut_buf *b, const char *flow, const char *status, json_t *d)
+{
+    knut_buf_printf(b, "%-24s %-9s", flow ? flow : "", status);
+    json_t *rows = json_object_get(d, "rows_out");
+    if (json_is_integer(rows))
+        knut_buf_printf(b, " rows_out=%lld", (long long)json_integer_value(rows));
+    json_t *files = json_object_get(d, "files_read");
+    if (json_is_integer(files))
+        knut_buf_printf(b, " files_read=%lld", (long long)json_integer_value(files));
+    const char *plan = json_string_value(json_object_get(d, "plan"));
+    if (plan)
+        knut_buf_printf(b, " plan=%s", plan);
+    json_t *dq = json_object_get(d, "data_quality"), *x;
+    size_t i;
+    json_array_foreach(json_object_get(dq, "expectations"), i, x)
+        knut_buf_printf(b, " %s(%s):passed=%lld,failed=%lld",
+                        json_string_value(json_object_get(x, "name")),
+                        json_string_value(json_object_get(x, "action")),
+                        (long long)json_integer_value(json_object_get(x, "passed_records")),
+                        (long long)json_integer_value(json_object_get(x, "failed_records")));
+}
+
+/* The live view: a line per flow (added when it is queued), redrawn in
+ * place at each change of state; messages of failures follow the run. */
+static void print_event_live(pipe_args *a, json_t *e)
+{
+    const char *type = json_string_value(json_object_get(e, "event_type"));
+    const char *status = json_string_value(json_object_get(e, "status"));
+    const char *flow = json_string_value(json_object_get(e, "flow"));
+    const char *message = json_string_value(json_object_get(e, "message"));
+    if (!type || !status)
+        return;
+    if (strcmp(type, "update_progress") == 0) {
+        if (strcmp(status, "RUNNING") != 0) {
+            if (a->failures)
+                fputs(a->failures, stdout);
+            printf("%s\n", message ? message : status);
+        }
+        return;
+    }
+    size_t k = 0;
+    while (k < a->nlines && strcmp(a->lines[k].flow, flow ? flow : "") != 0)
+        k++;
+    if (k == a->nlines) {
+        live_line *nl = a->nlines < LIVE_MAX_FLOWS
+                            ? realloc(a->lines, (a->nlines + 1) * sizeof *nl)
+                            : NULL;
+        if (!nl)
+            return;
+        a->lines = nl;
+        a->lines[k].flow = strdup(flow ? flow : "");
+        a->lines[k].text[0] = '\0';
+        a->nlines++;
+        fputc('\n', stdout); /* a new last line to redraw */
+    }
+    knut_buf b = KNUT_BUF_INIT;
+    knut_buf_init(&b, sizeof a->lines[k].text - 1);
+    flow_line(&b, flow, strcmp(status, "RUNNING") == 0 ? "RUNNING.." : status,
+              json_object_get(e, "details"));
+    snprintf(a->lines[k].text, sizeof a->lines[k].text, "%s", b.data ? b.data : "");
+    knut_buf_reset(&b);
+    if ((strcmp(status, "FAILED") == 0 || strcmp(status, "SKIPPED") == 0) && message) {
+        size_t old = a->failures ? strlen(a->failures) : 0, add = strlen(message) + 4;
+        char *nf = realloc(a->failures, old + add);
+        if (nf) {
+            snprintf(nf + old, add, "  %s\n", message);
+            a->failures = nf;
+        }
+    }
+    /* Lines are cut to the terminal's width: a wrapped line would break
+     * the count of lines to go up. */
+    struct winsize ws;
+    int width = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 79;
+    printf("\033[%zuA", a->nlines); /* up to the first line, redraw them all */
+    for (size_t i = 0; i < a->nlines; i++)
+        printf("\r\033[2K%.*s\n", width,
+               a->lines[i].text[0] ? a->lines[i].text : a->lines[i].flow);
+}
+
+/* Human lines for a log: one per flow outcome. */
 static void print_event_human(const char *text, size_t len)
 {
     json_error_t jerr;
@@ -195,25 +290,13 @@ static void print_event_human(const char *text, size_t len)
             printf("%s\n", json_string_value(json_object_get(e, "message")));
         goto done;
     }
-    if (strcmp(status, "RUNNING") == 0)
+    if (strcmp(status, "RUNNING") == 0 || strcmp(status, "QUEUED") == 0)
         goto done;
-    printf("%-24s %-9s", flow ? flow : "", status);
-    json_t *rows = json_object_get(d, "rows_out");
-    if (json_is_integer(rows))
-        printf(" rows_out=%lld", (long long)json_integer_value(rows));
-    json_t *files = json_object_get(d, "files_read");
-    if (json_is_integer(files))
-        printf(" files_read=%lld", (long long)json_integer_value(files));
-    const char *plan = json_string_value(json_object_get(d, "plan"));
-    if (plan)
-        printf(" plan=%s", plan);
-    json_t *dq = json_object_get(d, "data_quality"), *x;
-    size_t i;
-    json_array_foreach(json_object_get(dq, "expectations"), i, x)
-        printf(" %s(%s):passed=%lld,failed=%lld", json_string_value(json_object_get(x, "name")),
-               json_string_value(json_object_get(x, "action")),
-               (long long)json_integer_value(json_object_get(x, "passed_records")),
-               (long long)json_integer_value(json_object_get(x, "failed_records")));
+    knut_buf b = KNUT_BUF_INIT;
+    flow_line(&b, flow, status, d);
+    if (b.data)
+        fputs(b.data, stdout);
+    knut_buf_reset(&b);
     printf("\n");
     if (strcmp(status, "FAILED") == 0 || strcmp(status, "SKIPPED") == 0)
         printf("  %s\n", json_string_value(json_object_get(e, "message")));
@@ -224,8 +307,14 @@ done:
 
 static void on_event(const char *json, size_t len, void *ctx)
 {
-    const pipe_args *a = ctx;
-    if (a->json) {
+    pipe_args *a = ctx;
+    if (a->tty && !a->json) {
+        json_error_t jerr;
+        json_t *e = json_loadb(json, len, 0, &jerr);
+        print_event_live(a, e);
+        fflush(stdout);
+        json_decref(e);
+    } else if (a->json) {
         fwrite(json, 1, len, stdout);
         fputc('\n', stdout);
         fflush(stdout);
@@ -287,10 +376,15 @@ static int cmd_run(int argc, char **argv)
     o.dry_run = a.dry_run;
     o.on_event = on_event;
     o.ctx = &a;
+    a.tty = isatty(STDOUT_FILENO);
     knut_error err = KNUT_ERROR_INIT;
     knut_pipeline_run_result res;
     knut_status st = knut_pipeline_run(p, &o, &res, &err);
     knut_pipeline_free(p);
+    for (size_t i = 0; i < a.nlines; i++)
+        free(a.lines[i].flow);
+    free(a.lines);
+    free(a.failures);
     if (st == KNUT_EINVAL && res.run_id == 0 && !res.failed)
         return knut_cli_args_error(&run_spec, "%s", err.message);
     if (st != KNUT_OK) {

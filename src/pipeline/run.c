@@ -254,6 +254,13 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
                                    err)) != KNUT_OK)
         goto cleanup;
     char msg[KNUT_ERROR_MSG_MAX + 64];
+    for (size_t i = 0; i < p->nflows && !r.dry; i++) {
+        const knut_pipeline_flow *f = &p->flows[p->order[i]];
+        snprintf(msg, sizeof msg, "Flow '%s' is QUEUED.", f->name);
+        if ((st = knut_pipeline__event(&r, "flow_progress", "INFO", f, "QUEUED", msg, NULL,
+                                       err)) != KNUT_OK)
+            goto cleanup;
+    }
     for (size_t i = 0; i < p->nflows; i++) {
         size_t fi = p->order[i];
         knut_pipeline_flow *f = &p->flows[fi];
@@ -265,8 +272,9 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
             state = KNUT_PIPELINE__SKIPPED;
             snprintf(msg, sizeof msg, "Flow '%s' SKIPPED due to upstream failure(s).", f->name);
         } else {
+            snprintf(msg, sizeof msg, "Flow '%s' is RUNNING.", f->name);
             if (!r.dry && (st = knut_pipeline__event(&r, "flow_progress", "INFO", f, "RUNNING",
-                                                     NULL, NULL, err)) != KNUT_OK)
+                                                     msg, NULL, err)) != KNUT_OK)
                 goto cleanup;
             if ((st = knut_pipeline__flow_run(&r, f, &state, &details, &ferr, err)) != KNUT_OK)
                 goto cleanup;

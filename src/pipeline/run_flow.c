@@ -227,7 +227,8 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
         st = knut_duck_exec(r->conn, "DROP TABLE __knut_stage", ferr);
     if (st != KNUT_OK)
         goto done;
-    knut_buf_printf(details, "{\"rows_out\":%lld", (long long)(c.v[0] - c.v[1]));
+    knut_buf_printf(details, "{\"rows_in\":%lld,\"rows_out\":%lld", (long long)c.v[0],
+                    (long long)(c.v[0] - c.v[1]));
     if (files)
         knut_buf_printf(details, ",\"files_read\":%zu", files->n);
     for (size_t i = 0; i < nsr; i++) {

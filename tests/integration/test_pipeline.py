@@ -50,11 +50,12 @@ def rows(root, sql):
 def outcomes(events):
     """(flow, status) of every flow's final event, in run order."""
     return [(e["flow"], e["status"]) for e in events
-            if e["event_type"] == "flow_progress" and e["status"] != "RUNNING"]
+            if e["event_type"] == "flow_progress" and e["status"] not in ("QUEUED", "RUNNING")]
 
 
 def flow_event(events, flow):
-    return [e for e in events if e["flow"] == flow and e["status"] != "RUNNING"][-1]
+    return [e for e in events
+            if e["flow"] == flow and e["status"] not in ("QUEUED", "RUNNING")][-1]
 
 
 def quality(events, flow):
@@ -436,11 +437,14 @@ def test_events_and_event_log_table(tmp_path):
     events = run(root)
     assert [(e["seq"], e["event_type"], e["flow"], e["status"], e["level"]) for e in events] == [
         (1, "update_progress", None, "RUNNING", "INFO"),
-        (2, "flow_progress", "p", "RUNNING", "INFO"),
-        (3, "flow_progress", "p", "COMPLETED", "INFO"),
-        (4, "update_progress", None, "COMPLETED", "INFO")]
+        (2, "flow_progress", "p", "QUEUED", "INFO"),
+        (3, "flow_progress", "p", "RUNNING", "INFO"),
+        (4, "flow_progress", "p", "COMPLETED", "INFO"),
+        (5, "update_progress", None, "COMPLETED", "INFO")]
     assert all(e["run_id"] == 1 and e["pipeline"] == "test" for e in events)
-    assert set(events[2]["details"]) == {"rows_out", "data_quality", "duration_ms"}
+    assert set(events[3]["details"]) == {"rows_in", "rows_out", "data_quality", "duration_ms"}
+    assert (events[3]["details"]["rows_in"], events[3]["details"]["rows_out"]) == (3, 2)
+    assert [e["message"] for e in events[1:3]] == ["Flow 'p' is QUEUED.", "Flow 'p' is RUNNING."]
     log = [json.loads(line) for line in (root / "storage" / "events.jsonl").read_text().splitlines()]
     assert log == events
     assert rows(root, "SELECT e->>'name' AS name, (e->>'failed_records')::INT AS failed "
@@ -481,3 +485,34 @@ def test_docs_example_is_init(tmp_path):
     p = knut("pipeline", "run", "demo", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert outputs == [p.stdout]
+
+
+def test_live_view_on_a_terminal(tmp_path):
+    """On a TTY, run shows one line per flow, redrawn in place as flows
+    change state; the final screen holds every flow's outcome."""
+    import pty
+    import re
+    root = tmp_path / "demo"
+    assert knut("pipeline", "init", root).returncode == 0
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([KNUT, "pipeline", "run", str(root)], stdout=slave,
+                            stderr=subprocess.PIPE, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == 0
+    text = out.decode()
+    assert "\x1b[3A" in text  # redrawn in place
+    final = text.rsplit("\x1b[3A", 1)[1]
+    lines = [re.sub(r"\x1b\[2K|\r", "", line) for line in final.split("\n") if line.strip()]
+    assert [line.split()[:2] for line in lines[:3]] == [
+        ["raw_orders", "COMPLETED"], ["orders", "COMPLETED"], ["daily_revenue", "COMPLETED"]]
+    assert lines[3] == "Update is COMPLETED: 3 completed, 0 idle, 0 failed, 0 skipped."
