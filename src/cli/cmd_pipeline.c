@@ -41,6 +41,12 @@ static const knut_cli_arg spec_pos[] = {
     KNUT_CLI_ARG_END,
 };
 
+/* run takes SPEC after the --full-refresh names too (checked by hand). */
+static const knut_cli_arg run_pos[] = {
+    KNUT_CLI_ARG_OPT("SPEC", pipe_args, spec),
+    KNUT_CLI_ARG_END,
+};
+
 static const knut_cli_opt validate_opts[] = {
     KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "print the result (or the error) as JSON"),
     KNUT_CLI_OPT_END,
@@ -95,7 +101,7 @@ static const knut_cli_spec run_spec = {
              "skipped. Events go to stdout (--json: JSON lines), <storage>/events.jsonl\n"
              "and the table _knut.event_log.\n",
     .opts = run_opts,
-    .args = spec_pos,
+    .args = run_pos,
     .epilog = "Examples:\n"
               "  knut pipeline run demo\n"
               "  knut pipeline run demo --full-refresh raw_orders --json\n"
@@ -369,6 +375,13 @@ static int cmd_run(int argc, char **argv)
     knut_pipeline *p = NULL;
     if ((rc = load("pipeline run", a.spec, 0, &p)) != 0)
         return rc;
+    for (size_t i = 0; i < nnames; i++)
+        if (!knut_pipeline_dataset_find(p, names[i])) {
+            rc = knut_cli_args_error(&run_spec, "--full-refresh: no dataset named '%s' in "
+                                     "pipeline %s", names[i], p->name);
+            knut_pipeline_free(p);
+            return rc;
+        }
     knut_pipeline_run_options o = KNUT_PIPELINE_RUN_OPTIONS_INIT;
     o.full_refresh_all = a.full_refresh && nnames == 0;
     o.full_refresh = names;
@@ -385,8 +398,6 @@ static int cmd_run(int argc, char **argv)
         free(a.lines[i].flow);
     free(a.lines);
     free(a.failures);
-    if (st == KNUT_EINVAL && res.run_id == 0 && !res.failed)
-        return knut_cli_args_error(&run_spec, "%s", err.message);
     if (st != KNUT_OK) {
         fprintf(stderr, "knut pipeline run: %s\n", err.message);
         return KNUT_EXIT_FAIL;

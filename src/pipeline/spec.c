@@ -263,6 +263,7 @@ static knut_status load(knut_pipeline *p, const knut_conf *root, knut_error *err
             s->name = knut_pipeline__strdup(p, knut_conf_key_at(conf, i));
             s->value = knut_pipeline__strdup(p, knut_conf_str(v));
             s->pos = pos_of(v);
+            s->pos.file = p->spec_path; /* the tree's name goes with the tree */
             if (!s->name || !s->value)
                 return knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
         }

@@ -516,3 +516,43 @@ def test_live_view_on_a_terminal(tmp_path):
     assert [line.split()[:2] for line in lines[:3]] == [
         ["raw_orders", "COMPLETED"], ["orders", "COMPLETED"], ["daily_revenue", "COMPLETED"]]
     assert lines[3] == "Update is COMPLETED: 3 completed, 0 idle, 0 failed, 0 skipped."
+
+
+def test_catalog_schema_configuration_and_quoted_names(tmp_path):
+    spec = ("name: lake\nstorage: store\ncatalog: lakehouse\nschema: silver\n"
+            "configuration:\n  threads: '1'\n"
+            "libraries:\n  - glob:\n      include: t/**\nreads:\n  \"my gold\": [\"raw drops\"]\n")
+    root = project(tmp_path, {
+        "src/a.csv": "v\n1\n",
+        "t/a.sql": "CREATE STREAMING TABLE \"raw drops\" AS SELECT v FROM read_csv('src/*.csv');\n"
+                   "CREATE STREAMING TABLE copy AS SELECT v FROM STREAM(\"raw drops\");\n"
+                   "CREATE MATERIALIZED VIEW \"my gold\" AS SELECT sum(v) AS s FROM \"raw drops\";"},
+        spec)
+    p = knut("pipeline", "run", root)
+    assert p.returncode == 0, p.stderr
+    db = root / "store" / "lakehouse.duckdb"
+    q = knut("query", "--db", db, "--format", "json",
+             "SELECT (SELECT s FROM silver.\"my gold\") AS s, (SELECT count(*) FROM silver.copy) AS n")
+    assert q.stdout == '{"s":1,"n":1}\n'
+
+
+def test_bad_configuration_names_its_line(tmp_path):
+    spec = ("name: a\nstorage: s\nconfiguration:\n  threads: lots\n"
+            "libraries:\n  - glob:\n      include: t/**\n")
+    root = project(tmp_path, {"t/a.sql": "CREATE MATERIALIZED VIEW a AS SELECT 1 AS x;"}, spec)
+    p = knut("pipeline", "run", root)
+    assert p.returncode == 1
+    assert p.stderr.startswith(f"knut pipeline run: {root}/pipeline.yml:4:12: configuration "
+                               "threads: ")
+
+
+def test_full_refresh_names_before_spec(tmp_path):
+    root = project(tmp_path, {"src/a.csv": "v\n1\n",
+                              "t/s.sql": "CREATE STREAMING TABLE s AS "
+                                         "SELECT v FROM read_csv('src/*.csv');"})
+    run(root)
+    p = knut("pipeline", "run", "--full-refresh", "s", root)
+    assert p.returncode == 0, p.stderr
+    assert rows(root, "SELECT v FROM s") == [{"v": 1}]
+    events = run(root, "--full-refresh")
+    assert flow_event(events, "s")["details"]["files_read"] == 1

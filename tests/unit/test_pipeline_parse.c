@@ -228,6 +228,22 @@ static void test_pipeline_parse__nul_byte_and_cap(void **state)
     knut_pipeline_free(p);
 }
 
+static void test_pipeline_parse__expectation_cap(void **state)
+{
+    (void)state;
+    knut_buf b = KNUT_BUF_INIT;
+    knut_buf_puts(&b, "CREATE MATERIALIZED VIEW a (");
+    for (int i = 0; i <= KNUT_PIPELINE_MAX_EXPECTATIONS; i++)
+        knut_buf_printf(&b, "%sCONSTRAINT c%d EXPECT (x > %d)", i ? ", " : "", i, i);
+    knut_buf_puts(&b, ") AS SELECT 1 AS x");
+    assert_int_equal(knut_buf_check(&b, NULL), KNUT_OK);
+    knut_error err = KNUT_ERROR_INIT;
+    knut_pipeline *p = parse(b.data, KNUT_ETOOBIG, &err);
+    assert_non_null(strstr(err.message, "more than 256 expectations"));
+    knut_pipeline_free(p);
+    knut_buf_reset(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_parse__auto_cdc),
         cmocka_unit_test(test_pipeline_parse__errors_name_file_line_col),
         cmocka_unit_test(test_pipeline_parse__nul_byte_and_cap),
+        cmocka_unit_test(test_pipeline_parse__expectation_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
