@@ -133,6 +133,13 @@ typedef struct knut_pipeline_flow {
     size_t nexpectations;
 } knut_pipeline_flow;
 
+/* One name -> value entry: a configuration entry (applied as a DuckDB
+ * setting) or a table property. */
+typedef struct knut_pipeline_setting {
+    const char *name, *value;
+    knut_pipeline_pos pos;
+} knut_pipeline_setting;
+
 typedef struct knut_pipeline_dataset {
     const char *name;
     knut_pipeline_dataset_kind kind;
@@ -140,13 +147,11 @@ typedef struct knut_pipeline_dataset {
     knut_pipeline_pos pos;
     knut_pipeline_expectation *expectations;
     size_t nexpectations;
+    /* TBLPROPERTIES ('k' = 'v', ...); pipelines.reset.allowed = false
+     * turns a full refresh of the dataset into a normal update. */
+    knut_pipeline_setting *properties;
+    size_t nproperties;
 } knut_pipeline_dataset;
-
-/* One configuration entry (name -> value), applied as a DuckDB setting. */
-typedef struct knut_pipeline_setting {
-    const char *name, *value;
-    knut_pipeline_pos pos;
-} knut_pipeline_setting;
 
 typedef struct knut_pipeline {
     const char *name;

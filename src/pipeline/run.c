@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -26,7 +27,15 @@ static const char setup_sql[] =
     " PRIMARY KEY (flow, source));"
     "CREATE TABLE IF NOT EXISTS _knut.event_log (run_id BIGINT, seq BIGINT, ts TIMESTAMP,"
     " event_type VARCHAR, level VARCHAR, flow VARCHAR, dataset VARCHAR, status VARCHAR,"
-    " message VARCHAR, details VARCHAR);";
+    " message VARCHAR, details VARCHAR);"
+    /* The per-expectation counts of every completed flow, one row each. */
+    "CREATE OR REPLACE VIEW _knut.expectation_log AS SELECT run_id, seq, ts, flow, dataset,"
+    " e->>'name' AS expectation, e->>'action' AS action,"
+    " (e->>'passed_records')::BIGINT AS passed_records,"
+    " (e->>'failed_records')::BIGINT AS failed_records"
+    " FROM (SELECT *, unnest(from_json(details::JSON->'data_quality'->'expectations',"
+    " '[\"JSON\"]')) AS e FROM _knut.event_log"
+    " WHERE event_type = 'flow_progress' AND status = 'COMPLETED');";
 
 static void json_field(knut_buf *b, const char *key, const char *v)
 {
@@ -226,6 +235,14 @@ static knut_status mark_refresh(knut_pipeline__run *r, knut_error *err)
                                   "pipeline %s", o->full_refresh[i], r->p->name);
         r->reset[ds - r->p->datasets] = 1;
     }
+    /* pipelines.reset.allowed = false: a full refresh is a normal update. */
+    for (size_t i = 0; i < r->p->ndatasets; i++)
+        for (size_t k = 0; k < r->p->datasets[i].nproperties; k++) {
+            const knut_pipeline_setting *s = &r->p->datasets[i].properties[k];
+            if (strcmp(s->name, "pipelines.reset.allowed") == 0 &&
+                strcasecmp(s->value, "false") == 0)
+                r->reset[i] = 0;
+        }
     return KNUT_OK;
 }
 

@@ -191,6 +191,76 @@ static knut_status add_flow(knut_pipeline__parser *ps, const char *name, knut_pi
     return KNUT_OK;
 }
 
+/* The text of the current string token ('...' with '' as one quote;
+ * other forms kept as written), or of a word or number. */
+static knut_status text_of(knut_pipeline__parser *ps, const char **out)
+{
+    const char *q = ps->lx.text + ps->t.at;
+    size_t len = ps->t.len;
+    if (ps->t.kind == KNUT_PIPELINE__TOK_STRING && q[0] == '\'') {
+        char *d = knut_pipeline__alloc(ps->p, len);
+        if (!d)
+            return knut_pipeline__ps_nomem(ps);
+        size_t k = 0;
+        for (size_t i = 1; i + 1 < len; i++) {
+            d[k++] = q[i];
+            if (q[i] == '\'')
+                i++;
+        }
+        *out = d;
+        return KNUT_OK;
+    }
+    *out = knut_pipeline__strndup(ps->p, q, len);
+    return *out ? KNUT_OK : knut_pipeline__ps_nomem(ps);
+}
+
+/* TBLPROPERTIES (key = value, ...): keys and values are strings, words
+ * or numbers; a dotted word key (pipelines.reset.allowed) is one key. */
+static knut_status properties(knut_pipeline__parser *ps, knut_pipeline_dataset *ds)
+{
+    knut_status st;
+    if (!punct(ps, '('))
+        return knut_pipeline__ps_fail(ps, "'(' and the table properties");
+    do {
+        if ((st = next(ps)) != KNUT_OK)
+            return st;
+        knut_pipeline_setting *prop = knut_pipeline__push(ps->p, (void **)&ds->properties,
+                                                          &ds->nproperties, sizeof *prop);
+        if (!prop)
+            return knut_pipeline__ps_nomem(ps);
+        prop->pos = here(ps);
+        size_t from = ps->t.at;
+        if (ps->t.kind == KNUT_PIPELINE__TOK_STRING) {
+            if ((st = text_of(ps, &prop->name)) != KNUT_OK || (st = next(ps)) != KNUT_OK)
+                return st;
+        } else {
+            if (ps->t.kind != KNUT_PIPELINE__TOK_WORD)
+                return knut_pipeline__ps_fail(ps, "a property name");
+            size_t to = from;
+            while (ps->t.kind == KNUT_PIPELINE__TOK_WORD || punct(ps, '.')) {
+                to = ps->t.at + ps->t.len;
+                if ((st = next(ps)) != KNUT_OK)
+                    return st;
+            }
+            prop->name = knut_pipeline__strndup(ps->p, ps->lx.text + from, to - from);
+            if (!prop->name)
+                return knut_pipeline__ps_nomem(ps);
+        }
+        if (!punct(ps, '='))
+            return knut_pipeline__ps_fail(ps, "'=' and the property value");
+        if ((st = next(ps)) != KNUT_OK)
+            return st;
+        if (ps->t.kind != KNUT_PIPELINE__TOK_STRING && ps->t.kind != KNUT_PIPELINE__TOK_WORD &&
+            ps->t.kind != KNUT_PIPELINE__TOK_NUMBER)
+            return knut_pipeline__ps_fail(ps, "a property value");
+        if ((st = text_of(ps, &prop->value)) != KNUT_OK || (st = next(ps)) != KNUT_OK)
+            return st;
+    } while (punct(ps, ','));
+    if (!punct(ps, ')'))
+        return knut_pipeline__ps_fail(ps, "',' or ')'");
+    return next(ps);
+}
+
 /* CREATE ... {MATERIALIZED VIEW | STREAMING TABLE | TEMPORARY VIEW} */
 static knut_status dataset(knut_pipeline__parser *ps, knut_pipeline_dataset_kind kind,
                            knut_pipeline_pos pos)
@@ -226,15 +296,18 @@ static knut_status dataset(knut_pipeline__parser *ps, knut_pipeline_dataset_kind
         if ((st = next(ps)) != KNUT_OK)
             return st;
     }
-    if (is(ps, "comment")) {
+    while (is(ps, "comment") || is(ps, "tblproperties")) {
+        int comment = is(ps, "comment");
         if ((st = next(ps)) != KNUT_OK)
             return st;
+        if (!comment) {
+            if ((st = properties(ps, ds)) != KNUT_OK)
+                return st;
+            continue;
+        }
         if (ps->t.kind != KNUT_PIPELINE__TOK_STRING)
             return knut_pipeline__ps_fail(ps, "a comment string");
-        ds->comment = knut_pipeline__strndup(ps->p, ps->lx.text + ps->t.at + 1, ps->t.len - 2);
-        if (!ds->comment)
-            return knut_pipeline__ps_nomem(ps);
-        if ((st = next(ps)) != KNUT_OK)
+        if ((st = text_of(ps, &ds->comment)) != KNUT_OK || (st = next(ps)) != KNUT_OK)
             return st;
     }
     if (at_end(ps)) {

@@ -194,6 +194,22 @@ def test_c08_upstream_failure_skips_downstream(tmp_path):
     assert rows(root, "SELECT state FROM _knut.runs") == [{"state": "FAILED"}]
 
 
+def test_c09_reset_not_allowed_keeps_data(tmp_path):
+    root = project(tmp_path, {
+        "src/a.csv": "v\n1\n",
+        "t/s.sql": "CREATE STREAMING TABLE keep\n"
+                   "  TBLPROPERTIES ('pipelines.reset.allowed' = 'false')\n"
+                   "  AS SELECT v FROM read_csv('src/*.csv');\n"
+                   "CREATE STREAMING TABLE other TBLPROPERTIES (pipelines.reset.allowed = true) AS "
+                   "SELECT v FROM read_csv('src/*.csv');\n"})
+    run(root)
+    (root / "src" / "a.csv").unlink()  # expired at the source
+    (root / "src" / "b.csv").write_text("v\n2\n")
+    run(root, "--full-refresh")
+    assert rows(root, "SELECT v FROM keep ORDER BY v") == [{"v": 1}, {"v": 2}]
+    assert rows(root, "SELECT v FROM other ORDER BY v") == [{"v": 2}]
+
+
 def test_c10_spec_errors(tmp_path):
     cases = [
         ("name: a\nstorage: s\nfoo: 1\nlibraries: []\n",
@@ -452,6 +468,10 @@ def test_events_and_event_log_table(tmp_path):
                       "'expectations', '[\"JSON\"]')) AS e FROM _knut.event_log "
                       "WHERE flow = 'p' AND status = 'COMPLETED')") == [
         {"name": "valid_age", "failed": 1}]
+    assert rows(root, "SELECT run_id, flow, dataset, expectation, action, passed_records, "
+                      "failed_records FROM _knut.expectation_log") == [
+        {"run_id": 1, "flow": "p", "dataset": "p", "expectation": "valid_age", "action": "drop",
+         "passed_records": 2, "failed_records": 1}]
 
 
 def test_help_and_exit_codes(tmp_path):

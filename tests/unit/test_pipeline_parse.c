@@ -34,13 +34,19 @@ static void test_pipeline_parse__materialized_view_with_expectations(void **stat
                              "  CONSTRAINT pos EXPECT (f(x, (y))) ON VIOLATION FAIL UPDATE,\n"
                              "  CONSTRAINT q EXPECT (a > 0) ON VIOLATION QUARANTINE,\n"
                              "  CONSTRAINT pk EXPECT UNIQUE (id, \"Other\")\n"
-                             ") COMMENT 'the people' AS SELECT * FROM raw;",
+                             ") COMMENT 'the people' TBLPROPERTIES ('a.b' = 'it''s', c.d = 2)\n"
+                             "AS SELECT * FROM raw;",
                              KNUT_OK, &err);
     assert_int_equal(p->ndatasets, 1);
     const knut_pipeline_dataset *d = &p->datasets[0];
     assert_string_equal(d->name, "people");
     assert_int_equal(d->kind, KNUT_PIPELINE_MATERIALIZED_VIEW);
     assert_string_equal(d->comment, "the people");
+    assert_int_equal(d->nproperties, 2);
+    assert_string_equal(d->properties[0].name, "a.b");
+    assert_string_equal(d->properties[0].value, "it's");
+    assert_string_equal(d->properties[1].name, "c.d");
+    assert_string_equal(d->properties[1].value, "2");
     assert_int_equal(d->pos.line, 2);
     assert_int_equal(d->pos.col, 1);
     assert_int_equal(d->nexpectations, 5);
@@ -61,8 +67,8 @@ static void test_pipeline_parse__materialized_view_with_expectations(void **stat
     assert_string_equal(p->flows[0].target, "people");
     assert_int_equal(p->flows[0].kind, KNUT_PIPELINE_FLOW_BATCH);
     assert_string_equal(p->flows[0].sql, "SELECT * FROM raw");
-    assert_int_equal(p->flows[0].sql_pos.line, 8);
-    assert_int_equal(p->flows[0].sql_pos.col, 27);
+    assert_int_equal(p->flows[0].sql_pos.line, 9);
+    assert_int_equal(p->flows[0].sql_pos.col, 4);
     knut_pipeline_free(p);
 }
 
