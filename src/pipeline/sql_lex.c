@@ -68,14 +68,23 @@ knut_status knut_pipeline__lex_next(knut_pipeline__lex *lx, knut_pipeline__tok *
         if (isspace(c)) {
             adv(lx);
         } else if (c == '-' && peek(lx, 1) == '-') {
-            while (peek(lx, 0) != -1 && peek(lx, 0) != '\n')
+            /* SQL text is handed on as a C string: a NUL anywhere, even in a
+             * comment, would cut it short. */
+            while (peek(lx, 0) != -1 && peek(lx, 0) != '\n') {
+                if (peek(lx, 0) == 0)
+                    return knut_error_set_at(err, KNUT_EPARSE, lx->file, lx->line, lx->col,
+                                             "a NUL byte in SQL text");
                 adv(lx);
+            }
         } else if (c == '/' && peek(lx, 1) == '*') {
             int line = lx->line, col = lx->col, depth = 0;
             do {
                 if (peek(lx, 0) == -1)
                     return knut_error_set_at(err, KNUT_EPARSE, lx->file, line, col,
                                              "unterminated /* comment");
+                if (peek(lx, 0) == 0)
+                    return knut_error_set_at(err, KNUT_EPARSE, lx->file, lx->line, lx->col,
+                                             "a NUL byte in SQL text");
                 if (peek(lx, 0) == '/' && peek(lx, 1) == '*') {
                     depth++;
                     adv(lx);

@@ -228,6 +228,13 @@ static void test_pipeline_parse__nul_byte_and_cap(void **state)
     const char sql[] = "CREATE MATERIALIZED VIEW a AS SELECT '\0'";
     assert_int_equal(knut_pipeline_parse_sql(p, sql, sizeof sql - 1, "f.sql", &err), KNUT_EPARSE);
     assert_non_null(strstr(err.message, "NUL byte"));
+    const char in_comment[] = "CREATE MATERIALIZED VIEW b AS SELECT 1 -- \0\n";
+    assert_int_equal(knut_pipeline_parse_sql(p, in_comment, sizeof in_comment - 1, "f.sql", &err),
+                     KNUT_EPARSE);
+    assert_int_equal(err.col, 43);
+    const char in_block[] = "CREATE MATERIALIZED VIEW c AS SELECT 1 /* \0 */";
+    assert_int_equal(knut_pipeline_parse_sql(p, in_block, sizeof in_block - 1, "f.sql", &err),
+                     KNUT_EPARSE);
     assert_int_equal(knut_pipeline_parse_sql(p, sql, KNUT_PIPELINE_SQL_MAX_BYTES + 1, "f.sql",
                                              &err),
                      KNUT_ETOOBIG);
