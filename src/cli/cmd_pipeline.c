@@ -164,10 +164,15 @@ static int cmd_validate(int argc, char **argv)
     knut_pipeline *p = NULL;
     if ((rc = load("pipeline validate", a.spec, a.json, &p)) != 0)
         return rc;
-    if (a.json)
-        printf("{\"ok\":true,\"pipeline\":\"%s\",\"datasets\":%zu,\"flows\":%zu}\n", p->name,
-               p->ndatasets, p->nflows);
-    else
+    if (a.json) {
+        json_t *o = json_pack("{s:b,s:s,s:I,s:I}", "ok", 1, "pipeline", p->name, "datasets",
+                              (json_int_t)p->ndatasets, "flows", (json_int_t)p->nflows);
+        char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        json_decref(o);
+    } else
         printf("ok: pipeline %s: %zu datasets, %zu flows\n", p->name, p->ndatasets, p->nflows);
     knut_pipeline_free(p);
     return KNUT_EXIT_OK;

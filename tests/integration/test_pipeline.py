@@ -384,6 +384,14 @@ def test_corrupt_source_file_fails_the_flow_target_unchanged(tmp_path):
     assert rows(root, "SELECT v FROM s ORDER BY v") == [{"v": 1}, {"v": 2}, {"v": 3}]
 
 
+def test_validate_json(tmp_path):
+    spec = 'name: "say \\"hi\\""\nstorage: s\nlibraries:\n  - glob:\n      include: t/**\n'
+    root = project(tmp_path, {"t/a.sql": "CREATE MATERIALIZED VIEW a AS SELECT 1 AS x;"}, spec)
+    p = knut("pipeline", "validate", root, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == {"ok": True, "pipeline": 'say "hi"', "datasets": 1, "flows": 1}
+
+
 def test_sql_syntax_error_names_file_line_col(tmp_path):
     root = project(tmp_path, {"t/a.sql": "CREATE MATERIALIZED VIEW a AS\n  SELECT 'x FROM t;"})
     p = knut("pipeline", "validate", root, "--json")
