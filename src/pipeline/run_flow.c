@@ -305,6 +305,25 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
                                                : "{\"rows_out\":0}");
             goto done;
         }
+        if (!fresh && !r->dry) {
+            /* A full refresh with no input at all: the query cannot run on
+             * an empty file list, and there is nothing to read; only the
+             * reset is done (the table is left empty). */
+            knut_buf sql = KNUT_BUF_INIT;
+            if ((st = knut_duck_conn_begin(r->conn, ferr)) == KNUT_OK &&
+                (st = reset_target(r, ds, &sql, ferr)) == KNUT_OK)
+                st = knut_duck_conn_commit(r->conn, ferr);
+            knut_buf_reset(&sql);
+            if (st != KNUT_OK) {
+                knut_error ignored = KNUT_ERROR_INIT;
+                knut_duck_conn_rollback(r->conn, &ignored);
+                goto flow_failed;
+            }
+            r->reset[dsi] = 0;
+            knut_buf_puts(details, f->nsources ? "{\"rows_in\":0,\"rows_out\":0,\"files_read\":0}"
+                                               : "{\"rows_in\":0,\"rows_out\":0}");
+            goto done;
+        }
     }
     if (f->kind == KNUT_PIPELINE_FLOW_APPEND_ONCE && !r->reset[dsi] && !r->dry) {
         int64_t ran = 0;

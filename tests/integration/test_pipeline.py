@@ -153,6 +153,20 @@ def test_stream_of_a_streaming_table_reads_only_new_rows(tmp_path):
     assert rows(root, "SELECT * FROM gold") == [{"n": 6, "s": 120}]
 
 
+def test_full_refresh_with_no_input_left_empties_the_table(tmp_path):
+    root = project(tmp_path, {"src/a.csv": "v\n1\n",
+                              "t/s.sql": "CREATE STREAMING TABLE s AS "
+                                         "SELECT v FROM read_csv('src/*.csv');"})
+    run(root)
+    (root / "src" / "a.csv").unlink()
+    events = run(root, "--full-refresh")
+    assert outcomes(events) == [("s", "COMPLETED")]
+    assert rows(root, "SELECT count(*) AS n FROM s") == [{"n": 0}]
+    (root / "src" / "b.csv").write_text("v\n2\n")
+    run(root)
+    assert rows(root, "SELECT v FROM s") == [{"v": 2}]
+
+
 def test_c06_materialized_view_reflects_the_current_query(tmp_path):
     root = project(tmp_path, {"src/a.csv": "v\n1\n2\n",
                               "t/m.sql": "CREATE MATERIALIZED VIEW m AS "
