@@ -33,6 +33,10 @@ extern "C" {
 #define KNUT_PIPELINE_MAX_FILES 4096
 #define KNUT_PIPELINE_MAX_STATEMENTS 16384
 #define KNUT_PIPELINE_MAX_EXPECTATIONS 256 /* per dataset */
+/* Files one update of a streaming flow reads at most (per source); more
+ * are read by further updates in the same run. The spec's configuration
+ * key knut.max_files_per_update lowers it. */
+#define KNUT_PIPELINE_FILES_PER_UPDATE 10000
 
 /* Where a piece of the spec came from. */
 typedef struct knut_pipeline_pos {

@@ -136,6 +136,8 @@ typedef struct knut_pipeline__run {
     int64_t seq;        /* events so far */
     int dry;
     unsigned char *reset; /* per dataset: a full refresh still to do */
+    int64_t files_per_update; /* KNUT_PIPELINE_FILES_PER_UPDATE or the spec's */
+    int more;             /* the last update left files for another one */
 } knut_pipeline__run;
 
 /* Status of a flow in events and in knut_pipeline__flow_run's result. */
@@ -158,7 +160,8 @@ int knut_pipeline__strvec_push(knut_pipeline__strvec *s, const char *x, size_t l
 void knut_pipeline__strvec_free(knut_pipeline__strvec *s);
 
 /* The files of source s not in flow f's checkpoint (every file when
- * ignore_checkpoint), sorted: *files as DuckDB reads them, *rel relative
+ * ignore_checkpoint), sorted, at most r->files_per_update of them (r->more
+ * set when there may be more): *files as DuckDB reads them, *rel relative
  * to the spec folder (as the checkpoint keeps them). */
 knut_status knut_pipeline__new_files(knut_pipeline__run *r, const knut_pipeline_flow *f,
                                      const knut_pipeline_source *s, int ignore_checkpoint,

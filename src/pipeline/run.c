@@ -143,7 +143,23 @@ static knut_status open_storage(knut_pipeline__run *r, knut_error *err)
         knut_error_prefix(err, "storage %s: ", r->dir);
         goto done;
     }
+    r->files_per_update = KNUT_PIPELINE_FILES_PER_UPDATE;
     for (size_t i = 0; i < p->nconfiguration && st == KNUT_OK; i++) {
+        if (strncmp(p->configuration[i].name, "knut.", 5) == 0) {
+            /* knut's own settings; everything else is DuckDB's. */
+            char *end = NULL;
+            long long v = strtoll(p->configuration[i].value, &end, 10);
+            if (strcmp(p->configuration[i].name, "knut.max_files_per_update") != 0 || !end ||
+                *end || v < 1 || v > KNUT_PIPELINE_FILES_PER_UPDATE)
+                st = knut_pipeline__error_at(err, KNUT_EINVAL, p->configuration[i].pos,
+                                             "configuration %s: unknown, or not a number from 1 "
+                                             "to %d (knut.max_files_per_update)",
+                                             p->configuration[i].name,
+                                             KNUT_PIPELINE_FILES_PER_UPDATE);
+            else
+                r->files_per_update = v;
+            continue;
+        }
         knut_buf_clear(&b);
         knut_buf_puts(&b, "SET ");
         knut_duck_ident(&b, p->configuration[i].name);
@@ -280,6 +296,7 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
     }
     for (size_t i = 0; i < p->nflows; i++) {
         size_t fi = p->order[i];
+        r.more = 0;
         knut_pipeline_flow *f = &p->flows[fi];
         knut_pipeline__state state;
         knut_error ferr = KNUT_ERROR_INIT;
@@ -339,6 +356,12 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
         if ((st = knut_pipeline__event(&r, "flow_progress", level, f, status, msg, details.data,
                                        err)) != KNUT_OK)
             goto cleanup;
+        /* More files than one update reads: the same flow again, as the
+         * next update (each one its own transaction and event). */
+        if (r.more && state == KNUT_PIPELINE__COMPLETED && !r.dry) {
+            res.completed--;
+            i--;
+        }
     }
     const char *final = res.failed || res.skipped ? "FAILED" : "COMPLETED";
     if (r.dry)

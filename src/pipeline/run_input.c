@@ -82,16 +82,23 @@ knut_status knut_pipeline__new_files(knut_pipeline__run *r, const knut_pipeline_
         st = knut_buf_check(&root, err);
     collect_ctx c = {files, rel};
     if (st == KNUT_OK) {
-        const char *binds[] = {pat.data, f->name, root.data};
+        char limit[32];
+        snprintf(limit, sizeof limit, "%lld", (long long)r->files_per_update);
+        const char *binds[] = {pat.data, f->name, root.data, limit};
+        size_t before = files->n;
         st = knut_pipeline__query_each(
             r->conn,
             ignore_checkpoint
                 ? "SELECT file, CASE WHEN starts_with(file, $3) THEN substr(file, length($3) + 1) "
-                  "ELSE file END AS rel FROM glob($1) WHERE $2 IS NOT NULL ORDER BY file"
+                  "ELSE file END AS rel FROM glob($1) WHERE $2 IS NOT NULL ORDER BY file "
+                  "LIMIT $4::BIGINT"
                 : "SELECT * FROM (SELECT file, CASE WHEN starts_with(file, $3) THEN "
                   "substr(file, length($3) + 1) ELSE file END AS rel FROM glob($1)) WHERE rel "
-                  "NOT IN (SELECT file FROM _knut.files WHERE flow = $2) ORDER BY file",
-            binds, 3, collect_file, &c, err);
+                  "NOT IN (SELECT file FROM _knut.files WHERE flow = $2) ORDER BY file "
+                  "LIMIT $4::BIGINT",
+            binds, 4, collect_file, &c, err);
+        if (st == KNUT_OK && (int64_t)(files->n - before) >= r->files_per_update)
+            r->more = 1;
     }
     knut_buf_reset(&pat);
     knut_buf_reset(&root);

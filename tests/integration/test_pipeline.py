@@ -598,3 +598,24 @@ def test_full_refresh_names_before_spec(tmp_path):
     assert rows(root, "SELECT v FROM s") == [{"v": 1}]
     events = run(root, "--full-refresh")
     assert flow_event(events, "s")["details"]["files_read"] == 1
+
+
+def test_files_per_update_cap_splits_into_updates(tmp_path):
+    spec = ("name: t\nstorage: storage\nconfiguration:\n  knut.max_files_per_update: '2'\n"
+            "libraries:\n  - glob:\n      include: t/**\n")
+    files = {f"src/{i}.csv": f"v\n{i}\n" for i in range(5)}
+    files["t/s.sql"] = "CREATE STREAMING TABLE s AS SELECT v FROM read_csv('src/*.csv');"
+    root = project(tmp_path, files, spec)
+    events = run(root)
+    done = [e["details"]["files_read"] for e in events
+            if e["flow"] == "s" and e["status"] == "COMPLETED"]
+    assert done == [2, 2, 1]
+    assert events[-1]["message"] == ("Update is COMPLETED: 1 completed, 0 idle, 0 failed, "
+                                     "0 skipped.")
+    assert rows(root, "SELECT list(v ORDER BY v) AS v FROM s") == [{"v": [0, 1, 2, 3, 4]}]
+    assert outcomes(run(root)) == [("s", "IDLE")]
+    bad = project(tmp_path / "bad", {"t/a.sql": "CREATE MATERIALIZED VIEW a AS SELECT 1 AS x;"},
+                  spec.replace("knut.max_files_per_update: '2'", "knut.nope: '2'"))
+    p = knut("pipeline", "run", bad)
+    assert p.returncode == 1
+    assert "pipeline.yml:4:14: configuration knut.nope: unknown" in p.stderr
