@@ -301,7 +301,8 @@ static void print_event_human(const char *text, size_t len)
             printf("%s\n", json_string_value(json_object_get(e, "message")));
         goto done;
     }
-    if (strcmp(status, "RUNNING") == 0 || strcmp(status, "QUEUED") == 0)
+    if (strcmp(status, "RUNNING") == 0 || strcmp(status, "QUEUED") == 0 ||
+        strcmp(status, "PLANNING") == 0)
         goto done;
     knut_buf b = KNUT_BUF_INIT;
     flow_line(&b, flow, status, d);

@@ -306,8 +306,10 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
             state = KNUT_PIPELINE__SKIPPED;
             snprintf(msg, sizeof msg, "Flow '%s' SKIPPED due to upstream failure(s).", f->name);
         } else {
-            snprintf(msg, sizeof msg, "Flow '%s' is RUNNING.", f->name);
-            if (!r.dry && (st = knut_pipeline__event(&r, "flow_progress", "INFO", f, "RUNNING",
+            /* PLANNING: its inputs are looked up; flow_run says RUNNING
+             * once it starts the update. */
+            snprintf(msg, sizeof msg, "Flow '%s' is PLANNING.", f->name);
+            if (!r.dry && (st = knut_pipeline__event(&r, "flow_progress", "INFO", f, "PLANNING",
                                                      msg, NULL, err)) != KNUT_OK)
                 goto cleanup;
             if ((st = knut_pipeline__flow_run(&r, f, &state, &details, &ferr, err)) != KNUT_OK)

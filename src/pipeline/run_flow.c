@@ -341,6 +341,13 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     knut_pipeline__rewrite(&query, p, f, per);
     if ((st = knut_buf_check(&query, err)) != KNUT_OK)
         goto done;
+    if (!r->dry) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "Flow '%.200s' is RUNNING.", f->name);
+        if ((st = knut_pipeline__event(r, "flow_progress", "INFO", f, "RUNNING", msg, NULL,
+                                       err)) != KNUT_OK)
+            goto done;
+    }
     if (r->dry) {
         knut_buf_printf(details, "{\"plan\":\"%s\"",
                         ds->kind == KNUT_PIPELINE_TEMPORARY_VIEW      ? "create view"

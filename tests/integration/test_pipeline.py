@@ -50,12 +50,13 @@ def rows(root, sql):
 def outcomes(events):
     """(flow, status) of every flow's final event, in run order."""
     return [(e["flow"], e["status"]) for e in events
-            if e["event_type"] == "flow_progress" and e["status"] not in ("QUEUED", "RUNNING")]
+            if e["event_type"] == "flow_progress"
+            and e["status"] not in ("QUEUED", "PLANNING", "RUNNING")]
 
 
 def flow_event(events, flow):
     return [e for e in events
-            if e["flow"] == flow and e["status"] not in ("QUEUED", "RUNNING")][-1]
+            if e["flow"] == flow and e["status"] not in ("QUEUED", "PLANNING", "RUNNING")][-1]
 
 
 def quality(events, flow):
@@ -476,13 +477,15 @@ def test_events_and_event_log_table(tmp_path):
     assert [(e["seq"], e["event_type"], e["flow"], e["status"], e["level"]) for e in events] == [
         (1, "update_progress", None, "RUNNING", "INFO"),
         (2, "flow_progress", "p", "QUEUED", "INFO"),
-        (3, "flow_progress", "p", "RUNNING", "INFO"),
-        (4, "flow_progress", "p", "COMPLETED", "INFO"),
-        (5, "update_progress", None, "COMPLETED", "INFO")]
+        (3, "flow_progress", "p", "PLANNING", "INFO"),
+        (4, "flow_progress", "p", "RUNNING", "INFO"),
+        (5, "flow_progress", "p", "COMPLETED", "INFO"),
+        (6, "update_progress", None, "COMPLETED", "INFO")]
     assert all(e["run_id"] == 1 and e["pipeline"] == "test" for e in events)
-    assert set(events[3]["details"]) == {"rows_in", "rows_out", "data_quality", "duration_ms"}
-    assert (events[3]["details"]["rows_in"], events[3]["details"]["rows_out"]) == (3, 2)
-    assert [e["message"] for e in events[1:3]] == ["Flow 'p' is QUEUED.", "Flow 'p' is RUNNING."]
+    assert set(events[4]["details"]) == {"rows_in", "rows_out", "data_quality", "duration_ms"}
+    assert (events[4]["details"]["rows_in"], events[4]["details"]["rows_out"]) == (3, 2)
+    assert [e["message"] for e in events[1:4]] == [
+        "Flow 'p' is QUEUED.", "Flow 'p' is PLANNING.", "Flow 'p' is RUNNING."]
     log = [json.loads(line) for line in (root / "storage" / "events.jsonl").read_text().splitlines()]
     assert log == events
     assert rows(root, "SELECT e->>'name' AS name, (e->>'failed_records')::INT AS failed "
