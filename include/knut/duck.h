@@ -190,6 +190,18 @@ KNUT_EXTERN knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size
 /* Unbinds every parameter. */
 KNUT_EXTERN knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *err);
 
+/*
+ * The statement's result columns (*out, a struct schema; the caller
+ * releases it) and its parameters (one child per placeholder, named "1",
+ * "2", ...), as Arrow types from DuckDB's own bridge: the types its result
+ * stream will have. Nothing runs. A parameter whose type DuckDB cannot
+ * infer comes out as DuckDB reports it (often null or utf8). Errors:
+ * DuckDB's, KNUT_ENOMEM.
+ */
+KNUT_EXTERN knut_status knut_duck_stmt_schema(knut_duck_stmt *stmt, struct ArrowSchema *out,
+                                              knut_error *err);
+KNUT_EXTERN knut_status knut_duck_stmt_param_schema(knut_duck_stmt *stmt,
+                                                    struct ArrowSchema *out, knut_error *err);
 /* Executes with the current bindings; rows as in knut_duck_query. */
 KNUT_EXTERN knut_status knut_duck_stmt_query(knut_duck_stmt *stmt, struct ArrowArrayStream *out,
                                              knut_error *err);
