@@ -402,6 +402,13 @@ KNUT_EXTERN knut_status knut_net_grpc_call_read(knut_net_grpc_call *c, knut_buf 
  * KNUT_ETOOBIG over max_send, KNUT_ECANCELLED when the call is gone. */
 KNUT_EXTERN knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data,
                                                  size_t len, knut_error *err);
+/* As knut_net_grpc_call_write, without copying data: gRPC takes it over
+ * and calls free_fn(data) once it has sent it (possibly after this
+ * returns, on a gRPC thread); free_fn is called on failure too. For large
+ * responses (Flight's record batches) built in memory of their own. */
+KNUT_EXTERN knut_status knut_net_grpc_call_write_owned(knut_net_grpc_call *c, void *data,
+                                                       size_t len, void (*free_fn)(void *),
+                                                       knut_error *err);
 /* Ends the call with code, message (may be NULL) and trailers (may be
  * NULL), all borrowed for the call; later writes are refused. Errors:
  * KNUT_EINVAL (already finished), KNUT_ECANCELLED (the call is gone). */

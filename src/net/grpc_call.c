@@ -107,20 +107,11 @@ static size_t initial(knut_net_grpc_call *c, grpc_op *ops)
     return 1;
 }
 
-knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data, size_t len,
-                                     knut_error *err)
+/* Sends bb (consumed) as the next response message. */
+static knut_status write_bb(knut_net_grpc_call *c, grpc_byte_buffer *bb, knut_error *err)
 {
-    KNUT_ASSERT_ARG(err, c && (data || len == 0));
-    if (c->finished)
-        return knut_error_set(err, KNUT_EINVAL, "%s: write after finish", c->method);
-    if (len > c->max_send)
-        return knut_error_set(err, KNUT_ETOOBIG, "%s: response of %zu bytes over the %zu-byte "
-                                                 "cap", c->method, len, c->max_send);
     grpc_op ops[2];
     size_t n = initial(c, ops);
-    grpc_byte_buffer *bb = knut_net__grpc_bb_new(data, len);
-    if (!bb)
-        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     memset(&ops[n], 0, sizeof ops[n]);
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n].data.send_message.send_message = bb;
@@ -129,6 +120,63 @@ knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data, si
     if (!ok)
         return knut_error_set(err, KNUT_ECANCELLED, "%s: the call was cancelled", c->method);
     return KNUT_OK;
+}
+
+static knut_status write_check(knut_net_grpc_call *c, size_t len, knut_error *err)
+{
+    if (c->finished)
+        return knut_error_set(err, KNUT_EINVAL, "%s: write after finish", c->method);
+    if (len > c->max_send)
+        return knut_error_set(err, KNUT_ETOOBIG, "%s: response of %zu bytes over the %zu-byte "
+                                                 "cap", c->method, len, c->max_send);
+    return KNUT_OK;
+}
+
+knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data, size_t len,
+                                     knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, c && (data || len == 0));
+    knut_status st = write_check(c, len, err);
+    if (st != KNUT_OK)
+        return st;
+    grpc_byte_buffer *bb = knut_net__grpc_bb_new(data, len);
+    if (!bb)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    return write_bb(c, bb, err);
+}
+
+/* The slice's destructor gets one user-data pointer: a small cell with the
+ * caller's data and free function, one per message. */
+typedef struct owned {
+    void *data;
+    void (*free_fn)(void *);
+} owned;
+
+static void owned_destroy(void *p)
+{
+    owned *o = p;
+    o->free_fn(o->data);
+    free(o);
+}
+
+knut_status knut_net_grpc_call_write_owned(knut_net_grpc_call *c, void *data, size_t len,
+                                           void (*free_fn)(void *), knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, c && free_fn && (data || len == 0));
+    knut_status st = write_check(c, len, err);
+    owned *o = st == KNUT_OK ? malloc(sizeof *o) : NULL;
+    if (!o) {
+        free_fn(data);
+        return st != KNUT_OK ? st : knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    }
+    o->data = data;
+    o->free_fn = free_fn;
+    grpc_slice s = grpc_slice_new_with_user_data(data, len, owned_destroy, o);
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&s, 1);
+    grpc_slice_unref(s); /* the byte buffer holds its own reference */
+    if (!bb)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    return write_bb(c, bb, err);
 }
 
 knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int code, const char *message,

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -128,6 +130,60 @@ static knut_status echo_upper(void *ctx, knut_net_grpc_call *c, knut_error *err)
     return st;
 }
 
+static atomic_int owned_frees;
+
+static void owned_free(void *p)
+{
+    free(p);
+    atomic_fetch_add(&owned_frees, 1);
+}
+
+/* Answers with two messages handed over without a copy. */
+static knut_status owned_twice(void *ctx, knut_net_grpc_call *c, knut_error *err)
+{
+    knut_buf req = KNUT_BUF_INIT;
+    knut_status st = knut_net_grpc_call_read(c, &req, err);
+    knut_buf_reset(&req);
+    for (int i = 0; st == KNUT_OK && i < 2; i++) {
+        char *p = malloc(6);
+        memcpy(p, i ? "world" : "hello", 6);
+        st = knut_net_grpc_call_write_owned(c, p, 5, owned_free, err);
+    }
+    return st;
+}
+
+static void test_write_owned(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_net_grpc_server *s = NULL;
+    assert_int_equal(knut_net_grpc_server_new(&s, NULL, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_add_method(s, "/t.S/Owned", owned_twice, NULL, &err),
+                     KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_start(s, &err), KNUT_OK);
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%d", knut_net_grpc_server_port(s));
+    knut_net_grpc_channel *ch = NULL;
+    assert_int_equal(knut_net_grpc_channel_new(&ch, target, NULL, &err), KNUT_OK);
+    knut_net_grpc_client_call *cc = NULL;
+    assert_int_equal(knut_net_grpc_channel_call(ch, "/t.S/Owned", NULL, 5000, "x", 1, &cc, &err),
+                     KNUT_OK);
+    knut_buf msg = KNUT_BUF_INIT;
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_OK);
+    assert_int_equal(msg.len, 5);
+    assert_memory_equal(msg.data, "hello", 5);
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_OK);
+    assert_memory_equal(msg.data, "world", 5);
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_EOF);
+    assert_int_equal(knut_net_grpc_client_call_finish(cc, NULL, &err), KNUT_OK);
+    knut_net_grpc_client_call_free(cc);
+    knut_buf_reset(&msg);
+    knut_net_grpc_channel_free(ch);
+    knut_net_grpc_server_free(s);
+    /* every message handed over was freed exactly once */
+    assert_int_equal(atomic_load(&owned_frees), 2);
+}
+
 static void test_in_process(void **state)
 {
     (void)state;
@@ -219,7 +275,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_to_code), cmocka_unit_test(test_code_to_status),
         cmocka_unit_test(test_metadata),       cmocka_unit_test(test_deadline),
-        cmocka_unit_test(test_in_process),     cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_in_process),     cmocka_unit_test(test_write_owned),     cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
