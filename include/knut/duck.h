@@ -195,7 +195,8 @@ KNUT_EXTERN knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *e
  * releases it) and its parameters (one child per placeholder, named "1",
  * "2", ...), as Arrow types from DuckDB's own bridge: the types its result
  * stream will have. Nothing runs. A parameter whose type DuckDB cannot
- * infer comes out as DuckDB reports it (often null or utf8). Errors:
+ * infer, or a column whose type depends on one (SELECT $1 + 1), is
+ * KNUT_EAGAIN: the schema is known only once the statement runs. Errors:
  * DuckDB's, KNUT_ENOMEM.
  */
 KNUT_EXTERN knut_status knut_duck_stmt_schema(knut_duck_stmt *stmt, struct ArrowSchema *out,

@@ -11,6 +11,7 @@
 #include "knut/graphar.h"
 #include "knut/graph.h"
 #include "knut/sync.h"
+#include "knut/serve.h"
 #include "knut/pipeline.h"
 
 #endif

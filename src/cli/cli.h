@@ -186,6 +186,8 @@ void knut_cli_log_setup(void);
 /* Subcommands. */
 int knut_cmd_sync(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_sync_spec;
+int knut_cmd_serve(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_serve_spec;
 int knut_cmd_query(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_query_spec;
 int knut_cmd_gar(int argc, char **argv);

@@ -36,8 +36,11 @@ static knut_status to_arrow(knut_duck_stmt *stmt, idx_t n, type_at_fn type_at,
         return knut_error_set(err, KNUT_ENOMEM, "%s: out of memory", what);
     for (idx_t i = 0; i < n; i++) {
         types[i] = type_at(stmt->prep, i);
-        if (!types[i]) {
-            st = knut_error_set(err, KNUT_EUNSUPPORTED, "%s: no type for column %llu", what,
+        duckdb_type id = types[i] ? duckdb_get_type_id(types[i]) : DUCKDB_TYPE_INVALID;
+        if (id == DUCKDB_TYPE_INVALID || id == DUCKDB_TYPE_ANY) {
+            /* e.g. SELECT $1 + 1: the parameter's value decides, at execution */
+            st = knut_error_set(err, KNUT_EAGAIN, "%s: the type of column %llu is known only "
+                                                  "when the statement runs", what,
                                 (unsigned long long)i + 1);
             goto cleanup;
         }

@@ -1,0 +1,69 @@
+/*
+ * knut serve: an Arrow Flight SQL server over the embedded SQL engine.
+ * BI tools and Arrow clients (the ADBC Flight SQL driver, pyarrow.flight)
+ * connect with gRPC, send SQL and get Arrow record batches back, streamed
+ * from DuckDB in bounded batches.
+ *
+ * The database is one DuckDB file opened read-only (or a private
+ * in-memory database, for tests and demos); each call runs on its own
+ * connection to it. docs/serve.md says what is served today and what is
+ * not yet.
+ */
+#ifndef KNUT_SERVE_H
+#define KNUT_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/core.h"
+#include "knut/net.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct knut_serve knut_serve;
+
+/* What one Flight message may carry, at most: ADBC's Go driver refuses
+ * messages over 16 MiB, so results are cut well below it. */
+#define KNUT_SERVE_DEFAULT_MAX_MESSAGE ((size_t)8 << 20)
+/* Requests (DoPut parameter batches, commands) up to this by default. */
+#define KNUT_SERVE_DEFAULT_MAX_RECEIVE ((size_t)16 << 20)
+/* Prepared statements open at once, over all clients. */
+#define KNUT_SERVE_MAX_PREPARED 1024
+
+#define KNUT_SERVE_OPTIONS_VERSION 1
+typedef struct knut_serve_options {
+    int version;            /* KNUT_SERVE_OPTIONS_VERSION */
+    const char *db_path;    /* DuckDB file, opened read-only; NULL: in-memory */
+    const char *addr;       /* IP:PORT; NULL: 127.0.0.1:0 (loopback, a free port) */
+    const knut_net_grpc_tls *tls; /* NULL: plaintext */
+    size_t max_receive;     /* per request message; 0: KNUT_SERVE_DEFAULT_MAX_RECEIVE */
+    size_t max_message;     /* per FlightData sent; 0: KNUT_SERVE_DEFAULT_MAX_MESSAGE */
+    int threads;            /* calls served at once; 0: 8 */
+    const char *init_sql;   /* in-memory database only: SQL run once at start */
+} knut_serve_options;
+#define KNUT_SERVE_OPTIONS_INIT {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL}
+
+/* Opens the database and binds the server (the port is known from here
+ * on); nothing is served before knut_serve_start. o is copied. Errors:
+ * KNUT_EINVAL (options; init_sql with a file), DuckDB's own (a file that
+ * is missing, locked by a writer, not a database), KNUT_EIO (cannot bind),
+ * KNUT_ENOMEM. The caller frees *out with knut_serve_free. */
+KNUT_EXTERN knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o,
+                                       knut_error *err);
+/* Starts serving on the server's call threads. */
+KNUT_EXTERN knut_status knut_serve_start(knut_serve *s, knut_error *err);
+/* The bound port. */
+KNUT_EXTERN int knut_serve_port(const knut_serve *s);
+/* Graceful stop: no new calls, streams in progress get grace_ms to end
+ * and are cancelled after it; returns once every call is over. */
+KNUT_EXTERN void knut_serve_shutdown(knut_serve *s, int64_t grace_ms);
+/* Shuts down (5 s grace) if needed and frees; NULL-safe. */
+KNUT_EXTERN void knut_serve_free(knut_serve *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_SERVE_H */

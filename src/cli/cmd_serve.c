@@ -1,0 +1,130 @@
+/*
+ * `knut serve`: an Arrow Flight SQL server over a DuckDB database file
+ * (the embedded graph store knut sync writes, or any DuckDB file), opened
+ * read-only. Serves until SIGINT/SIGTERM, then stops accepting, gives
+ * streams in progress --grace seconds, and exits 0.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knut/knut.h"
+
+typedef struct serve_args {
+    const char *db;
+    const char *addr;
+    const char *tls_cert, *tls_key, *tls_ca;
+    int64_t max_receive_mib;
+    int64_t max_message_mib;
+    int64_t threads;
+    double grace;
+    int memory;
+} serve_args;
+
+static const knut_cli_opt serve_opts[] = {
+    KNUT_CLI_OPT_STR("db", 0, serve_args, db, "FILE",
+                     "DuckDB database file to serve, opened read-only (e.g. the store of "
+                     "knut sync)"),
+    KNUT_CLI_OPT_FLAG("memory", 0, serve_args, memory,
+                      "serve an empty in-memory database instead (demos, client checks)"),
+    KNUT_CLI_OPT_STR("addr", 0, serve_args, addr, "IP:PORT",
+                     "address to listen on (default 127.0.0.1:32010; port 0: any free port)"),
+    KNUT_CLI_OPT_STR("tls-cert", 0, serve_args, tls_cert, "PEM",
+                     "server certificate chain: serve grpc+tls:// (with --tls-key)"),
+    KNUT_CLI_OPT_STR("tls-key", 0, serve_args, tls_key, "PEM", "the certificate's private key"),
+    KNUT_CLI_OPT_STR("tls-ca", 0, serve_args, tls_ca, "PEM",
+                     "require client certificates signed by this CA (mutual TLS)"),
+    KNUT_CLI_OPT_INT("max-receive", 0, serve_args, max_receive_mib, "MIB", 1, 1024,
+                     "largest request message in MiB (default 16)"),
+    KNUT_CLI_OPT_INT("max-message", 0, serve_args, max_message_mib, "MIB", 1, 1024,
+                     "largest result message in MiB (default 8; ADBC refuses over 16)"),
+    KNUT_CLI_OPT_INT("threads", 0, serve_args, threads, "N", 1, 64,
+                     "calls served at once (default 8)"),
+    KNUT_CLI_OPT_SECS("grace", serve_args, grace, 3600,
+                      "on SIGINT/SIGTERM, seconds streams get to finish (default 5)"),
+    KNUT_CLI_OPT_END,
+};
+
+const knut_cli_spec knut_cmd_serve_spec = {
+    .name = "serve",
+    .synopsis = "usage: knut serve --db FILE [OPTIONS]\n"
+                "       knut serve --memory [OPTIONS]\n",
+    .about = "Serves a DuckDB database over Arrow Flight SQL (gRPC): BI tools and\n"
+             "Arrow clients (the ADBC Flight SQL driver, pyarrow.flight) send SQL and\n"
+             "get Arrow record batches back. The file is opened read-only; while it\n"
+             "is served no other process can write it (DuckDB's file lock; see\n"
+             "docs/serve.md). Prints 'listening on IP:PORT' when ready.\n",
+    .opts = serve_opts,
+    .epilog =
+        "Examples:\n"
+        "  knut serve --db graph.duckdb\n"
+        "  knut serve --db graph.duckdb --addr 0.0.0.0:32010 --tls-cert s.pem --tls-key s.key\n"
+        "  python -c \"import adbc_driver_flightsql.dbapi as f; c = f.connect('grpc://127.0.0.1:32010');\n"
+        "    cur = c.cursor(); cur.execute('SELECT 42'); print(cur.fetch_arrow_table())\"\n"
+        "\n"
+        "Exit status: 0 stopped by a signal, 1 the server failed, 2 usage error.\n",
+};
+
+int knut_cmd_serve(int argc, char **argv)
+{
+    serve_args a = {0};
+    a.grace = 5;
+    int rc = knut_cli_args_parse(&knut_cmd_serve_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    if (!a.db == !a.memory)
+        return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
+                                   "give one of --db FILE or --memory");
+    if (!a.tls_cert != !a.tls_key)
+        return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
+                                   "--tls-cert and --tls-key go together");
+    if (a.tls_ca && !a.tls_cert)
+        return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
+                                   "--tls-ca (mutual TLS) needs --tls-cert and --tls-key");
+    if (!getenv("KNUT_LOG")) {
+        const char *fmt = getenv("KNUT_LOG_FORMAT");
+        int json = fmt ? strcmp(fmt, "json") == 0 : !isatty(STDERR_FILENO);
+        knut_log_set(KNUT_LOG_INFO, json ? knut_log_sink_json : knut_log_sink_human, stderr);
+    }
+    knut_error err = KNUT_ERROR_INIT;
+    knut_serve *s = NULL;
+    knut_net_grpc_tls tls = {a.tls_cert, a.tls_key, a.tls_ca, NULL};
+    knut_serve_options so = KNUT_SERVE_OPTIONS_INIT;
+    so.db_path = a.db;
+    so.addr = a.addr ? a.addr : "127.0.0.1:32010";
+    so.tls = a.tls_cert ? &tls : NULL;
+    so.max_receive = (size_t)a.max_receive_mib << 20;
+    so.max_message = (size_t)a.max_message_mib << 20;
+    so.threads = (int)a.threads;
+    rc = KNUT_EXIT_FAIL;
+    knut_status st = knut_signal_install(&err);
+    if (st == KNUT_OK)
+        st = knut_serve_new(&s, &so, &err);
+    if (st == KNUT_OK)
+        st = knut_serve_start(s, &err);
+    if (st != KNUT_OK) {
+        fprintf(stderr, "knut serve: %s\n", err.message);
+        rc = st == KNUT_EINVAL ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
+        goto cleanup;
+    }
+    /* the address with the real port, for scripts that asked for port 0 */
+    char host[128];
+    snprintf(host, sizeof host, "%s", so.addr);
+    char *colon = strrchr(host, ':');
+    if (colon)
+        *colon = 0;
+    printf("listening on %s:%d\n", host, knut_serve_port(s));
+    fflush(stdout);
+    while (!knut_signal_stop_requested())
+        knut_clock_sleep_ns(100 * 1000000);
+    KNUT_LOG(KNUT_LOG_INFO, "serve", "stopping (signal %d), %.1f s grace", knut_signal_last(),
+             a.grace);
+    knut_serve_shutdown(s, (int64_t)(a.grace * 1000));
+    rc = KNUT_EXIT_OK;
+cleanup:
+    knut_serve_free(s);
+    return rc;
+}

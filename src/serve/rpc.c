@@ -1,0 +1,347 @@
+/*
+ * The Flight RPCs, each a handler on the net part's gRPC server. Requests
+ * are read into buffers capped at the server's receive size, decoded with
+ * protobuf-c, and every failure becomes a status naming what was wrong:
+ * a request that does not decode INVALID_ARGUMENT, a command or action
+ * this server does not have UNIMPLEMENTED, DuckDB's errors by their kind.
+ */
+#include <string.h>
+
+#include "serve_int.h"
+
+/* Reads the one request message of a unary or server-streaming call. */
+static knut_status read_one(knut_serve *s, knut_net_grpc_call *call, knut_buf *msg,
+                            knut_error *err)
+{
+    knut_buf_init(msg, s->max_receive);
+    knut_status st = knut_net_grpc_call_read(call, msg, err);
+    if (st == KNUT_EOF)
+        return knut_error_set(err, KNUT_EPARSE, "%s: no request message",
+                              knut_net_grpc_call_method(call));
+    return st;
+}
+
+static knut_status write_msg(knut_net_grpc_call *call, const ProtobufCMessage *m,
+                             knut_error *err)
+{
+    knut_buf out = KNUT_BUF_INIT;
+    knut_status st = knut_serve__pack(m, &out, err);
+    if (st == KNUT_OK)
+        st = knut_net_grpc_call_write(call, out.data, out.len, err);
+    knut_buf_reset(&out);
+    return st;
+}
+
+/* Handshake: no authentication yet, so any client is welcome; the
+ * requests (none, or some) are read to the end and the call ends OK. */
+static knut_status rpc_handshake(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_serve *s = ctx;
+    knut_buf msg;
+    knut_buf_init(&msg, s->max_receive);
+    knut_status st;
+    while ((st = knut_net_grpc_call_read(call, &msg, err)) == KNUT_OK)
+        ;
+    knut_buf_reset(&msg);
+    return st == KNUT_EOF ? KNUT_OK : st;
+}
+
+/* ListFlights: there are no named flights here, only commands. */
+static knut_status rpc_list_flights(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_buf msg;
+    knut_status st = read_one(ctx, call, &msg, err);
+    Arrow__Flight__Protocol__Criteria *c =
+        st == KNUT_OK ? arrow__flight__protocol__criteria__unpack(NULL, msg.len,
+                                                                  (const uint8_t *)msg.data)
+                      : NULL;
+    if (st == KNUT_OK && !c)
+        st = knut_error_set(err, KNUT_EPARSE, "ListFlights: the Criteria does not decode");
+    if (c)
+        arrow__flight__protocol__criteria__free_unpacked(c, NULL);
+    knut_buf_reset(&msg);
+    return st;
+}
+
+/* The FlightInfo of the descriptor in msg, packed into out. */
+static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out,
+                               int schema_only, knut_error *err)
+{
+    Arrow__Flight__Protocol__FlightDescriptor *d = NULL;
+    knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
+    struct ArrowSchema schema = {0};
+    knut_buf sb = KNUT_BUF_INIT, ticket = KNUT_BUF_INIT;
+    knut_status st = knut_serve__descriptor_parse((const uint8_t *)msg->data, msg->len, &d, &cmd,
+                                                  err);
+    if (st == KNUT_OK)
+        st = knut_serve__sql_schema(s, &cmd, &schema, err);
+    if (st == KNUT_EAGAIN && !schema_only) {
+        /* known only once it runs (SELECT $1 + 1): an empty schema tells the
+         * client to take the stream's own */
+        knut_error_clear(err);
+        st = KNUT_OK;
+    } else if (st == KNUT_EAGAIN) {
+        st = knut_error_set(err, KNUT_EUNSUPPORTED, "the result's types depend on the "
+                                                    "parameters' values: they are known once "
+                                                    "the query runs (DoGet)");
+    } else if (st == KNUT_OK) {
+        st = knut_serve__schema_bytes(&schema, &sb, err);
+    }
+    if (st == KNUT_OK && schema_only) {
+        Arrow__Flight__Protocol__SchemaResult r = ARROW__FLIGHT__PROTOCOL__SCHEMA_RESULT__INIT;
+        r.schema.data = (uint8_t *)sb.data;
+        r.schema.len = sb.len;
+        st = knut_serve__pack(&r.base, out, err);
+    } else if (st == KNUT_OK) {
+        st = knut_serve__sql_ticket(&cmd, d->cmd.data, d->cmd.len, &ticket, err);
+        Arrow__Flight__Protocol__Ticket t = ARROW__FLIGHT__PROTOCOL__TICKET__INIT;
+        t.ticket.data = (uint8_t *)ticket.data;
+        t.ticket.len = ticket.len;
+        /* no locations: redeem the ticket here, on the same connection */
+        Arrow__Flight__Protocol__FlightEndpoint ep = ARROW__FLIGHT__PROTOCOL__FLIGHT_ENDPOINT__INIT;
+        ep.ticket = &t;
+        Arrow__Flight__Protocol__FlightEndpoint *eps[1] = {&ep};
+        Arrow__Flight__Protocol__FlightInfo fi = ARROW__FLIGHT__PROTOCOL__FLIGHT_INFO__INIT;
+        fi.schema.data = (uint8_t *)sb.data;
+        fi.schema.len = sb.len;
+        fi.flight_descriptor = d;
+        fi.n_endpoint = 1;
+        fi.endpoint = eps;
+        fi.total_records = -1;
+        fi.total_bytes = -1;
+        if (st == KNUT_OK)
+            st = knut_serve__pack(&fi.base, out, err);
+    }
+    knut_arrow_schema_release(&schema);
+    knut_buf_reset(&sb);
+    knut_buf_reset(&ticket);
+    knut_serve__cmd_reset(&cmd);
+    if (d)
+        arrow__flight__protocol__flight_descriptor__free_unpacked(d, NULL);
+    return st;
+}
+
+static knut_status rpc_get_flight_info(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_buf msg, out = KNUT_BUF_INIT;
+    knut_status st = read_one(ctx, call, &msg, err);
+    if (st == KNUT_OK)
+        st = flight_info(ctx, &msg, &out, 0, err);
+    if (st == KNUT_OK)
+        st = knut_net_grpc_call_write(call, out.data, out.len, err);
+    knut_buf_reset(&msg);
+    knut_buf_reset(&out);
+    return st;
+}
+
+/* PollFlightInfo: queries are not run ahead, so the info is final at once
+ * (no descriptor to poll again, progress 1). */
+static knut_status rpc_poll_flight_info(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_buf msg, out = KNUT_BUF_INIT;
+    Arrow__Flight__Protocol__FlightInfo *fi = NULL;
+    knut_status st = read_one(ctx, call, &msg, err);
+    if (st == KNUT_OK)
+        st = flight_info(ctx, &msg, &out, 0, err);
+    if (st == KNUT_OK &&
+        !(fi = arrow__flight__protocol__flight_info__unpack(NULL, out.len,
+                                                            (const uint8_t *)out.data)))
+        st = knut_error_set(err, KNUT_ENOMEM, "PollFlightInfo: out of memory");
+    if (st == KNUT_OK) {
+        Arrow__Flight__Protocol__PollInfo pi = ARROW__FLIGHT__PROTOCOL__POLL_INFO__INIT;
+        pi.info = fi;
+        pi._progress_case = ARROW__FLIGHT__PROTOCOL__POLL_INFO___PROGRESS_PROGRESS;
+        pi.progress = 1.0;
+        st = write_msg(call, &pi.base, err);
+    }
+    if (fi)
+        arrow__flight__protocol__flight_info__free_unpacked(fi, NULL);
+    knut_buf_reset(&msg);
+    knut_buf_reset(&out);
+    return st;
+}
+
+static knut_status rpc_get_schema(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_buf msg, out = KNUT_BUF_INIT;
+    knut_status st = read_one(ctx, call, &msg, err);
+    if (st == KNUT_OK)
+        st = flight_info(ctx, &msg, &out, 1, err);
+    if (st == KNUT_OK)
+        st = knut_net_grpc_call_write(call, out.data, out.len, err);
+    knut_buf_reset(&msg);
+    knut_buf_reset(&out);
+    return st;
+}
+
+static knut_status rpc_do_get(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_buf msg;
+    knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
+    knut_status st = read_one(ctx, call, &msg, err);
+    Arrow__Flight__Protocol__Ticket *t =
+        st == KNUT_OK ? arrow__flight__protocol__ticket__unpack(NULL, msg.len,
+                                                                (const uint8_t *)msg.data)
+                      : NULL;
+    if (st == KNUT_OK && !t)
+        st = knut_error_set(err, KNUT_EPARSE, "DoGet: the Ticket does not decode");
+    if (st == KNUT_OK)
+        st = knut_serve__cmd_parse(t->ticket.data, t->ticket.len, &cmd, err);
+    if (st == KNUT_OK)
+        st = knut_serve__sql_doget(ctx, call, &cmd, err);
+    knut_serve__cmd_reset(&cmd);
+    if (t)
+        arrow__flight__protocol__ticket__free_unpacked(t, NULL);
+    knut_buf_reset(&msg);
+    return st;
+}
+
+/* DoPut: parameters of a prepared statement. Updates need a writable
+ * database, which this server does not open. */
+static knut_status rpc_do_put(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_serve *s = ctx;
+    knut_buf msg;
+    knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
+    knut_buf_init(&msg, s->max_receive);
+    knut_status st = knut_net_grpc_call_read(call, &msg, err);
+    if (st == KNUT_EOF)
+        st = knut_error_set(err, KNUT_EPARSE, "DoPut: no FlightData was sent");
+    Arrow__Flight__Protocol__FlightData *fd =
+        st == KNUT_OK ? arrow__flight__protocol__flight_data__unpack(NULL, msg.len,
+                                                                     (const uint8_t *)msg.data)
+                      : NULL;
+    if (st == KNUT_OK && !fd)
+        st = knut_error_set(err, KNUT_EPARSE, "DoPut: the first message is not FlightData");
+    if (st == KNUT_OK && !fd->flight_descriptor)
+        st = knut_error_set(err, KNUT_EPARSE, "DoPut: the first FlightData has no descriptor");
+    if (st == KNUT_OK) {
+        const Arrow__Flight__Protocol__FlightDescriptor *d = fd->flight_descriptor;
+        if (d->type != ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD)
+            st = knut_error_set(err, KNUT_EUNSUPPORTED, "DoPut: only Flight SQL commands");
+        else
+            st = knut_serve__cmd_parse(d->cmd.data, d->cmd.len, &cmd, err);
+    }
+    if (st == KNUT_OK && cmd.kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
+        const Arrow__Flight__Protocol__Sql__CommandPreparedStatementQuery *p = (void *)cmd.msg;
+        st = knut_serve__prepared_bind(s, p->prepared_statement_handle.data,
+                                       p->prepared_statement_handle.len, call, fd, err);
+    } else if (st == KNUT_OK && (cmd.kind == KNUT_SERVE__CMD_STATEMENT_UPDATE ||
+                                 cmd.kind == KNUT_SERVE__CMD_PREPARED_UPDATE)) {
+        st = knut_error_set(err, KNUT_EUNSUPPORTED, "%s: the database is served read-only",
+                            cmd.name);
+    } else if (st == KNUT_OK) {
+        st = knut_error_set(err, KNUT_EUNSUPPORTED, "DoPut of %s is not served", cmd.name);
+    }
+    knut_serve__cmd_reset(&cmd);
+    if (fd)
+        arrow__flight__protocol__flight_data__free_unpacked(fd, NULL);
+    knut_buf_reset(&msg);
+    return st;
+}
+
+static const struct {
+    const char *type, *description;
+} actions[] = {
+    {"CreatePreparedStatement", "Prepare a SQL statement: its handle, result and parameter "
+                                "schemas"},
+    {"ClosePreparedStatement", "Forget a prepared statement"},
+    {"CancelFlightInfo", "Cancel a query (queries run only while their DoGet streams, so the "
+                         "answer is NOT_CANCELLABLE: cancel the DoGet)"},
+};
+
+static knut_status rpc_list_actions(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_buf msg;
+    knut_status st = read_one(ctx, call, &msg, err);
+    for (size_t i = 0; st == KNUT_OK && i < sizeof actions / sizeof actions[0]; i++) {
+        Arrow__Flight__Protocol__ActionType t = ARROW__FLIGHT__PROTOCOL__ACTION_TYPE__INIT;
+        t.type = (char *)actions[i].type;
+        t.description = (char *)actions[i].description;
+        st = write_msg(call, &t.base, err);
+    }
+    knut_buf_reset(&msg);
+    return st;
+}
+
+static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_serve *s = ctx;
+    knut_buf msg, out = KNUT_BUF_INIT;
+    knut_status st = read_one(s, call, &msg, err);
+    Arrow__Flight__Protocol__Action *a =
+        st == KNUT_OK ? arrow__flight__protocol__action__unpack(NULL, msg.len,
+                                                                (const uint8_t *)msg.data)
+                      : NULL;
+    if (st == KNUT_OK && !a)
+        st = knut_error_set(err, KNUT_EPARSE, "DoAction: the Action does not decode");
+    const char *type = a && a->type ? a->type : "";
+    if (st != KNUT_OK) {
+        /* nothing more */
+    } else if (strcmp(type, "CreatePreparedStatement") == 0) {
+        st = knut_serve__prepared_create(s, a->body.data, a->body.len, &out, err);
+        Arrow__Flight__Protocol__Result r = ARROW__FLIGHT__PROTOCOL__RESULT__INIT;
+        r.body.data = (uint8_t *)out.data;
+        r.body.len = out.len;
+        if (st == KNUT_OK)
+            st = write_msg(call, &r.base, err);
+    } else if (strcmp(type, "ClosePreparedStatement") == 0) {
+        st = knut_serve__prepared_close(s, a->body.data, a->body.len, err);
+    } else if (strcmp(type, "CancelFlightInfo") == 0) {
+        Arrow__Flight__Protocol__CancelFlightInfoRequest *req =
+            arrow__flight__protocol__cancel_flight_info_request__unpack(NULL, a->body.len,
+                                                                        a->body.data);
+        if (!req)
+            st = knut_error_set(err, KNUT_EPARSE, "CancelFlightInfo: the request does not "
+                                                  "decode");
+        Arrow__Flight__Protocol__CancelFlightInfoResult r =
+            ARROW__FLIGHT__PROTOCOL__CANCEL_FLIGHT_INFO_RESULT__INIT;
+        r.status =
+            ARROW__FLIGHT__PROTOCOL__CANCEL_FLIGHT_INFO_RESULT__CANCEL_STATUS__CANCEL_STATUS_NOT_CANCELLABLE;
+        knut_buf body = KNUT_BUF_INIT;
+        if (st == KNUT_OK)
+            st = knut_serve__pack(&r.base, &body, err);
+        Arrow__Flight__Protocol__Result res = ARROW__FLIGHT__PROTOCOL__RESULT__INIT;
+        res.body.data = (uint8_t *)body.data;
+        res.body.len = body.len;
+        if (st == KNUT_OK)
+            st = write_msg(call, &res.base, err);
+        knut_buf_reset(&body);
+        if (req)
+            arrow__flight__protocol__cancel_flight_info_request__free_unpacked(req, NULL);
+    } else {
+        char shown[96];
+        size_t k = 0;
+        for (const char *p = type; *p && k + 1 < sizeof shown; p++)
+            shown[k++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+        shown[k] = 0;
+        st = knut_error_set(err, KNUT_EUNSUPPORTED, "unknown action '%s'", shown);
+    }
+    if (a)
+        arrow__flight__protocol__action__free_unpacked(a, NULL);
+    knut_buf_reset(&msg);
+    knut_buf_reset(&out);
+    return st;
+}
+
+knut_status knut_serve__rpc_register(knut_serve *s, knut_error *err)
+{
+    static const struct {
+        const char *name;
+        knut_net_grpc_handler fn;
+    } methods[] = {
+        {SERVE_PKG "Handshake", rpc_handshake},
+        {SERVE_PKG "ListFlights", rpc_list_flights},
+        {SERVE_PKG "GetFlightInfo", rpc_get_flight_info},
+        {SERVE_PKG "PollFlightInfo", rpc_poll_flight_info},
+        {SERVE_PKG "GetSchema", rpc_get_schema},
+        {SERVE_PKG "DoGet", rpc_do_get},
+        {SERVE_PKG "DoPut", rpc_do_put},
+        {SERVE_PKG "DoAction", rpc_do_action},
+        {SERVE_PKG "ListActions", rpc_list_actions},
+    };
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; st == KNUT_OK && i < sizeof methods / sizeof methods[0]; i++)
+        st = knut_net_grpc_server_add_method(s->srv, methods[i].name, methods[i].fn, s, err);
+    return st;
+}

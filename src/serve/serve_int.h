@@ -1,0 +1,162 @@
+/*
+ * Internal to the serve part (the files of src/serve): the server's state, the
+ * Flight SQL commands as parsed from the wire, the encapsulated schemas,
+ * the FlightData stream a DoGet writes, and the handlers of each RPC
+ * family.
+ */
+#ifndef KNUT_SERVE_INT_H
+#define KNUT_SERVE_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "flight.pb-c.h"
+#include "flight_sql.pb-c.h"
+#include "knut/arrow.h"
+#include "knut/duck.h"
+#include "knut/serve.h"
+
+#define SERVE_LOG "serve"
+#define SERVE_PKG "/arrow.flight.protocol.FlightService/"
+/* SQL text in a command or a handle: a query, not a data file. */
+#define KNUT_SERVE__MAX_SQL ((size_t)1 << 20)
+/* Prepared statement handles are this many random bytes. */
+#define KNUT_SERVE__HANDLE_LEN 16
+
+/* ---- commands (wire.c) ---- */
+
+typedef enum knut_serve__cmd_kind {
+    KNUT_SERVE__CMD_STATEMENT_QUERY = 1,
+    KNUT_SERVE__CMD_STATEMENT_UPDATE,
+    KNUT_SERVE__CMD_TICKET_STATEMENT,
+    KNUT_SERVE__CMD_PREPARED_QUERY,
+    KNUT_SERVE__CMD_PREPARED_UPDATE,
+    KNUT_SERVE__CMD_GET_CATALOGS,
+    KNUT_SERVE__CMD_GET_DB_SCHEMAS,
+    KNUT_SERVE__CMD_GET_TABLES,
+    KNUT_SERVE__CMD_GET_TABLE_TYPES,
+    KNUT_SERVE__CMD_GET_SQL_INFO,
+} knut_serve__cmd_kind;
+
+/* A command unpacked from its Any: kind, the message's short name (for
+ * errors) and the unpacked message (owned). */
+typedef struct knut_serve__cmd {
+    knut_serve__cmd_kind kind;
+    const char *name;
+    ProtobufCMessage *msg;
+} knut_serve__cmd;
+#define KNUT_SERVE__CMD_INIT {0, NULL, NULL}
+
+/* Unpacks a serialized Any holding a Flight SQL command. Errors:
+ * KNUT_EPARSE (not an Any, or its value not the message its type names:
+ * INVALID_ARGUMENT), KNUT_EUNSUPPORTED (a type this server does not know:
+ * UNIMPLEMENTED, naming it). */
+knut_status knut_serve__cmd_parse(const uint8_t *data, size_t len, knut_serve__cmd *out,
+                                  knut_error *err);
+/* A FlightDescriptor's bytes to its command: it must be of type CMD. */
+knut_status knut_serve__descriptor_parse(const uint8_t *data, size_t len,
+                                         Arrow__Flight__Protocol__FlightDescriptor **desc,
+                                         knut_serve__cmd *out, knut_error *err);
+void knut_serve__cmd_reset(knut_serve__cmd *c);
+/* Unpacks an Any that must hold arrow.flight.protocol.sql.<name> (an
+ * action's body): KNUT_EINVAL for another type, KNUT_EPARSE for bytes that
+ * do not decode. The caller frees *out (protobuf_c_message_free_unpacked). */
+knut_status knut_serve__any_unpack(const uint8_t *data, size_t len, const char *name,
+                                   const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out,
+                                   knut_error *err);
+/* Packs m into an Any of type arrow.flight.protocol.sql.<name>, serialized
+ * into out (cleared first). */
+knut_status knut_serve__any_pack(const char *name, const ProtobufCMessage *m, knut_buf *out,
+                                 knut_error *err);
+/* Serializes m into out (cleared first). */
+knut_status knut_serve__pack(const ProtobufCMessage *m, knut_buf *out, knut_error *err);
+
+/* ---- Arrow pieces (flightdata.c) ---- */
+
+/* The encapsulated IPC form of schema (marker, length, Schema message,
+ * padding), as FlightInfo.schema and the prepared statement schemas carry
+ * it; into out (cleared first). */
+knut_status knut_serve__schema_bytes(const struct ArrowSchema *schema, knut_buf *out,
+                                     knut_error *err);
+
+/* Streams an Arrow C stream as FlightData messages on call: the schema
+ * first, then record batches, each message at most max_message bytes
+ * (a larger batch is cut in row halves until it fits). fix (may be NULL)
+ * adjusts the stream's schema first (nullability of metadata columns). The
+ * stream is read, not released. *rows gets the rows sent. */
+knut_status knut_serve__stream_send(knut_net_grpc_call *call, struct ArrowArrayStream *stream,
+                                    void (*fix)(struct ArrowSchema *), size_t max_message,
+                                    int64_t *rows, knut_error *err);
+
+/* Reads one FlightData's IPC message into an IPC stream in out (appends
+ * marker, length, header padded to 8, body). */
+knut_status knut_serve__flightdata_to_ipc(const Arrow__Flight__Protocol__FlightData *fd,
+                                          knut_buf *out, knut_error *err);
+
+/* ---- server state ---- */
+
+typedef struct knut_serve__prepared {
+    uint8_t handle[KNUT_SERVE__HANDLE_LEN];
+    char *sql;
+    knut_buf params; /* an IPC stream of the bound parameters; empty: none */
+} knut_serve__prepared;
+
+struct knut_serve {
+    knut_duck_db *db;
+    knut_net_grpc_server *srv;
+    size_t max_message;
+    size_t max_receive;
+    pthread_mutex_t lock; /* the prepared statements */
+    knut_serve__prepared *prepared;
+    size_t n_prepared, cap_prepared;
+};
+
+/* ---- RPC families ---- */
+
+/* sql.c: the schema a query command would return, and its rows. */
+knut_status knut_serve__sql_schema(knut_serve *s, const knut_serve__cmd *cmd,
+                                   struct ArrowSchema *out, knut_error *err);
+knut_status knut_serve__sql_doget(knut_serve *s, knut_net_grpc_call *call,
+                                  const knut_serve__cmd *cmd, knut_error *err);
+/* The ticket DoGet will get for cmd (the handle or the command itself). */
+knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cmd_bytes,
+                                   size_t cmd_len, knut_buf *out, knut_error *err);
+
+/* meta.c: Flight SQL metadata commands as queries on DuckDB's catalog. */
+knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *cmd,
+                                   struct ArrowArrayStream *out,
+                                   void (**fix)(struct ArrowSchema *), knut_error *err);
+
+/* The 4-column GetTables rows; then (meta_schema.c) the same rows read to
+ * their end with a fifth column, each table's schema in IPC form. */
+knut_status knut_serve__meta_tables(knut_duck_conn *conn,
+                                    const Arrow__Flight__Protocol__Sql__CommandGetTables *c,
+                                    struct ArrowArrayStream *out, knut_error *err);
+knut_status knut_serve__meta_tables_with_schema(knut_duck_conn *conn,
+                                                struct ArrowArrayStream *rows,
+                                                struct ArrowArrayStream *out, knut_error *err);
+
+/* prepared.c: the handle table and the actions and DoPut around it. */
+knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size_t len,
+                                        knut_buf *result, knut_error *err);
+knut_status knut_serve__prepared_close(knut_serve *s, const uint8_t *body, size_t len,
+                                       knut_error *err);
+knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size_t hlen,
+                                      knut_net_grpc_call *call,
+                                      const Arrow__Flight__Protocol__FlightData *first,
+                                      knut_error *err);
+/* A statement on conn for the handle, parameters bound; caller frees. */
+knut_status knut_serve__prepared_stmt(knut_serve *s, const uint8_t *handle, size_t hlen,
+                                      knut_duck_conn *conn, knut_duck_stmt **out,
+                                      knut_error *err);
+void knut_serve__prepared_free_all(knut_serve *s);
+/* params.c: binds row `row` of batch (one column per parameter, in order)
+ * to stmt's $1, $2, ...; the batch is read, not kept. */
+knut_status knut_serve__params_bind(knut_duck_stmt *stmt, const struct ArrowSchema *schema,
+                                    const struct ArrowArray *batch, int64_t row,
+                                    knut_error *err);
+
+/* rpc.c: registers every Flight method on the server. */
+knut_status knut_serve__rpc_register(knut_serve *s, knut_error *err);
+
+#endif /* KNUT_SERVE_INT_H */

@@ -1,0 +1,170 @@
+/*
+ * Queries: the schema a command's rows will have (GetFlightInfo,
+ * GetSchema), the ticket that fetches them, and the rows themselves
+ * (DoGet). A statement's schema comes from preparing it, so the query runs
+ * once, in DoGet. Its ticket is self-describing, TicketStatementQuery with
+ * the SQL itself as the handle, so nothing is kept between the two calls
+ * and any server of the same database can redeem it. Each call has its
+ * own DuckDB connection.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve_int.h"
+
+/* A statement handle: this byte, then the SQL text. */
+#define HANDLE_SQL 'Q'
+
+/* The SQL of a command as a NUL-terminated copy; caller frees. */
+static knut_status sql_copy(const char *p, size_t n, char **out, knut_error *err)
+{
+    *out = NULL;
+    if (n == 0)
+        return knut_error_set(err, KNUT_EINVAL, "empty query");
+    if (n > KNUT_SERVE__MAX_SQL)
+        return knut_error_set(err, KNUT_ETOOBIG, "query of %zu bytes over the %zu-byte cap", n,
+                              KNUT_SERVE__MAX_SQL);
+    if (memchr(p, 0, n))
+        return knut_error_set(err, KNUT_EINVAL, "query text holds a NUL byte");
+    if (!(*out = malloc(n + 1)))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    memcpy(*out, p, n);
+    (*out)[n] = 0;
+    return KNUT_OK;
+}
+
+/* The SQL text of a statement command or ticket. */
+static knut_status cmd_sql(const knut_serve__cmd *cmd, char **out, knut_error *err)
+{
+    if (cmd->kind == KNUT_SERVE__CMD_STATEMENT_QUERY) {
+        const Arrow__Flight__Protocol__Sql__CommandStatementQuery *q = (const void *)cmd->msg;
+        return sql_copy(q->query, strlen(q->query), out, err);
+    }
+    const Arrow__Flight__Protocol__Sql__TicketStatementQuery *t = (const void *)cmd->msg;
+    if (t->statement_handle.len < 1 || t->statement_handle.data[0] != HANDLE_SQL)
+        return knut_error_set(err, KNUT_EINVAL, "statement handle not made by this server");
+    return sql_copy((const char *)t->statement_handle.data + 1, t->statement_handle.len - 1, out,
+                    err);
+}
+
+/* A prepared statement for a query command, on conn. */
+static knut_status cmd_stmt(knut_serve *s, const knut_serve__cmd *cmd, knut_duck_conn *conn,
+                            knut_duck_stmt **out, knut_error *err)
+{
+    *out = NULL;
+    if (cmd->kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
+        const Arrow__Flight__Protocol__Sql__CommandPreparedStatementQuery *p =
+            (const void *)cmd->msg;
+        return knut_serve__prepared_stmt(s, p->prepared_statement_handle.data,
+                                         p->prepared_statement_handle.len, conn, out, err);
+    }
+    char *sql = NULL;
+    knut_status st = cmd_sql(cmd, &sql, err);
+    if (st == KNUT_OK && (st = knut_duck_stmt_prepare(out, conn, sql, err)) != KNUT_OK)
+        knut_duck_error_trim(err); /* DuckDB's reason without its echo of the SQL */
+    free(sql);
+    return st;
+}
+
+static int is_meta(knut_serve__cmd_kind k)
+{
+    return k == KNUT_SERVE__CMD_GET_CATALOGS || k == KNUT_SERVE__CMD_GET_DB_SCHEMAS ||
+           k == KNUT_SERVE__CMD_GET_TABLES || k == KNUT_SERVE__CMD_GET_TABLE_TYPES;
+}
+
+knut_status knut_serve__sql_schema(knut_serve *s, const knut_serve__cmd *cmd,
+                                   struct ArrowSchema *out, knut_error *err)
+{
+    out->release = NULL;
+    knut_duck_conn *conn = NULL;
+    knut_duck_stmt *stmt = NULL;
+    struct ArrowArrayStream rows = {0};
+    knut_status st;
+    if (cmd->kind != KNUT_SERVE__CMD_STATEMENT_QUERY &&
+        cmd->kind != KNUT_SERVE__CMD_PREPARED_QUERY && !is_meta(cmd->kind))
+        return knut_error_set(err, cmd->kind == KNUT_SERVE__CMD_TICKET_STATEMENT ? KNUT_EINVAL
+                                                                                : KNUT_EUNSUPPORTED,
+                              "%s is not served by GetFlightInfo/GetSchema", cmd->name);
+    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
+        return st;
+    if (is_meta(cmd->kind)) {
+        /* catalog queries are small: run one for its schema */
+        void (*fix)(struct ArrowSchema *) = NULL;
+        st = knut_serve__meta_query(conn, cmd, &rows, &fix, err);
+        int rc = st == KNUT_OK ? rows.get_schema(&rows, out) : 0;
+        if (rc)
+            st = knut_arrow_stream_error(&rows, rc, "catalog schema", err);
+        if (st == KNUT_OK && fix)
+            fix(out);
+    } else {
+        st = cmd_stmt(s, cmd, conn, &stmt, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_schema(stmt, out, err);
+    }
+    knut_arrow_stream_release(&rows);
+    knut_duck_stmt_free(stmt);
+    knut_duck_conn_close(conn);
+    return st;
+}
+
+knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cmd_bytes,
+                                   size_t cmd_len, knut_buf *out, knut_error *err)
+{
+    knut_buf_clear(out);
+    if (cmd->kind != KNUT_SERVE__CMD_STATEMENT_QUERY) {
+        /* prepared statements and catalog commands: the command is the ticket */
+        knut_buf_append(out, cmd_bytes, cmd_len);
+        return knut_buf_check(out, err);
+    }
+    const Arrow__Flight__Protocol__Sql__CommandStatementQuery *q = (const void *)cmd->msg;
+    size_t n = strlen(q->query);
+    knut_buf handle = KNUT_BUF_INIT;
+    knut_buf_putc(&handle, HANDLE_SQL);
+    knut_buf_append(&handle, q->query, n);
+    knut_status st = knut_buf_check(&handle, err);
+    if (st == KNUT_OK) {
+        Arrow__Flight__Protocol__Sql__TicketStatementQuery t =
+            ARROW__FLIGHT__PROTOCOL__SQL__TICKET_STATEMENT_QUERY__INIT;
+        t.statement_handle.data = (uint8_t *)handle.data;
+        t.statement_handle.len = handle.len;
+        st = knut_serve__any_pack("TicketStatementQuery", &t.base, out, err);
+    }
+    knut_buf_reset(&handle);
+    return st;
+}
+
+knut_status knut_serve__sql_doget(knut_serve *s, knut_net_grpc_call *call,
+                                  const knut_serve__cmd *cmd, knut_error *err)
+{
+    knut_duck_conn *conn = NULL;
+    knut_duck_stmt *stmt = NULL;
+    struct ArrowArrayStream rows = {0};
+    void (*fix)(struct ArrowSchema *) = NULL;
+    int64_t nrows = 0;
+    knut_status st;
+    if (cmd->kind != KNUT_SERVE__CMD_TICKET_STATEMENT &&
+        cmd->kind != KNUT_SERVE__CMD_PREPARED_QUERY && !is_meta(cmd->kind))
+        return knut_error_set(err, cmd->kind == KNUT_SERVE__CMD_STATEMENT_QUERY ? KNUT_EINVAL
+                                                                               : KNUT_EUNSUPPORTED,
+                              "%s is not a ticket of this server (get one from GetFlightInfo)",
+                              cmd->name);
+    int64_t t0 = knut_clock_mono_ns();
+    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
+        return st;
+    if (is_meta(cmd->kind)) {
+        st = knut_serve__meta_query(conn, cmd, &rows, &fix, err);
+    } else {
+        st = cmd_stmt(s, cmd, conn, &stmt, err);
+        if (st == KNUT_OK)
+            st = knut_duck_stmt_query(stmt, &rows, err);
+    }
+    if (st == KNUT_OK)
+        st = knut_serve__stream_send(call, &rows, fix, s->max_message, &nrows, err);
+    KNUT_LOG(KNUT_LOG_DEBUG, SERVE_LOG, "DoGet %s: %lld rows in %lld ms (%s)", cmd->name,
+             (long long)nrows, (long long)((knut_clock_mono_ns() - t0) / 1000000),
+             knut_strerror(st));
+    knut_arrow_stream_release(&rows);
+    knut_duck_stmt_free(stmt);
+    knut_duck_conn_close(conn);
+    return st;
+}
