@@ -1,0 +1,478 @@
+"""`knut serve` against real Flight SQL clients on loopback: pyarrow.flight
+(Flight with the Flight SQL commands packed by flightsql_wire), the ADBC
+Flight SQL driver (the Power BI path), and grpcio for raw bytes (message
+sizes, malformed requests). Each test starts its own server on a free port
+over a DuckDB file made with `knut query`.
+"""
+
+from __future__ import annotations
+
+import signal
+import struct
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pyarrow as pa
+import pyarrow.flight as fl
+import pytest
+
+import flightsql_wire as w
+
+SVC = "/arrow.flight.protocol.FlightService/"
+
+SETUP_SQL = """
+CREATE TABLE people (id INTEGER NOT NULL, name VARCHAR, score DOUBLE, born DATE,
+                     seen TIMESTAMP, paid DECIMAL(10, 2), ok BOOLEAN);
+INSERT INTO people VALUES
+  (1, 'ada', 9.5, DATE '1815-12-10', TIMESTAMP '2026-01-02 03:04:05', 12.34, true),
+  (2, NULL, NULL, NULL, NULL, NULL, NULL),
+  (3, 'grace', 7.25, DATE '1906-12-09', TIMESTAMP '2026-06-07 08:09:10', -5.00, false);
+CREATE SCHEMA graph;
+CREATE TABLE graph.knows (src INTEGER, dst INTEGER);
+CREATE VIEW adults AS SELECT id, name FROM people WHERE id > 1;
+"""
+
+
+class Server:
+    def __init__(self, knut: Path, db: Path | None, *extra: str):
+        args = [str(knut), "serve", "--addr", "127.0.0.1:0", *extra]
+        args += ["--db", str(db)] if db else ["--memory"]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.proc.kill()
+            raise RuntimeError(f"knut serve did not start: {line!r} {self.proc.stderr.read()}")
+        self.port = int(line.strip().rsplit(":", 1)[1])
+        self.uri = f"grpc://127.0.0.1:{self.port}"
+
+    def client(self) -> fl.FlightClient:
+        return fl.FlightClient(self.uri)
+
+    def stop(self, sig=signal.SIGTERM, timeout=20) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+
+
+@pytest.fixture
+def dbfile(knut, tmp_path) -> Path:
+    db = tmp_path / "store.duckdb"
+    subprocess.run([str(knut), "query", "--db", str(db), SETUP_SQL], check=True,
+                   stdout=subprocess.DEVNULL)
+    return db
+
+
+@pytest.fixture
+def server(knut, dbfile):
+    s = Server(knut, dbfile)
+    yield s
+    assert s.stop() == 0
+
+
+def info_of(c: fl.FlightClient, cmd: bytes) -> fl.FlightInfo:
+    return c.get_flight_info(fl.FlightDescriptor.for_command(cmd))
+
+
+def fetch(c: fl.FlightClient, cmd: bytes) -> tuple[fl.FlightInfo, pa.Table]:
+    info = info_of(c, cmd)
+    assert len(info.endpoints) == 1
+    return info, c.do_get(info.endpoints[0].ticket).read_all()
+
+
+def still_serves(c: fl.FlightClient) -> None:
+    _, t = fetch(c, w.statement_query("SELECT 1 AS one"))
+    assert t.column("one").to_pylist() == [1]
+
+
+# ---- statements through pyarrow.flight ----
+
+def test_query_schema_and_rows(server):
+    c = server.client()
+    info, t = fetch(c, w.statement_query("SELECT * FROM people ORDER BY id"))
+    assert info.schema == t.schema  # the DoGet stream has the FlightInfo's schema
+    assert info.total_records == -1 and info.total_bytes == -1
+    assert t.schema.field("id").type == pa.int32()
+    assert t.schema.field("name").type == pa.string()
+    assert t.schema.field("born").type == pa.date32()
+    assert t.schema.field("seen").type == pa.timestamp("us")
+    assert t.schema.field("paid").type == pa.decimal128(10, 2)
+    assert t.column("id").to_pylist() == [1, 2, 3]
+    assert t.column("name").to_pylist() == ["ada", None, "grace"]
+    assert t.column("paid").to_pylist()[2] == pa.scalar(-5, pa.decimal128(10, 2)).as_py()
+    assert t.column("ok").to_pylist() == [True, None, False]
+    # GetSchema answers the same schema without a ticket
+    sr = c.get_schema(fl.FlightDescriptor.for_command(w.statement_query("SELECT * FROM people")))
+    assert sr.schema == info.schema
+
+
+def test_empty_result_still_has_its_schema(server):
+    c = server.client()
+    info, t = fetch(c, w.statement_query("SELECT id, name FROM people WHERE false"))
+    assert t.num_rows == 0
+    assert t.schema.names == ["id", "name"] and info.schema == t.schema
+
+
+def raw_doget_sizes(port: int, ticket: bytes) -> list[int]:
+    """The byte size of every FlightData message of a DoGet, via grpcio."""
+    with grpc.insecure_channel(f"127.0.0.1:{port}",
+                               options=[("grpc.max_receive_message_length", -1)]) as ch:
+        call = ch.unary_stream(SVC + "DoGet")
+        return [len(m) for m in call(w.field_bytes(1, ticket), timeout=60)]
+
+
+def test_large_result_streams_in_bounded_messages(knut, dbfile):
+    # 1 MiB cap, rows of ~1 KiB: DuckDB's 2048-row chunks must be cut
+    s = Server(knut, dbfile, "--max-message", "1")
+    try:
+        c = s.client()
+        sql = "SELECT i, repeat('x', 1000) AS pad FROM range(20000) t(i)"
+        info, t = fetch(c, w.statement_query(sql))
+        assert t.num_rows == 20000
+        assert t.column("i").to_pylist() == list(range(20000))
+        sizes = raw_doget_sizes(s.port, info.endpoints[0].ticket.ticket)
+        assert len(sizes) > 20  # the schema, then many batches
+        assert max(sizes) <= 1 << 20
+    finally:
+        assert s.stop() == 0
+
+
+def test_many_rows_arrive_in_order(server):
+    c = server.client()
+    _, t = fetch(c, w.statement_query("SELECT i FROM range(300000) t(i)"))
+    assert t.num_rows == 300000
+    assert t.column("i")[299999].as_py() == 299999
+    # DuckDB's chunks are the batches: none is larger than its vector size
+    reader = c.do_get(info_of(c, w.statement_query("SELECT i FROM range(10000) t(i)"))
+                      .endpoints[0].ticket)
+    sizes = [chunk.data.num_rows for chunk in reader]
+    assert sum(sizes) == 10000 and max(sizes) <= 2048
+
+
+def test_bad_sql_is_invalid_argument(server):
+    c = server.client()
+    with pytest.raises(pa.ArrowInvalid, match="Parser Error: syntax error"):
+        info_of(c, w.statement_query("SELEC 1"))
+    with pytest.raises(pa.ArrowInvalid, match="Binder Error"):
+        info_of(c, w.statement_query("SELECT nope FROM people"))
+    still_serves(c)
+
+
+def test_unknown_table_is_not_found(server):
+    c = server.client()
+    with pytest.raises(pa.ArrowKeyError, match="Table with name missing does not exist"):
+        info_of(c, w.statement_query("SELECT * FROM missing"))
+    still_serves(c)
+
+
+def test_database_is_read_only(server):
+    c = server.client()
+    info = info_of(c, w.statement_query("INSERT INTO people VALUES (9, 'x', 1, NULL, NULL, 1, "
+                                        "true)"))
+    with pytest.raises(pa.ArrowInvalid, match="read-only"):
+        c.do_get(info.endpoints[0].ticket).read_all()
+    _, t = fetch(c, w.statement_query("SELECT count(*) AS n FROM people"))
+    assert t.column("n").to_pylist() == [3]
+
+
+def test_writer_is_refused_while_served(knut, server, dbfile):
+    # DuckDB's file lock: one writing process, or any number of readers
+    r = subprocess.run([str(knut), "query", "--db", str(dbfile), "INSERT INTO graph.knows "
+                        "VALUES (1, 2)"], capture_output=True, text=True)
+    assert r.returncode == 1 and "lock" in r.stderr
+    r = subprocess.run([str(knut), "query", "--db", str(dbfile), "--read-only", "-f", "csv",
+                        "SELECT count(*) FROM people"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "3"
+
+
+# ---- bad input: a clear status, and the server keeps serving ----
+
+def test_malformed_commands(server):
+    c = server.client()
+    with pytest.raises(pa.ArrowInvalid, match="not a serialized google.protobuf.Any"):
+        info_of(c, b"\xff\xff\xff\xff")
+    with pytest.raises(pa.ArrowInvalid, match="empty command"):
+        info_of(c, b"")
+    with pytest.raises(pa.ArrowNotImplementedError, match="command not recognized: "
+                                                          "'type.googleapis.com/x.Y'"):
+        info_of(c, w.field_bytes(1, "type.googleapis.com/x.Y") + w.field_bytes(2, b""))
+    # the right type name, bytes that are not that message
+    with pytest.raises(pa.ArrowInvalid, match="malformed CommandStatementQuery"):
+        info_of(c, w.any_pack("CommandStatementQuery", b"\x0a\xff\x01"))
+    # a command that is not a query command
+    with pytest.raises(pa.ArrowInvalid, match="TicketStatementQuery is not served by "
+                                              "GetFlightInfo"):
+        info_of(c, w.any_pack("TicketStatementQuery", w.field_bytes(1, b"QSELECT 1")))
+    with pytest.raises(pa.ArrowNotImplementedError, match="path descriptors"):
+        c.get_flight_info(fl.FlightDescriptor.for_path("people"))
+    with pytest.raises(pa.ArrowInvalid, match="not a ticket of this server"):
+        c.do_get(fl.Ticket(w.statement_query("SELECT 1"))).read_all()
+    with pytest.raises(pa.ArrowInvalid, match="statement handle not made by this server"):
+        c.do_get(fl.Ticket(w.any_pack("TicketStatementQuery", w.field_bytes(1, b"zzz")))).read_all()
+    with pytest.raises(pa.ArrowInvalid, match="NUL byte"):
+        c.do_get(fl.Ticket(w.any_pack("TicketStatementQuery",
+                                      w.field_bytes(1, b"QSELECT\x001")))).read_all()
+    still_serves(c)
+
+
+def test_raw_garbage_and_oversized_requests(knut, dbfile):
+    s = Server(knut, dbfile, "--max-receive", "1")
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{s.port}") as ch:
+            gfi = ch.unary_unary(SVC + "GetFlightInfo")
+            with pytest.raises(grpc.RpcError) as e:
+                gfi(b"\x0a\x05ab", timeout=10)  # a truncated FlightDescriptor
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "FlightDescriptor" in e.value.details()
+            with pytest.raises(grpc.RpcError) as e:  # over --max-receive 1 MiB
+                gfi(w.field_varint(1, 2) + w.field_bytes(2, b"x" * (2 << 20)), timeout=10)
+            assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            with pytest.raises(grpc.RpcError) as e:
+                ch.unary_unary(SVC + "DoExchange")(b"", timeout=10)
+            assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            with pytest.raises(grpc.RpcError) as e:
+                list(ch.unary_stream(SVC + "DoGet")(b"\x0a\x09short", timeout=10))
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        still_serves(s.client())
+    finally:
+        assert s.stop() == 0
+
+
+def test_client_gone_mid_stream(server):
+    c = server.client()
+    info = info_of(c, w.statement_query("SELECT i, repeat('y', 200) FROM range(50000000) t(i)"))
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+        it = ch.unary_stream(SVC + "DoGet")(w.field_bytes(1, info.endpoints[0].ticket.ticket),
+                                            timeout=60)
+        next(it), next(it)
+        it.cancel()
+    still_serves(c)
+
+
+# ---- the other Flight RPCs ----
+
+def test_actions_flights_handshake_poll(server):
+    c = server.client()
+    names = [a.type for a in c.list_actions()]
+    assert names == ["CreatePreparedStatement", "ClosePreparedStatement", "CancelFlightInfo"]
+    with pytest.raises(pa.ArrowNotImplementedError, match="unknown action 'CloseSession'"):
+        list(c.do_action(fl.Action("CloseSession", b"")))
+    assert list(c.list_flights()) == []
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+        # Handshake with no request messages (what the Go client sends)
+        assert list(ch.stream_stream(SVC + "Handshake")(iter(()), timeout=10)) == []
+        desc = w.field_varint(1, 2) + w.field_bytes(2, w.statement_query("SELECT 5 AS five"))
+        poll = w.decode(ch.unary_unary(SVC + "PollFlightInfo")(desc, timeout=10))
+        assert 1 in poll and 2 not in poll  # an info, and nothing left to poll
+        assert poll[3] == [struct.pack("<d", 1.0)]  # progress: done
+        finfo = w.decode(poll[1][0])
+        ticket = w.decode(w.decode(finfo[3][0])[1][0])[1][0]
+    t = c.do_get(fl.Ticket(ticket)).read_all()
+    assert t.column("five").to_pylist() == [5]
+
+
+# ---- prepared statements through pyarrow.flight ----
+
+def prepare(c: fl.FlightClient, sql: str) -> dict:
+    res = list(c.do_action(fl.Action("CreatePreparedStatement", w.create_prepared(sql))))
+    assert len(res) == 1
+    name, body = w.any_unpack(res[0].body.to_pybytes())
+    assert name == "arrow.flight.protocol.sql.ActionCreatePreparedStatementResult"
+    f = w.decode(body)
+    return {"handle": f[1][0], "dataset": f.get(2, [b""])[0], "params": f.get(3, [b""])[0]}
+
+
+def test_prepared_statement_with_parameters(server):
+    c = server.client()
+    p = prepare(c, "SELECT id, name FROM people WHERE id >= $1 AND name <> $2 ORDER BY id")
+    ds = pa.ipc.read_schema(pa.py_buffer(p["dataset"]))
+    assert ds.names == ["id", "name"]
+    ps = pa.ipc.read_schema(pa.py_buffer(p["params"]))
+    assert [f.type for f in ps] == [pa.int32(), pa.string()]
+    desc = fl.FlightDescriptor.for_command(w.prepared_query(p["handle"]))
+    params = pa.record_batch([pa.array([1], pa.int32()), pa.array(["ada"])], names=["1", "2"])
+    writer, reader = c.do_put(desc, params.schema)
+    writer.write_batch(params)
+    writer.done_writing()
+    put = reader.read()
+    assert w.decode(put.to_pybytes())[1][0] == p["handle"]  # the handle stays
+    writer.close()
+    info, t = fetch(c, w.prepared_query(p["handle"]))
+    assert t.to_pydict() == {"id": [3], "name": ["grace"]}
+    assert info.schema == t.schema
+    assert list(c.do_action(fl.Action("ClosePreparedStatement",
+                                      w.close_prepared(p["handle"])))) == []
+    with pytest.raises(pa.ArrowKeyError, match="unknown prepared statement handle"):
+        info_of(c, w.prepared_query(p["handle"]))
+    with pytest.raises(pa.ArrowKeyError, match="unknown prepared statement handle"):
+        list(c.do_action(fl.Action("ClosePreparedStatement", w.close_prepared(p["handle"]))))
+
+
+def test_prepared_statement_errors(server):
+    c = server.client()
+    with pytest.raises(pa.ArrowInvalid, match="Parser Error"):
+        prepare(c, "SELEC 1")
+    with pytest.raises(pa.ArrowInvalid, match="expected an Any of arrow.flight.protocol.sql."
+                                              "ActionCreatePreparedStatementRequest"):
+        list(c.do_action(fl.Action("CreatePreparedStatement", w.statement_query("SELECT 1"))))
+    p = prepare(c, "SELECT $1::INTEGER + 1 AS n")
+    with pytest.raises(pa.ArrowInvalid, match="takes 1 parameters and none were bound"):
+        fetch(c, w.prepared_query(p["handle"]))
+    # two rows of parameters: one per execution is served today
+    desc = fl.FlightDescriptor.for_command(w.prepared_query(p["handle"]))
+    two = pa.record_batch([pa.array([1, 2], pa.int32())], names=["1"])
+    writer, reader = c.do_put(desc, two.schema)
+    writer.write_batch(two)
+    with pytest.raises(pa.ArrowNotImplementedError, match="one row per execution"):
+        writer.done_writing()
+        reader.read()
+        writer.close()
+    still_serves(c)
+
+
+# ---- catalog commands: the exact schemas clients compare ----
+
+def test_catalogs_and_schemas(server):
+    c = server.client()
+    info, t = fetch(c, w.get_catalogs())
+    assert t.schema == pa.schema([pa.field("catalog_name", pa.string(), nullable=False)])
+    assert info.schema == t.schema
+    assert t.column(0).to_pylist() == ["store"]
+    _, t = fetch(c, w.get_db_schemas())
+    assert t.schema == pa.schema([pa.field("catalog_name", pa.string()),
+                                  pa.field("db_schema_name", pa.string(), nullable=False)])
+    assert t.to_pydict() == {"catalog_name": ["store", "store"],
+                             "db_schema_name": ["graph", "main"]}
+    _, t = fetch(c, w.get_db_schemas(catalog="store", pattern="gr%"))
+    assert t.column("db_schema_name").to_pylist() == ["graph"]
+    _, t = fetch(c, w.get_db_schemas(catalog="other"))
+    assert t.num_rows == 0
+
+
+def test_tables_four_and_five_columns(server):
+    c = server.client()
+    four = [pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string()),
+            pa.field("table_name", pa.string(), nullable=False),
+            pa.field("table_type", pa.string(), nullable=False)]
+    info, t = fetch(c, w.get_tables())
+    assert t.schema == pa.schema(four) and info.schema == t.schema
+    assert list(zip(t.column("db_schema_name").to_pylist(), t.column("table_name").to_pylist(),
+                    t.column("table_type").to_pylist())) == [
+        ("graph", "knows", "BASE TABLE"), ("main", "adults", "VIEW"),
+        ("main", "people", "BASE TABLE")]
+    _, t = fetch(c, w.get_tables(table_types=["VIEW"]))
+    assert t.column("table_name").to_pylist() == ["adults"]
+    _, t = fetch(c, w.get_tables(schema_pattern="ma_n", table_pattern="p%"))
+    assert t.column("table_name").to_pylist() == ["people"]
+    info, t = fetch(c, w.get_tables(table_pattern="people", include_schema=True))
+    assert t.schema == pa.schema(four + [pa.field("table_schema", pa.binary(), nullable=False)])
+    assert info.schema == t.schema
+    ts = pa.ipc.read_schema(pa.py_buffer(t.column("table_schema")[0].as_py()))
+    assert ts.names == ["id", "name", "score", "born", "seen", "paid", "ok"]
+    assert ts.field("paid").type == pa.decimal128(10, 2)
+
+
+def test_table_types(server):
+    c = server.client()
+    _, t = fetch(c, w.get_table_types())
+    assert t.schema == pa.schema([pa.field("table_type", pa.string(), nullable=False)])
+    assert t.column(0).to_pylist() == ["BASE TABLE", "LOCAL TEMPORARY", "VIEW"]
+
+
+def test_sql_info_is_not_served_yet(server):
+    c = server.client()
+    with pytest.raises(pa.ArrowNotImplementedError, match="CommandGetSqlInfo"):
+        info_of(c, w.any_pack("CommandGetSqlInfo", b""))
+
+
+# ---- the ADBC Flight SQL driver ----
+
+def test_adbc_driver(server):
+    import adbc_driver_flightsql.dbapi as flightsql
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Cannot disable autocommit": no transactions here
+        conn = flightsql.connect(server.uri)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT id, name FROM people ORDER BY id")
+        t = cur.fetch_arrow_table()
+        assert t.to_pydict() == {"id": [1, 2, 3], "name": ["ada", None, "grace"]}
+        cur.execute("SELECT name FROM people WHERE id = ?", parameters=(3,))
+        assert cur.fetchall() == [("grace",)]
+        cur.execute("SELECT ? + 1 AS y", parameters=(41,))  # a type known only when run
+        assert cur.fetchall() == [(42,)]
+        with pytest.raises(Exception, match="Parser Error"):
+            cur.execute("SELEC 1")
+        with pytest.raises(Exception, match="does not exist"):
+            cur.execute("SELECT * FROM missing")
+        cur.execute("SELECT count(*) FROM range(100000)")
+        assert cur.fetchone() == (100000,)
+        cur.close()
+        assert conn.adbc_get_table_types() == ["BASE TABLE", "LOCAL TEMPORARY", "VIEW"]
+        objs = conn.adbc_get_objects(depth="all").read_all().to_pylist()
+        assert [o["catalog_name"] for o in objs] == ["store"]
+        schemas = {s["db_schema_name"]: s for s in objs[0]["catalog_db_schemas"]}
+        assert sorted(schemas) == ["graph", "main"]
+        tables = {t["table_name"]: t for t in schemas["main"]["db_schema_tables"]}
+        assert sorted(tables) == ["adults", "people"]
+        assert [col["column_name"] for col in tables["people"]["table_columns"]] == [
+            "id", "name", "score", "born", "seen", "paid", "ok"]
+        ts = conn.adbc_get_table_schema("knows", db_schema_filter="graph")
+        assert ts.names == ["src", "dst"]
+    finally:
+        conn.close()
+
+
+# ---- lifecycle ----
+
+def test_sigterm_mid_stream_exits_zero(knut, dbfile):
+    s = Server(knut, dbfile, "--grace", "1")
+    c = s.client()
+    info = info_of(c, w.statement_query("SELECT i FROM range(1000000000) t(i)"))
+    reader = c.do_get(info.endpoints[0].ticket)
+    reader.read_chunk()  # the stream is running
+    got = {}
+
+    def drain():
+        try:
+            for _ in reader:
+                time.sleep(0.01)
+        except Exception as e:  # the stream is cancelled when the grace is over
+            got["error"] = e
+
+    th = threading.Thread(target=drain)
+    th.start()
+    assert s.stop(signal.SIGTERM, timeout=30) == 0
+    th.join(30)
+    assert not th.is_alive()
+
+
+def test_usage_errors(knut, tmp_path):
+    r = subprocess.run([str(knut), "serve"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--db FILE or --memory" in r.stderr
+    r = subprocess.run([str(knut), "serve", "--memory", "--tls-cert", "x.pem"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--tls-key" in r.stderr
+    r = subprocess.run([str(knut), "serve", "--db", str(tmp_path / "none.duckdb"), "--addr",
+                        "127.0.0.1:0"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "none.duckdb" in r.stderr
+    r = subprocess.run([str(knut), "serve", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "Arrow Flight SQL" in r.stdout
+
+
+def test_memory_database(knut):
+    s = Server(knut, None)
+    try:
+        _, t = fetch(s.client(), w.get_catalogs())
+        assert t.column(0).to_pylist() == ["memory"]
+    finally:
+        assert s.stop(signal.SIGINT) == 0
