@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -174,3 +175,28 @@ def pytest_collection_finish(session):
         raise pytest.UsageError(
             "a test module imported the graphar reference package in-process; "
             "use tests/integration/garref.py (subprocess) instead")
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> dict[str, Path]:
+    """A CA, a server certificate for 127.0.0.1/localhost and a client one
+    (TLS and mutual TLS tests: net's gRPC transport, knut serve)."""
+    if not shutil.which("openssl"):
+        pytest.fail("openssl not found", pytrace=False)
+    d = tmp_path_factory.mktemp("certs")
+    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+             "ca.pem", "-days", "2", "-subj", "/CN=knut test CA", cwd=d)
+    (d / "server.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    (d / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+    for name in ("server", "client"):
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
+                 f"{name}.csr", "-subj", f"/CN=knut test {name}", cwd=d)
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", "-extfile",
+                 f"{name}.ext", cwd=d)
+    return {n: d / n for n in ("ca.pem", "server.pem", "server.key", "client.pem",
+                               "client.key")}

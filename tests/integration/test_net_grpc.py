@@ -4,7 +4,8 @@ knut's side is tests/tools/knut_grpc_tool: `serve` runs an echo server over
 the knut gRPC server (service knut.test.Echo), `call` makes one call with
 the knut channel. grpcio calls the knut server with generic (bytes in,
 bytes out) method handles, and serves the knut client with a generic
-handler. Certificates for TLS and mutual TLS are made here with openssl.
+handler. Certificates for TLS and mutual TLS come from the `certs` fixture
+(conftest.py, made with openssl).
 Everything listens on 127.0.0.1, on ports the kernel picks.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import signal
 import subprocess
 import threading
@@ -47,30 +47,6 @@ def tool() -> pathlib.Path:
 
 
 # ---- certificates -----------------------------------------------------------
-
-
-def openssl(*args: str, cwd: pathlib.Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory) -> dict[str, pathlib.Path]:
-    """A CA, a server certificate for 127.0.0.1/localhost and a client one."""
-    if not shutil.which("openssl"):
-        pytest.fail("openssl not found", pytrace=False)
-    d = tmp_path_factory.mktemp("certs")
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
-            "ca.pem", "-days", "2", "-subj", "/CN=knut test CA", cwd=d)
-    (d / "server.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    (d / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
-    for name in ("server", "client"):
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
-                f"{name}.csr", "-subj", f"/CN=knut test {name}", cwd=d)
-        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", "-extfile",
-                f"{name}.ext", cwd=d)
-    return {n: d / n for n in ("ca.pem", "server.pem", "server.key", "client.pem",
-                               "client.key")}
 
 
 def read(p: pathlib.Path) -> bytes:

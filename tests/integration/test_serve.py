@@ -432,6 +432,49 @@ def test_adbc_driver(server):
         conn.close()
 
 
+# ---- TLS ----
+
+def test_tls_and_mutual_tls(knut, dbfile, certs):
+    import adbc_driver_flightsql.dbapi as flightsql
+    import warnings
+    ca = certs["ca.pem"].read_text()
+    s = Server(knut, dbfile, "--tls-cert", str(certs["server.pem"]), "--tls-key",
+               str(certs["server.key"]))
+    try:
+        uri = f"grpc+tls://127.0.0.1:{s.port}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            conn = flightsql.connect(uri, db_kwargs={
+                "adbc.flight.sql.client_option.tls_root_certs": ca})
+        cur = conn.cursor()
+        cur.execute("SELECT count(*) FROM people")
+        assert cur.fetchone() == (3,)
+        cur.close()
+        conn.close()
+        c = fl.FlightClient(uri, tls_root_certs=ca.encode())
+        still_serves(c)
+        with pytest.raises(fl.FlightUnavailableError):  # plaintext to a TLS port
+            fl.FlightClient(f"grpc://127.0.0.1:{s.port}").get_flight_info(
+                fl.FlightDescriptor.for_command(w.statement_query("SELECT 1")),
+                fl.FlightCallOptions(timeout=5))
+    finally:
+        assert s.stop() == 0
+    s = Server(knut, dbfile, "--tls-cert", str(certs["server.pem"]), "--tls-key",
+               str(certs["server.key"]), "--tls-ca", str(certs["ca.pem"]))
+    try:
+        uri = f"grpc+tls://127.0.0.1:{s.port}"
+        c = fl.FlightClient(uri, tls_root_certs=ca.encode(),
+                            cert_chain=certs["client.pem"].read_bytes(),
+                            private_key=certs["client.key"].read_bytes())
+        still_serves(c)
+        with pytest.raises(fl.FlightUnavailableError):  # no client certificate
+            fl.FlightClient(uri, tls_root_certs=ca.encode()).get_flight_info(
+                fl.FlightDescriptor.for_command(w.statement_query("SELECT 1")),
+                fl.FlightCallOptions(timeout=5))
+    finally:
+        assert s.stop() == 0
+
+
 # ---- lifecycle ----
 
 def test_sigterm_mid_stream_exits_zero(knut, dbfile):
