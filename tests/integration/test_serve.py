@@ -193,6 +193,30 @@ def test_writer_is_refused_while_served(knut, server, dbfile):
     assert r.returncode == 0 and r.stdout.splitlines()[-1] == "3"
 
 
+def test_concurrent_clients(server):
+    """Calls in parallel, each on its own DuckDB connection: every answer is its own."""
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            c = server.client()
+            for j in range(5):
+                n = 1000 * k + j + 1
+                _, t = fetch(c, w.statement_query(f"SELECT sum(i) AS s FROM range({n}) t(i)"))
+                assert t.column("s").to_pylist() == [n * (n - 1) // 2]
+                _, t = fetch(c, w.get_tables(table_pattern="people"))
+                assert t.column("table_name").to_pylist() == ["people"]
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(12)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors, errors[0]
+
+
 # ---- bad input: a clear status, and the server keeps serving ----
 
 def test_malformed_commands(server):
