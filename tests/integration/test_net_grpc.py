@@ -133,6 +133,16 @@ def test_server_streaming(knut_server):
         assert got == [b"0:ab", b"1:ab", b"2:ab", b"3:ab", b"4:ab"]
 
 
+def test_client_streaming_and_bidi(knut_server):
+    s = knut_server()
+    with grpc.insecure_channel(s.target) as ch:
+        bidi = ch.stream_stream(SVC + "Bidi")
+        got = list(bidi(iter([b"a", b"bc", b""]), timeout=10))
+        assert got == [b"0:a", b"1:bc", b"2:", b"total:3"]
+        # no request messages at all (Flight's Go client on Handshake)
+        assert list(bidi(iter(()), timeout=10)) == [b"total:0"]
+
+
 def test_receive_cap(knut_server):
     s = knut_server("--max-receive", "1024")
     with grpc.insecure_channel(s.target) as ch:

@@ -22,6 +22,8 @@
  *             call is cancelled first
  *   Endless   "tick N" every 50 ms until the server stops (then OK)
  *   Fail      NOT_FOUND through a handler that returns KNUT_ENOTFOUND
+ *   Bidi      bidirectional: "N:MSG" for each request as it comes, then
+ *             "total:N" once the client closes its side
  * Exit: 0 ok (call: the call's status was OK), 1 error, 2 usage.
  */
 #include <stdio.h>
@@ -64,6 +66,30 @@ static knut_status stream(void *ctx, knut_net_grpc_call *c, knut_error *err)
     for (long i = 0; st == KNUT_OK && i < n; i++) {
         knut_buf_clear(&msg);
         knut_buf_printf(&msg, "%ld:%s", i, req.data ? req.data : "");
+        st = knut_net_grpc_call_write(c, msg.data, msg.len, err);
+    }
+    knut_buf_reset(&req);
+    knut_buf_reset(&msg);
+    return st;
+}
+
+/* Bidirectional: answers each request message as it comes ("n:msg"), then
+ * one "total:N" after the client closes its side (the shape of Flight's
+ * Handshake and DoPut). */
+static knut_status bidi(void *ctx, knut_net_grpc_call *c, knut_error *err)
+{
+    knut_buf req = KNUT_BUF_INIT, msg = KNUT_BUF_INIT;
+    knut_status st;
+    long n = 0;
+    while ((st = knut_net_grpc_call_read(c, &req, err)) == KNUT_OK) {
+        knut_buf_clear(&msg);
+        knut_buf_printf(&msg, "%ld:%.*s", n++, (int)req.len, req.data ? req.data : "");
+        if ((st = knut_net_grpc_call_write(c, msg.data, msg.len, err)) != KNUT_OK)
+            break;
+    }
+    if (st == KNUT_EOF) {
+        knut_buf_clear(&msg);
+        knut_buf_printf(&msg, "total:%ld", n);
         st = knut_net_grpc_call_write(c, msg.data, msg.len, err);
     }
     knut_buf_reset(&req);
@@ -209,7 +235,8 @@ static int serve(args *a)
         const char *name;
         knut_net_grpc_handler fn;
     } methods[] = {{"Echo", echo}, {"Stream", stream}, {"Auth", auth}, {"Metadata", metadata},
-                   {"Slow", slow}, {"Endless", endless}, {"Fail", fail}};
+                   {"Slow", slow}, {"Endless", endless}, {"Fail", fail},
+                   {"Bidi", bidi}};
     if (knut_signal_install(&err) != KNUT_OK || knut_net_grpc_server_new(&s, &o, &err) != KNUT_OK)
         goto fail;
     for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
