@@ -128,6 +128,8 @@ typedef enum knut_arrow_type {
     KNUT_ARROW_LARGE_LIST,  /* "+L": int64 offsets, one child */
     KNUT_ARROW_STRUCT,      /* "+s": N children */
     KNUT_ARROW_MAP,         /* "+m": list<struct<key, value>> layout */
+    KNUT_ARROW_DENSE_UNION, /* "+ud:I,J,...": int8 type ids, int32 offsets, no validity;
+                               one child per type id (IPC: written, not read yet) */
     KNUT_ARROW_TYPE_COUNT
 } knut_arrow_type;
 
@@ -139,6 +141,7 @@ typedef enum knut_arrow_time_unit {
 } knut_arrow_time_unit;
 
 #define KNUT_ARROW_TZ_MAX 64
+#define KNUT_ARROW_UNION_MAX 128 /* type ids are 0..127 */
 
 /*
  * A parsed format string. Self-contained (no pointers into the schema) so it
@@ -153,6 +156,8 @@ typedef struct knut_arrow_type_info {
                             0 for BOOL (bits), NA and nested/var-length types */
     int32_t precision;   /* DECIMAL128 */
     int32_t scale;       /* DECIMAL128 */
+    int32_t n_type_ids;  /* DENSE_UNION: children, each with the type id at its index */
+    int8_t type_ids[KNUT_ARROW_UNION_MAX];
 } knut_arrow_type_info;
 
 /* Fills *out with `type` and its defaults (TIMESTAMP: microseconds, no tz;

@@ -23,6 +23,9 @@ knut_status knut_arrow_builder_new(knut_arrow_builder **out, const knut_arrow_ty
     KNUT_ASSERT_ARG(err, out != NULL);
     *out = NULL;
     KNUT_ASSERT_ARG(err, t != NULL);
+    if (t->type == KNUT_ARROW_DENSE_UNION)
+        return knut_error_set(err, KNUT_EUNSUPPORTED, "unions are not built by the builder: "
+                                                      "assemble them from built children");
     /* Printing the format checks the type is complete and consistent. */
     knut_status st = knut_arrow_format_print(t, fmt, sizeof(fmt), err);
     if (st != KNUT_OK)

@@ -167,9 +167,28 @@ static void param_set(knut_arrow_type_info *t, int64_t *flags, int param, int k,
 /* ---- encoding ---------------------------------------------------------- */
 
 /* Builds the Type table of t; *type_id gets its union member (0: none). */
+/* Union { mode: short (Sparse 0, Dense 1); typeIds: [int] }: written for
+ * dense unions only, and not read back (the reader refuses unions). */
+static knut_fb_ref union_encode(knut_fb_builder *b, const knut_arrow_type_info *t,
+                                uint8_t *type_id)
+{
+    int32_t ids[KNUT_ARROW_UNION_MAX];
+    for (int32_t i = 0; i < t->n_type_ids; i++)
+        ids[i] = t->type_ids[i];
+    knut_fb_ref v = knut_arrow__fb_vector_structs_create(b, ids, sizeof ids[0],
+                                                         (size_t)t->n_type_ids, 4);
+    knut_arrow__fb_table_start(b);
+    knut_arrow__fb_table_add_i16(b, 0, 1 /* Dense */, 0);
+    knut_arrow__fb_table_add_ref(b, 1, v);
+    *type_id = T_UNION;
+    return knut_arrow__fb_table_end(b);
+}
+
 knut_fb_ref knut_arrow__ipc_type_encode(knut_fb_builder *b, const knut_arrow_type_info *t,
                                         int64_t flags, uint8_t *type_id)
 {
+    if (t->type == KNUT_ARROW_DENSE_UNION)
+        return union_encode(b, t, type_id);
     size_t r = 0;
     while (r < N_TYPES && ipc_types[r].type != t->type)
         r++;

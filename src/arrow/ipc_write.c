@@ -313,6 +313,18 @@ static knut_status plan_array(plan *p, const struct ArrowArray *a, int64_t start
     int64_t nulls;
     knut_status st = KNUT_OK;
 
+    if (type == KNUT_ARROW_DENSE_UNION) {
+        /* V5: no validity; the type ids and offsets of the rows, then every
+         * child whole (the offsets point into the children, not rebased) */
+        w->nodes[2 * node] = len;
+        w->nodes[2 * node + 1] = 0;
+        buf_add(p, len ? (const uint8_t *)a->buffers[0] + ps : NULL, len);
+        buf_add(p, len ? (const uint8_t *)a->buffers[1] + ps * 4 : NULL, len * 4);
+        for (int64_t i = 0; i < a->n_children && !st; i++)
+            st = plan_array(p, a->children[i], 0, a->children[i]->length);
+        return st;
+    }
+
     if (type == KNUT_ARROW_NA)
         nulls = len;
     else if (!validity)

@@ -43,6 +43,7 @@ static const char *const type_names[KNUT_ARROW_TYPE_COUNT] = {
     [KNUT_ARROW_LARGE_LIST] = "large_list",
     [KNUT_ARROW_STRUCT] = "struct",
     [KNUT_ARROW_MAP] = "map",
+    [KNUT_ARROW_DENSE_UNION] = "dense_union",
 };
 
 const char *knut_arrow_type_name(knut_arrow_type type)
@@ -107,6 +108,8 @@ int knut_arrow_type_n_buffers(knut_arrow_type type)
         return 0;
     case KNUT_ARROW_STRUCT:
         return 1;
+    case KNUT_ARROW_DENSE_UNION: /* type ids, offsets: a union has no validity */
+        return 2;
     case KNUT_ARROW_UTF8:
     case KNUT_ARROW_LARGE_UTF8:
     case KNUT_ARROW_BINARY:
@@ -125,9 +128,34 @@ int knut_arrow_type_n_children(knut_arrow_type type)
     case KNUT_ARROW_MAP:
         return 1;
     case KNUT_ARROW_STRUCT:
+    case KNUT_ARROW_DENSE_UNION:
         return -1;
     default:
         return 0;
+    }
+}
+
+static int32_t parse_i32(const char **p);
+
+/* "+ud:I,J,...": the type ids, each 0..127, distinct. */
+static knut_status parse_union(const char *format, knut_arrow_type_info *out, knut_error *err)
+{
+    knut_arrow_type_info_init(out, KNUT_ARROW_DENSE_UNION);
+    const char *p = format + 4;
+    uint8_t seen[KNUT_ARROW_UNION_MAX] = {0};
+    if (*p == '\0')
+        return KNUT_OK; /* a union of no children */
+    for (;;) {
+        int32_t id = parse_i32(&p);
+        if (id < 0 || id >= KNUT_ARROW_UNION_MAX || seen[id] ||
+            out->n_type_ids == KNUT_ARROW_UNION_MAX)
+            return knut_error_set(err, KNUT_EINVAL, "bad union type ids in '%.64s'", format);
+        seen[id] = 1;
+        out->type_ids[out->n_type_ids++] = (int8_t)id;
+        if (*p == '\0')
+            return KNUT_OK;
+        if (*p++ != ',')
+            return knut_error_set(err, KNUT_EINVAL, "bad union type ids in '%.64s'", format);
     }
 }
 
@@ -298,6 +326,8 @@ knut_status knut_arrow_format_parse(const char *format, knut_arrow_type_info *ou
         return KNUT_OK;
     }
     case '+':
+        if (strncmp(format, "+ud:", 4) == 0)
+            return parse_union(format, out, err);
         if (format[2] == '\0') {
             switch (format[1]) {
             case 'l': knut_arrow_type_info_init(out, KNUT_ARROW_LIST); return KNUT_OK;
@@ -352,6 +382,17 @@ knut_status knut_arrow_format_print(const knut_arrow_type_info *t, char *buf, si
     case KNUT_ARROW_DECIMAL128:
         n = snprintf(buf, cap, "d:%d,%d", (int)t->precision, (int)t->scale);
         break;
+    case KNUT_ARROW_DENSE_UNION: {
+        if (t->n_type_ids < 0 || t->n_type_ids > KNUT_ARROW_UNION_MAX)
+            return knut_error_set(err, KNUT_EINVAL, "dense_union with %d type ids",
+                                  (int)t->n_type_ids);
+        n = snprintf(buf, cap, "+ud:");
+        for (int32_t i = 0; i < t->n_type_ids && n >= 0 && (size_t)n < cap; i++) {
+            int k = snprintf(buf + n, cap - (size_t)n, "%s%d", i ? "," : "", (int)t->type_ids[i]);
+            n = k < 0 ? k : n + k;
+        }
+        break;
+    }
     case KNUT_ARROW_TIME32:
     case KNUT_ARROW_TIME64:
         if ((t->type == KNUT_ARROW_TIME32) != (t->unit <= KNUT_ARROW_MILLI))
@@ -405,6 +446,10 @@ knut_status knut_arrow_schema_parse_type(const struct ArrowSchema *schema,
         if (schema->children[i] == NULL)
             return knut_error_set(err, KNUT_EINVAL, "schema child %lld is NULL", (long long)i);
     }
+    if (out->type == KNUT_ARROW_DENSE_UNION && schema->n_children != out->n_type_ids)
+        return knut_error_set(err, KNUT_EINVAL, "dense_union schema has %lld children and %d "
+                                                "type ids", (long long)schema->n_children,
+                              (int)out->n_type_ids);
     if (out->type == KNUT_ARROW_MAP) {
         const struct ArrowSchema *e = schema->children[0];
         if (e->format == NULL || strcmp(e->format, "+s") != 0 || e->n_children != 2)

@@ -206,6 +206,34 @@ static knut_status check_offsets(vctx *c, const knut_arrow_type_info *t,
     return KNUT_OK;
 }
 
+/* A dense union's type ids name its children, and each offset is a row of
+ * the child it names (DEFAULT: the IPC writer copies these buffers). */
+static knut_status check_union(vctx *c, const knut_arrow_type_info *t,
+                               const struct ArrowArray *a)
+{
+    int child_of[KNUT_ARROW_UNION_MAX];
+    for (int i = 0; i < KNUT_ARROW_UNION_MAX; i++)
+        child_of[i] = -1;
+    for (int32_t i = 0; i < t->n_type_ids; i++)
+        child_of[(uint8_t)t->type_ids[i]] = (int)i;
+    if (a->length > 0 && a->buffers[0] == NULL)
+        return fail(c, "type ids buffer is NULL at length %lld", (long long)a->length);
+    const int8_t *ids = a->buffers[0];
+    const int32_t *off = a->buffers[1];
+    for (int64_t i = 0; i < a->length; i++) {
+        int8_t id = ids[a->offset + i];
+        int k = id >= 0 ? child_of[id] : -1;
+        if (k < 0)
+            return fail(c, "type id %d at row %lld is not one of the union's", (int)id,
+                        (long long)i);
+        int32_t o = off[a->offset + i];
+        if (o < 0 || o >= a->children[k]->length)
+            return fail(c, "offset %d at row %lld is outside child %d (%lld rows)", (int)o,
+                        (long long)i, k, (long long)a->children[k]->length);
+    }
+    return KNUT_OK;
+}
+
 /* Dictionary indices in range (FULL). */
 static knut_status check_indices(vctx *c, const knut_arrow_type_info *t,
                                  const struct ArrowArray *a)
@@ -263,7 +291,11 @@ static knut_status validate_rec(vctx *c, const struct ArrowSchema *s, const stru
                     (long long)s->n_children);
     if (a->n_children > 0 && a->children == NULL)
         return fail(c, "children pointer is NULL");
-    if (nb >= 1 && a->null_count > 0 && a->buffers[0] == NULL)
+    if (t.type == KNUT_ARROW_DENSE_UNION && a->null_count != 0)
+        return fail(c, "a union has no nulls of its own (null_count %lld)",
+                    (long long)a->null_count);
+    if (t.type != KNUT_ARROW_DENSE_UNION && nb >= 1 && a->null_count > 0 &&
+        a->buffers[0] == NULL)
         return fail(c, "null_count %lld but no validity buffer", (long long)a->null_count);
     if (nb >= 2 && a->length > 0 && a->buffers[1] == NULL)
         return fail(c, "%s buffer is NULL at length %lld",
@@ -282,6 +314,11 @@ static knut_status validate_rec(vctx *c, const struct ArrowSchema *s, const stru
     }
 
     /* ---- DEFAULT / FULL: contents ---- */
+    if (c->level >= KNUT_ARROW_VALIDATE_DEFAULT && t.type == KNUT_ARROW_DENSE_UNION) {
+        st = check_union(c, &t, a);
+        if (st != KNUT_OK)
+            return st;
+    }
     if (c->level >= KNUT_ARROW_VALIDATE_DEFAULT && knut_arrow__offset_width(t.type) > 0) {
         st = check_offsets(c, &t, a);
         if (st != KNUT_OK)

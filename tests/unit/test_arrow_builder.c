@@ -449,6 +449,10 @@ static void test_arrow_builder__empty_arrays(void **state)
         knut_arrow_type_info_init(&t, (knut_arrow_type)k);
         if (k == KNUT_ARROW_FIXED_BINARY)
             t.byte_width = 4;
+        if (k == KNUT_ARROW_DENSE_UNION) { /* assembled from built children, not built */
+            assert_int_equal(knut_arrow_builder_new(&b, &t, "e", NULL), KNUT_EUNSUPPORTED);
+            continue;
+        }
         OK(knut_arrow_builder_new(&b, &t, "e", &e_));
         if (k == KNUT_ARROW_LIST || k == KNUT_ARROW_LARGE_LIST)
             OK(knut_arrow_builder_new_simple(&c, KNUT_ARROW_INT32, "item", &e_));

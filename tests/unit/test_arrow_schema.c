@@ -69,7 +69,7 @@ static void test_arrow_schema__format_rejects(void **state)
         assert_non_null(strstr(e.message, "format"));
     }
     knut_arrow_type_info t;
-    assert_int_equal(KNUT_EUNSUPPORTED, knut_arrow_format_parse("+ud:0,1", &t, NULL));
+    assert_int_equal(KNUT_EUNSUPPORTED, knut_arrow_format_parse("+us:0,1", &t, NULL));
     assert_int_equal(KNUT_EUNSUPPORTED, knut_arrow_format_parse("vu", &t, NULL));
     assert_int_equal(KNUT_EUNSUPPORTED, knut_arrow_format_parse("d:76,2,256", &t, NULL));
     /* A too-small print buffer is reported, not overflowed. */
