@@ -160,6 +160,9 @@ knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *
         knut_arrow_stream_release(&rows);
         return st;
     }
+    case KNUT_SERVE__CMD_GET_SQL_INFO:
+        *fix = NULL; /* built with the protocol's nullability */
+        return knut_serve__sqlinfo_query(conn, cmd, out, err);
     default:
         return knut_error_set(err, KNUT_EUNSUPPORTED, "%s is not served yet", cmd->name);
     }

@@ -136,6 +136,11 @@ knut_status knut_serve__meta_tables_with_schema(knut_duck_conn *conn,
                                                 struct ArrowArrayStream *rows,
                                                 struct ArrowArrayStream *out, knut_error *err);
 
+/* sqlinfo.c: the CommandGetSqlInfo rows (one batch) and their schema. */
+knut_status knut_serve__sqlinfo_query(knut_duck_conn *conn, const knut_serve__cmd *cmd,
+                                      struct ArrowArrayStream *out, knut_error *err);
+knut_status knut_serve__sqlinfo_schema(struct ArrowSchema *out, knut_error *err);
+
 /* prepared.c: the handle table and the actions and DoPut around it. */
 knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size_t len,
                                         knut_buf *result, knut_error *err);

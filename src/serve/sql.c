@@ -69,7 +69,8 @@ static knut_status cmd_stmt(knut_serve *s, const knut_serve__cmd *cmd, knut_duck
 static int is_meta(knut_serve__cmd_kind k)
 {
     return k == KNUT_SERVE__CMD_GET_CATALOGS || k == KNUT_SERVE__CMD_GET_DB_SCHEMAS ||
-           k == KNUT_SERVE__CMD_GET_TABLES || k == KNUT_SERVE__CMD_GET_TABLE_TYPES;
+           k == KNUT_SERVE__CMD_GET_TABLES || k == KNUT_SERVE__CMD_GET_TABLE_TYPES ||
+           k == KNUT_SERVE__CMD_GET_SQL_INFO;
 }
 
 knut_status knut_serve__sql_schema(knut_serve *s, const knut_serve__cmd *cmd,

@@ -411,10 +411,42 @@ def test_table_types(server):
     assert t.column(0).to_pylist() == ["BASE TABLE", "LOCAL TEMPORARY", "VIEW"]
 
 
-def test_sql_info_is_not_served_yet(server):
+SQL_INFO_SCHEMA = pa.schema([
+    pa.field("info_name", pa.uint32(), nullable=False),
+    pa.field("value", pa.dense_union([
+        pa.field("string_value", pa.string(), nullable=False),
+        pa.field("bool_value", pa.bool_(), nullable=False),
+        pa.field("bigint_value", pa.int64(), nullable=False),
+        pa.field("int32_bitmask", pa.int32(), nullable=False),
+        pa.field("string_list", pa.list_(pa.string()), nullable=False),
+        pa.field("int32_to_int32_list_map", pa.map_(pa.int32(), pa.list_(pa.int32())),
+                 nullable=False)], [0, 1, 2, 3, 4, 5]), nullable=False)])
+
+
+def sql_info(*ids: int) -> bytes:
+    return w.any_pack("CommandGetSqlInfo", w.field_bytes(1, b"".join(w.varint(i) for i in ids))
+                      if ids else b"")
+
+
+def test_sql_info(server):
     c = server.client()
-    with pytest.raises(pa.ArrowNotImplementedError, match="CommandGetSqlInfo"):
-        info_of(c, w.any_pack("CommandGetSqlInfo", b""))
+    info, t = fetch(c, sql_info())
+    assert t.schema == SQL_INFO_SCHEMA and info.schema == t.schema
+    got = {r["info_name"]: r["value"] for r in t.to_pylist()}
+    assert got[0] == "knut" and got[1].startswith("0.1.0 (DuckDB v")
+    assert got[3] is True and got[4] is True and got[5] is False
+    assert got[504] == '"'
+    assert got[507] == 3  # DuckDB's default: NULLS LAST, so sorted at the end
+    # arms: 8 is int32 (what ADBC reads), 503/505/507 bigint (what ODBC reads)
+    value = t.column("value").combine_chunks()
+    arm = {t.column("info_name")[i].as_py(): value.type_codes[i].as_py()
+           for i in range(t.num_rows)}
+    assert arm[8] == 3 and arm[503] == 2 and arm[0] == 0 and arm[3] == 1 and arm[508] == 4
+    # keywords and functions as DuckDB lists and categorizes them
+    assert "select" in got[508] and "bit_length" in got[509] and "ascii" in got[510]
+    # a chosen few, an unknown one left out
+    _, t = fetch(c, sql_info(8, 0, 99999))
+    assert t.to_pylist() == [{"info_name": 0, "value": "knut"}, {"info_name": 8, "value": 0}]
 
 
 # ---- the ADBC Flight SQL driver ----
@@ -441,6 +473,9 @@ def test_adbc_driver(server):
         cur.execute("SELECT count(*) FROM range(100000)")
         assert cur.fetchone() == (100000,)
         cur.close()
+        info = conn.adbc_get_info()  # read from GetSqlInfo
+        assert info["vendor_name"] == "knut"
+        assert info["vendor_version"].startswith("0.1.0 (DuckDB v")
         assert conn.adbc_get_table_types() == ["BASE TABLE", "LOCAL TEMPORARY", "VIEW"]
         objs = conn.adbc_get_objects(depth="all").read_all().to_pylist()
         assert [o["catalog_name"] for o in objs] == ["store"]
