@@ -28,7 +28,8 @@ extern "C" {
  * Types: null, bool, int8..int64, uint8..uint64, half/float/double, utf8,
  * large_utf8, binary, large_binary, fixed_size_binary, decimal128, date32,
  * date64, time32/64, timestamp (unit + timezone), duration, intervals,
- * list, large_list, struct, map. Field names, nullability and the schema's
+ * list, large_list, struct, map; dense_union is written, not read. Field
+ * names, nullability and the schema's
  * and fields' custom metadata are kept. Written and read on little-endian
  * hosts only.
  */
