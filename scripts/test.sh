@@ -87,7 +87,7 @@ done
 step "integration tests (real peers)"
 KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q
 
-step "sync integration tests against the ASan + UBSan build of knut"
+step "sync and serve integration tests against the ASan + UBSan build of knut"
 asan_logs=$(mktemp -d)
 ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
   UBSAN_OPTIONS="print_stacktrace=1:log_path=$asan_logs/ubsan" \
@@ -95,4 +95,4 @@ ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
   san_run "$asan_logs" .venv/bin/python -m pytest -q \
     tests/integration/test_sync_crash.py tests/integration/test_sync_bad_input.py \
     tests/integration/test_sync_outage.py tests/integration/test_sync_shared.py \
-    tests/integration/test_sync_secrets.py
+    tests/integration/test_sync_secrets.py tests/integration/test_serve.py
