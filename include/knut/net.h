@@ -406,8 +406,9 @@ KNUT_EXTERN knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const vo
  * and calls free_fn(data) once it has sent it (possibly after this
  * returns, on a gRPC thread); free_fn is called on failure too. For large
  * responses (Flight's record batches) built in memory of their own. */
+typedef void (*knut_net_grpc_free_fn)(void *data);
 KNUT_EXTERN knut_status knut_net_grpc_call_write_owned(knut_net_grpc_call *c, void *data,
-                                                       size_t len, void (*free_fn)(void *),
+                                                       size_t len, knut_net_grpc_free_fn free_fn,
                                                        knut_error *err);
 /* Ends the call with code, message (may be NULL) and trailers (may be
  * NULL), all borrowed for the call; later writes are refused. Errors:

@@ -149,7 +149,7 @@ knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data, si
  * caller's data and free function, one per message. */
 typedef struct owned {
     void *data;
-    void (*free_fn)(void *);
+    knut_net_grpc_free_fn free_fn;
 } owned;
 
 static void owned_destroy(void *p)
@@ -160,7 +160,7 @@ static void owned_destroy(void *p)
 }
 
 knut_status knut_net_grpc_call_write_owned(knut_net_grpc_call *c, void *data, size_t len,
-                                           void (*free_fn)(void *), knut_error *err)
+                                           knut_net_grpc_free_fn free_fn, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, c && free_fn && (data || len == 0));
     knut_status st = write_check(c, len, err);

@@ -283,7 +283,7 @@ knut_status knut_serve__stream_send(knut_net_grpc_call *call, struct ArrowArrayS
     return st;
 }
 
-knut_status knut_serve__flightdata_to_ipc(const Arrow__Flight__Protocol__FlightData *fd,
+knut_status knut_serve__flightdata_to_ipc(const KnutServe__FlightData *fd,
                                           knut_buf *out, knut_error *err)
 {
     static const uint8_t zeros[8];

@@ -67,7 +67,7 @@ static knut_status run(knut_duck_conn *conn, const char *sql, knut_duck_stmt **s
 }
 
 static knut_status get_db_schemas(knut_duck_conn *conn,
-                                  const Arrow__Flight__Protocol__Sql__CommandGetDbSchemas *c,
+                                  const KnutServe__Flightsql__CommandGetDbSchemas *c,
                                   struct ArrowArrayStream *out, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
@@ -92,7 +92,7 @@ static knut_status get_db_schemas(knut_duck_conn *conn,
 
 /* The types filter is one placeholder per type: values stay parameters. */
 knut_status knut_serve__meta_tables(knut_duck_conn *conn,
-                                    const Arrow__Flight__Protocol__Sql__CommandGetTables *c,
+                                    const KnutServe__Flightsql__CommandGetTables *c,
                                     struct ArrowArrayStream *out, knut_error *err)
 {
     if (c->n_table_types > MAX_TABLE_TYPES)
@@ -149,7 +149,7 @@ knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *
         return knut_duck_query(conn, "SELECT * FROM (VALUES ('BASE TABLE'), ('LOCAL TEMPORARY'),"
                                      " ('VIEW')) t(table_type) ORDER BY 1", out, err);
     case KNUT_SERVE__CMD_GET_TABLES: {
-        const Arrow__Flight__Protocol__Sql__CommandGetTables *c = (const void *)cmd->msg;
+        const KnutServe__Flightsql__CommandGetTables *c = (const void *)cmd->msg;
         *fix = fix_tables;
         if (!c->include_schema)
             return knut_serve__meta_tables(conn, c, out, err);

@@ -50,11 +50,11 @@ knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size
     knut_serve__prepared e = {0};
     knut_status st = knut_serve__any_unpack(
         body, len, "ActionCreatePreparedStatementRequest",
-        &arrow__flight__protocol__sql__action_create_prepared_statement_request__descriptor, &m,
+        &knut_serve__flightsql__action_create_prepared_statement_request__descriptor, &m,
         err);
     if (st != KNUT_OK)
         goto cleanup;
-    const Arrow__Flight__Protocol__Sql__ActionCreatePreparedStatementRequest *req = (void *)m;
+    const KnutServe__Flightsql__ActionCreatePreparedStatementRequest *req = (void *)m;
     size_t n = strlen(req->query);
     if (n == 0 || n > KNUT_SERVE__MAX_SQL) {
         st = knut_error_set(err, n ? KNUT_ETOOBIG : KNUT_EINVAL, "query of %zu bytes (1 to %zu)",
@@ -114,8 +114,8 @@ knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size
     if (st != KNUT_OK)
         goto cleanup;
 
-    Arrow__Flight__Protocol__Sql__ActionCreatePreparedStatementResult r =
-        ARROW__FLIGHT__PROTOCOL__SQL__ACTION_CREATE_PREPARED_STATEMENT_RESULT__INIT;
+    KnutServe__Flightsql__ActionCreatePreparedStatementResult r =
+        KNUT_SERVE__FLIGHTSQL__ACTION_CREATE_PREPARED_STATEMENT_RESULT__INIT;
     r.prepared_statement_handle.data = e.handle;
     r.prepared_statement_handle.len = sizeof e.handle;
     r.dataset_schema.data = (uint8_t *)dsb.data;
@@ -149,11 +149,11 @@ knut_status knut_serve__prepared_close(knut_serve *s, const uint8_t *body, size_
     ProtobufCMessage *m = NULL;
     knut_status st = knut_serve__any_unpack(
         body, len, "ActionClosePreparedStatementRequest",
-        &arrow__flight__protocol__sql__action_close_prepared_statement_request__descriptor, &m,
+        &knut_serve__flightsql__action_close_prepared_statement_request__descriptor, &m,
         err);
     if (st != KNUT_OK)
         return st;
-    const Arrow__Flight__Protocol__Sql__ActionClosePreparedStatementRequest *req = (void *)m;
+    const KnutServe__Flightsql__ActionClosePreparedStatementRequest *req = (void *)m;
     pthread_mutex_lock(&s->lock);
     knut_serve__prepared *p = find(s, req->prepared_statement_handle.data,
                                    req->prepared_statement_handle.len);
@@ -197,7 +197,7 @@ static knut_status params_check(const knut_buf *bytes, knut_error *err)
 
 knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size_t hlen,
                                       knut_net_grpc_call *call,
-                                      const Arrow__Flight__Protocol__FlightData *first,
+                                      const KnutServe__FlightData *first,
                                       knut_error *err)
 {
     knut_buf ipc, msg;
@@ -211,15 +211,15 @@ knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size
             st = KNUT_OK;
             break;
         }
-        Arrow__Flight__Protocol__FlightData *fd =
-            st == KNUT_OK ? arrow__flight__protocol__flight_data__unpack(
+        KnutServe__FlightData *fd =
+            st == KNUT_OK ? knut_serve__flight_data__unpack(
                                 NULL, msg.len, (const uint8_t *)msg.data)
                           : NULL;
         if (st == KNUT_OK && !fd)
             st = knut_error_set(err, KNUT_EPARSE, "DoPut: a message that is not FlightData");
         if (fd) {
             st = knut_serve__flightdata_to_ipc(fd, &ipc, err);
-            arrow__flight__protocol__flight_data__free_unpacked(fd, NULL);
+            knut_serve__flight_data__free_unpacked(fd, NULL);
         }
     }
     if (st == KNUT_OK && ipc.len == 0)
@@ -240,15 +240,15 @@ knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size
     }
     if (st == KNUT_OK) {
         /* the handle stays the same: say so, as the protocol allows */
-        Arrow__Flight__Protocol__Sql__DoPutPreparedStatementResult r =
-            ARROW__FLIGHT__PROTOCOL__SQL__DO_PUT_PREPARED_STATEMENT_RESULT__INIT;
+        KnutServe__Flightsql__DoPutPreparedStatementResult r =
+            KNUT_SERVE__FLIGHTSQL__DO_PUT_PREPARED_STATEMENT_RESULT__INIT;
         r._prepared_statement_handle_case =
-            ARROW__FLIGHT__PROTOCOL__SQL__DO_PUT_PREPARED_STATEMENT_RESULT___PREPARED_STATEMENT_HANDLE_PREPARED_STATEMENT_HANDLE;
+            KNUT_SERVE__FLIGHTSQL__DO_PUT_PREPARED_STATEMENT_RESULT___PREPARED_STATEMENT_HANDLE_PREPARED_STATEMENT_HANDLE;
         r.prepared_statement_handle.data = (uint8_t *)handle;
         r.prepared_statement_handle.len = hlen;
         knut_buf meta = KNUT_BUF_INIT;
         st = knut_serve__pack(&r.base, &meta, err);
-        Arrow__Flight__Protocol__PutResult pr = ARROW__FLIGHT__PROTOCOL__PUT_RESULT__INIT;
+        KnutServe__PutResult pr = KNUT_SERVE__PUT_RESULT__INIT;
         pr.app_metadata.data = (uint8_t *)meta.data;
         pr.app_metadata.len = meta.len;
         if (st == KNUT_OK)

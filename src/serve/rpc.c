@@ -51,14 +51,14 @@ static knut_status rpc_list_flights(void *ctx, knut_net_grpc_call *call, knut_er
 {
     knut_buf msg;
     knut_status st = read_one(ctx, call, &msg, err);
-    Arrow__Flight__Protocol__Criteria *c =
-        st == KNUT_OK ? arrow__flight__protocol__criteria__unpack(NULL, msg.len,
+    KnutServe__Criteria *c =
+        st == KNUT_OK ? knut_serve__criteria__unpack(NULL, msg.len,
                                                                   (const uint8_t *)msg.data)
                       : NULL;
     if (st == KNUT_OK && !c)
         st = knut_error_set(err, KNUT_EPARSE, "ListFlights: the Criteria does not decode");
     if (c)
-        arrow__flight__protocol__criteria__free_unpacked(c, NULL);
+        knut_serve__criteria__free_unpacked(c, NULL);
     knut_buf_reset(&msg);
     return st;
 }
@@ -67,7 +67,7 @@ static knut_status rpc_list_flights(void *ctx, knut_net_grpc_call *call, knut_er
 static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out,
                                int schema_only, knut_error *err)
 {
-    Arrow__Flight__Protocol__FlightDescriptor *d = NULL;
+    KnutServe__FlightDescriptor *d = NULL;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
     struct ArrowSchema schema = {0};
     knut_buf sb = KNUT_BUF_INIT, ticket = KNUT_BUF_INIT;
@@ -88,20 +88,20 @@ static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out
         st = knut_serve__schema_bytes(&schema, &sb, err);
     }
     if (st == KNUT_OK && schema_only) {
-        Arrow__Flight__Protocol__SchemaResult r = ARROW__FLIGHT__PROTOCOL__SCHEMA_RESULT__INIT;
+        KnutServe__SchemaResult r = KNUT_SERVE__SCHEMA_RESULT__INIT;
         r.schema.data = (uint8_t *)sb.data;
         r.schema.len = sb.len;
         st = knut_serve__pack(&r.base, out, err);
     } else if (st == KNUT_OK) {
         st = knut_serve__sql_ticket(&cmd, d->cmd.data, d->cmd.len, &ticket, err);
-        Arrow__Flight__Protocol__Ticket t = ARROW__FLIGHT__PROTOCOL__TICKET__INIT;
+        KnutServe__Ticket t = KNUT_SERVE__TICKET__INIT;
         t.ticket.data = (uint8_t *)ticket.data;
         t.ticket.len = ticket.len;
         /* no locations: redeem the ticket here, on the same connection */
-        Arrow__Flight__Protocol__FlightEndpoint ep = ARROW__FLIGHT__PROTOCOL__FLIGHT_ENDPOINT__INIT;
+        KnutServe__FlightEndpoint ep = KNUT_SERVE__FLIGHT_ENDPOINT__INIT;
         ep.ticket = &t;
-        Arrow__Flight__Protocol__FlightEndpoint *eps[1] = {&ep};
-        Arrow__Flight__Protocol__FlightInfo fi = ARROW__FLIGHT__PROTOCOL__FLIGHT_INFO__INIT;
+        KnutServe__FlightEndpoint *eps[1] = {&ep};
+        KnutServe__FlightInfo fi = KNUT_SERVE__FLIGHT_INFO__INIT;
         fi.schema.data = (uint8_t *)sb.data;
         fi.schema.len = sb.len;
         fi.flight_descriptor = d;
@@ -117,7 +117,7 @@ static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out
     knut_buf_reset(&ticket);
     knut_serve__cmd_reset(&cmd);
     if (d)
-        arrow__flight__protocol__flight_descriptor__free_unpacked(d, NULL);
+        knut_serve__flight_descriptor__free_unpacked(d, NULL);
     return st;
 }
 
@@ -139,23 +139,23 @@ static knut_status rpc_get_flight_info(void *ctx, knut_net_grpc_call *call, knut
 static knut_status rpc_poll_flight_info(void *ctx, knut_net_grpc_call *call, knut_error *err)
 {
     knut_buf msg, out = KNUT_BUF_INIT;
-    Arrow__Flight__Protocol__FlightInfo *fi = NULL;
+    KnutServe__FlightInfo *fi = NULL;
     knut_status st = read_one(ctx, call, &msg, err);
     if (st == KNUT_OK)
         st = flight_info(ctx, &msg, &out, 0, err);
     if (st == KNUT_OK &&
-        !(fi = arrow__flight__protocol__flight_info__unpack(NULL, out.len,
+        !(fi = knut_serve__flight_info__unpack(NULL, out.len,
                                                             (const uint8_t *)out.data)))
         st = knut_error_set(err, KNUT_ENOMEM, "PollFlightInfo: out of memory");
     if (st == KNUT_OK) {
-        Arrow__Flight__Protocol__PollInfo pi = ARROW__FLIGHT__PROTOCOL__POLL_INFO__INIT;
+        KnutServe__PollInfo pi = KNUT_SERVE__POLL_INFO__INIT;
         pi.info = fi;
-        pi._progress_case = ARROW__FLIGHT__PROTOCOL__POLL_INFO___PROGRESS_PROGRESS;
+        pi._progress_case = KNUT_SERVE__POLL_INFO___PROGRESS_PROGRESS;
         pi.progress = 1.0;
         st = write_msg(call, &pi.base, err);
     }
     if (fi)
-        arrow__flight__protocol__flight_info__free_unpacked(fi, NULL);
+        knut_serve__flight_info__free_unpacked(fi, NULL);
     knut_buf_reset(&msg);
     knut_buf_reset(&out);
     return st;
@@ -179,8 +179,8 @@ static knut_status rpc_do_get(void *ctx, knut_net_grpc_call *call, knut_error *e
     knut_buf msg;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
     knut_status st = read_one(ctx, call, &msg, err);
-    Arrow__Flight__Protocol__Ticket *t =
-        st == KNUT_OK ? arrow__flight__protocol__ticket__unpack(NULL, msg.len,
+    KnutServe__Ticket *t =
+        st == KNUT_OK ? knut_serve__ticket__unpack(NULL, msg.len,
                                                                 (const uint8_t *)msg.data)
                       : NULL;
     if (st == KNUT_OK && !t)
@@ -191,7 +191,7 @@ static knut_status rpc_do_get(void *ctx, knut_net_grpc_call *call, knut_error *e
         st = knut_serve__sql_doget(ctx, call, &cmd, err);
     knut_serve__cmd_reset(&cmd);
     if (t)
-        arrow__flight__protocol__ticket__free_unpacked(t, NULL);
+        knut_serve__ticket__free_unpacked(t, NULL);
     knut_buf_reset(&msg);
     return st;
 }
@@ -207,8 +207,8 @@ static knut_status rpc_do_put(void *ctx, knut_net_grpc_call *call, knut_error *e
     knut_status st = knut_net_grpc_call_read(call, &msg, err);
     if (st == KNUT_EOF)
         st = knut_error_set(err, KNUT_EPARSE, "DoPut: no FlightData was sent");
-    Arrow__Flight__Protocol__FlightData *fd =
-        st == KNUT_OK ? arrow__flight__protocol__flight_data__unpack(NULL, msg.len,
+    KnutServe__FlightData *fd =
+        st == KNUT_OK ? knut_serve__flight_data__unpack(NULL, msg.len,
                                                                      (const uint8_t *)msg.data)
                       : NULL;
     if (st == KNUT_OK && !fd)
@@ -216,14 +216,14 @@ static knut_status rpc_do_put(void *ctx, knut_net_grpc_call *call, knut_error *e
     if (st == KNUT_OK && !fd->flight_descriptor)
         st = knut_error_set(err, KNUT_EPARSE, "DoPut: the first FlightData has no descriptor");
     if (st == KNUT_OK) {
-        const Arrow__Flight__Protocol__FlightDescriptor *d = fd->flight_descriptor;
-        if (d->type != ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD)
+        const KnutServe__FlightDescriptor *d = fd->flight_descriptor;
+        if (d->type != KNUT_SERVE__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD)
             st = knut_error_set(err, KNUT_EUNSUPPORTED, "DoPut: only Flight SQL commands");
         else
             st = knut_serve__cmd_parse(d->cmd.data, d->cmd.len, &cmd, err);
     }
     if (st == KNUT_OK && cmd.kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
-        const Arrow__Flight__Protocol__Sql__CommandPreparedStatementQuery *p = (void *)cmd.msg;
+        const KnutServe__Flightsql__CommandPreparedStatementQuery *p = (void *)cmd.msg;
         st = knut_serve__prepared_bind(s, p->prepared_statement_handle.data,
                                        p->prepared_statement_handle.len, call, fd, err);
     } else if (st == KNUT_OK && (cmd.kind == KNUT_SERVE__CMD_STATEMENT_UPDATE ||
@@ -235,7 +235,7 @@ static knut_status rpc_do_put(void *ctx, knut_net_grpc_call *call, knut_error *e
     }
     knut_serve__cmd_reset(&cmd);
     if (fd)
-        arrow__flight__protocol__flight_data__free_unpacked(fd, NULL);
+        knut_serve__flight_data__free_unpacked(fd, NULL);
     knut_buf_reset(&msg);
     return st;
 }
@@ -255,7 +255,7 @@ static knut_status rpc_list_actions(void *ctx, knut_net_grpc_call *call, knut_er
     knut_buf msg;
     knut_status st = read_one(ctx, call, &msg, err);
     for (size_t i = 0; st == KNUT_OK && i < sizeof actions / sizeof actions[0]; i++) {
-        Arrow__Flight__Protocol__ActionType t = ARROW__FLIGHT__PROTOCOL__ACTION_TYPE__INIT;
+        KnutServe__ActionType t = KNUT_SERVE__ACTION_TYPE__INIT;
         t.type = (char *)actions[i].type;
         t.description = (char *)actions[i].description;
         st = write_msg(call, &t.base, err);
@@ -269,8 +269,8 @@ static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error
     knut_serve *s = ctx;
     knut_buf msg, out = KNUT_BUF_INIT;
     knut_status st = read_one(s, call, &msg, err);
-    Arrow__Flight__Protocol__Action *a =
-        st == KNUT_OK ? arrow__flight__protocol__action__unpack(NULL, msg.len,
+    KnutServe__Action *a =
+        st == KNUT_OK ? knut_serve__action__unpack(NULL, msg.len,
                                                                 (const uint8_t *)msg.data)
                       : NULL;
     if (st == KNUT_OK && !a)
@@ -280,7 +280,7 @@ static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error
         /* nothing more */
     } else if (strcmp(type, "CreatePreparedStatement") == 0) {
         st = knut_serve__prepared_create(s, a->body.data, a->body.len, &out, err);
-        Arrow__Flight__Protocol__Result r = ARROW__FLIGHT__PROTOCOL__RESULT__INIT;
+        KnutServe__Result r = KNUT_SERVE__RESULT__INIT;
         r.body.data = (uint8_t *)out.data;
         r.body.len = out.len;
         if (st == KNUT_OK)
@@ -288,27 +288,27 @@ static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error
     } else if (strcmp(type, "ClosePreparedStatement") == 0) {
         st = knut_serve__prepared_close(s, a->body.data, a->body.len, err);
     } else if (strcmp(type, "CancelFlightInfo") == 0) {
-        Arrow__Flight__Protocol__CancelFlightInfoRequest *req =
-            arrow__flight__protocol__cancel_flight_info_request__unpack(NULL, a->body.len,
+        KnutServe__CancelFlightInfoRequest *req =
+            knut_serve__cancel_flight_info_request__unpack(NULL, a->body.len,
                                                                         a->body.data);
         if (!req)
             st = knut_error_set(err, KNUT_EPARSE, "CancelFlightInfo: the request does not "
                                                   "decode");
-        Arrow__Flight__Protocol__CancelFlightInfoResult r =
-            ARROW__FLIGHT__PROTOCOL__CANCEL_FLIGHT_INFO_RESULT__INIT;
+        KnutServe__CancelFlightInfoResult r =
+            KNUT_SERVE__CANCEL_FLIGHT_INFO_RESULT__INIT;
         r.status =
-            ARROW__FLIGHT__PROTOCOL__CANCEL_FLIGHT_INFO_RESULT__CANCEL_STATUS__CANCEL_STATUS_NOT_CANCELLABLE;
+            KNUT_SERVE__CANCEL_FLIGHT_INFO_RESULT__CANCEL_STATUS__CANCEL_STATUS_NOT_CANCELLABLE;
         knut_buf body = KNUT_BUF_INIT;
         if (st == KNUT_OK)
             st = knut_serve__pack(&r.base, &body, err);
-        Arrow__Flight__Protocol__Result res = ARROW__FLIGHT__PROTOCOL__RESULT__INIT;
+        KnutServe__Result res = KNUT_SERVE__RESULT__INIT;
         res.body.data = (uint8_t *)body.data;
         res.body.len = body.len;
         if (st == KNUT_OK)
             st = write_msg(call, &res.base, err);
         knut_buf_reset(&body);
         if (req)
-            arrow__flight__protocol__cancel_flight_info_request__free_unpacked(req, NULL);
+            knut_serve__cancel_flight_info_request__free_unpacked(req, NULL);
     } else {
         char shown[96];
         size_t k = 0;
@@ -318,7 +318,7 @@ static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error
         st = knut_error_set(err, KNUT_EUNSUPPORTED, "unknown action '%s'", shown);
     }
     if (a)
-        arrow__flight__protocol__action__free_unpacked(a, NULL);
+        knut_serve__action__free_unpacked(a, NULL);
     knut_buf_reset(&msg);
     knut_buf_reset(&out);
     return st;

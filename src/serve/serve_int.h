@@ -55,7 +55,7 @@ knut_status knut_serve__cmd_parse(const uint8_t *data, size_t len, knut_serve__c
                                   knut_error *err);
 /* A FlightDescriptor's bytes to its command: it must be of type CMD. */
 knut_status knut_serve__descriptor_parse(const uint8_t *data, size_t len,
-                                         Arrow__Flight__Protocol__FlightDescriptor **desc,
+                                         KnutServe__FlightDescriptor **desc,
                                          knut_serve__cmd *out, knut_error *err);
 void knut_serve__cmd_reset(knut_serve__cmd *c);
 /* Unpacks an Any that must hold arrow.flight.protocol.sql.<name> (an
@@ -90,7 +90,7 @@ knut_status knut_serve__stream_send(knut_net_grpc_call *call, struct ArrowArrayS
 
 /* Reads one FlightData's IPC message into an IPC stream in out (appends
  * marker, length, header padded to 8, body). */
-knut_status knut_serve__flightdata_to_ipc(const Arrow__Flight__Protocol__FlightData *fd,
+knut_status knut_serve__flightdata_to_ipc(const KnutServe__FlightData *fd,
                                           knut_buf *out, knut_error *err);
 
 /* ---- server state ---- */
@@ -130,7 +130,7 @@ knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *
 /* The 4-column GetTables rows; then (meta_schema.c) the same rows read to
  * their end with a fifth column, each table's schema in IPC form. */
 knut_status knut_serve__meta_tables(knut_duck_conn *conn,
-                                    const Arrow__Flight__Protocol__Sql__CommandGetTables *c,
+                                    const KnutServe__Flightsql__CommandGetTables *c,
                                     struct ArrowArrayStream *out, knut_error *err);
 knut_status knut_serve__meta_tables_with_schema(knut_duck_conn *conn,
                                                 struct ArrowArrayStream *rows,
@@ -148,7 +148,7 @@ knut_status knut_serve__prepared_close(knut_serve *s, const uint8_t *body, size_
                                        knut_error *err);
 knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size_t hlen,
                                       knut_net_grpc_call *call,
-                                      const Arrow__Flight__Protocol__FlightData *first,
+                                      const KnutServe__FlightData *first,
                                       knut_error *err);
 /* A statement on conn for the handle, parameters bound; caller frees. */
 knut_status knut_serve__prepared_stmt(knut_serve *s, const uint8_t *handle, size_t hlen,

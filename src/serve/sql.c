@@ -37,10 +37,10 @@ static knut_status sql_copy(const char *p, size_t n, char **out, knut_error *err
 static knut_status cmd_sql(const knut_serve__cmd *cmd, char **out, knut_error *err)
 {
     if (cmd->kind == KNUT_SERVE__CMD_STATEMENT_QUERY) {
-        const Arrow__Flight__Protocol__Sql__CommandStatementQuery *q = (const void *)cmd->msg;
+        const KnutServe__Flightsql__CommandStatementQuery *q = (const void *)cmd->msg;
         return sql_copy(q->query, strlen(q->query), out, err);
     }
-    const Arrow__Flight__Protocol__Sql__TicketStatementQuery *t = (const void *)cmd->msg;
+    const KnutServe__Flightsql__TicketStatementQuery *t = (const void *)cmd->msg;
     if (t->statement_handle.len < 1 || t->statement_handle.data[0] != HANDLE_SQL)
         return knut_error_set(err, KNUT_EINVAL, "statement handle not made by this server");
     return sql_copy((const char *)t->statement_handle.data + 1, t->statement_handle.len - 1, out,
@@ -53,7 +53,7 @@ static knut_status cmd_stmt(knut_serve *s, const knut_serve__cmd *cmd, knut_duck
 {
     *out = NULL;
     if (cmd->kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
-        const Arrow__Flight__Protocol__Sql__CommandPreparedStatementQuery *p =
+        const KnutServe__Flightsql__CommandPreparedStatementQuery *p =
             (const void *)cmd->msg;
         return knut_serve__prepared_stmt(s, p->prepared_statement_handle.data,
                                          p->prepared_statement_handle.len, conn, out, err);
@@ -117,15 +117,15 @@ knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cm
         knut_buf_append(out, cmd_bytes, cmd_len);
         return knut_buf_check(out, err);
     }
-    const Arrow__Flight__Protocol__Sql__CommandStatementQuery *q = (const void *)cmd->msg;
+    const KnutServe__Flightsql__CommandStatementQuery *q = (const void *)cmd->msg;
     size_t n = strlen(q->query);
     knut_buf handle = KNUT_BUF_INIT;
     knut_buf_putc(&handle, HANDLE_SQL);
     knut_buf_append(&handle, q->query, n);
     knut_status st = knut_buf_check(&handle, err);
     if (st == KNUT_OK) {
-        Arrow__Flight__Protocol__Sql__TicketStatementQuery t =
-            ARROW__FLIGHT__PROTOCOL__SQL__TICKET_STATEMENT_QUERY__INIT;
+        KnutServe__Flightsql__TicketStatementQuery t =
+            KNUT_SERVE__FLIGHTSQL__TICKET_STATEMENT_QUERY__INIT;
         t.statement_handle.data = (uint8_t *)handle.data;
         t.statement_handle.len = handle.len;
         st = knut_serve__any_pack("TicketStatementQuery", &t.base, out, err);

@@ -202,7 +202,7 @@ static knut_status null_ordering(knut_duck_conn *conn, int64_t *out, knut_error 
     return st;
 }
 
-static int wanted(const Arrow__Flight__Protocol__Sql__CommandGetSqlInfo *c, uint32_t id)
+static int wanted(const KnutServe__Flightsql__CommandGetSqlInfo *c, uint32_t id)
 {
     if (!c || c->n_info == 0)
         return 1;
@@ -281,7 +281,7 @@ static knut_status finish(rows *r, struct ArrowArray *out, knut_error *err)
 knut_status knut_serve__sqlinfo_query(knut_duck_conn *conn, const knut_serve__cmd *cmd,
                                       struct ArrowArrayStream *out, knut_error *err)
 {
-    const Arrow__Flight__Protocol__Sql__CommandGetSqlInfo *c = (const void *)cmd->msg;
+    const KnutServe__Flightsql__CommandGetSqlInfo *c = (const void *)cmd->msg;
     struct ArrowSchema schema = {0};
     struct ArrowArray batch = {0};
     rows r = {0};

@@ -22,25 +22,25 @@ typedef struct cmd_type {
 
 static const cmd_type cmd_types[] = {
     {"CommandStatementQuery", KNUT_SERVE__CMD_STATEMENT_QUERY,
-     &arrow__flight__protocol__sql__command_statement_query__descriptor},
+     &knut_serve__flightsql__command_statement_query__descriptor},
     {"CommandStatementUpdate", KNUT_SERVE__CMD_STATEMENT_UPDATE,
-     &arrow__flight__protocol__sql__command_statement_update__descriptor},
+     &knut_serve__flightsql__command_statement_update__descriptor},
     {"TicketStatementQuery", KNUT_SERVE__CMD_TICKET_STATEMENT,
-     &arrow__flight__protocol__sql__ticket_statement_query__descriptor},
+     &knut_serve__flightsql__ticket_statement_query__descriptor},
     {"CommandPreparedStatementQuery", KNUT_SERVE__CMD_PREPARED_QUERY,
-     &arrow__flight__protocol__sql__command_prepared_statement_query__descriptor},
+     &knut_serve__flightsql__command_prepared_statement_query__descriptor},
     {"CommandPreparedStatementUpdate", KNUT_SERVE__CMD_PREPARED_UPDATE,
-     &arrow__flight__protocol__sql__command_prepared_statement_update__descriptor},
+     &knut_serve__flightsql__command_prepared_statement_update__descriptor},
     {"CommandGetCatalogs", KNUT_SERVE__CMD_GET_CATALOGS,
-     &arrow__flight__protocol__sql__command_get_catalogs__descriptor},
+     &knut_serve__flightsql__command_get_catalogs__descriptor},
     {"CommandGetDbSchemas", KNUT_SERVE__CMD_GET_DB_SCHEMAS,
-     &arrow__flight__protocol__sql__command_get_db_schemas__descriptor},
+     &knut_serve__flightsql__command_get_db_schemas__descriptor},
     {"CommandGetTables", KNUT_SERVE__CMD_GET_TABLES,
-     &arrow__flight__protocol__sql__command_get_tables__descriptor},
+     &knut_serve__flightsql__command_get_tables__descriptor},
     {"CommandGetTableTypes", KNUT_SERVE__CMD_GET_TABLE_TYPES,
-     &arrow__flight__protocol__sql__command_get_table_types__descriptor},
+     &knut_serve__flightsql__command_get_table_types__descriptor},
     {"CommandGetSqlInfo", KNUT_SERVE__CMD_GET_SQL_INFO,
-     &arrow__flight__protocol__sql__command_get_sql_info__descriptor},
+     &knut_serve__flightsql__command_get_sql_info__descriptor},
 };
 
 /* A type name from the request, fit for a message: printable, cut. */
@@ -68,8 +68,8 @@ knut_status knut_serve__cmd_parse(const uint8_t *data, size_t len, knut_serve__c
     if (len == 0)
         return knut_error_set(err, KNUT_EPARSE, "empty command: expected a Flight SQL command "
                                                 "packed in a google.protobuf.Any");
-    Arrow__Flight__Protocol__Sql__Any *any =
-        arrow__flight__protocol__sql__any__unpack(NULL, len, data);
+    KnutServe__Flightsql__Any *any =
+        knut_serve__flightsql__any__unpack(NULL, len, data);
     if (!any)
         return knut_error_set(err, KNUT_EPARSE, "command of %zu bytes is not a serialized "
                                                 "google.protobuf.Any", len);
@@ -98,33 +98,33 @@ knut_status knut_serve__cmd_parse(const uint8_t *data, size_t len, knut_serve__c
     out->name = t->name;
 
 cleanup:
-    arrow__flight__protocol__sql__any__free_unpacked(any, NULL);
+    knut_serve__flightsql__any__free_unpacked(any, NULL);
     return st;
 }
 
 knut_status knut_serve__descriptor_parse(const uint8_t *data, size_t len,
-                                         Arrow__Flight__Protocol__FlightDescriptor **desc,
+                                         KnutServe__FlightDescriptor **desc,
                                          knut_serve__cmd *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, desc && out);
     *desc = NULL;
     *out = (knut_serve__cmd)KNUT_SERVE__CMD_INIT;
-    Arrow__Flight__Protocol__FlightDescriptor *d =
-        arrow__flight__protocol__flight_descriptor__unpack(NULL, len, data);
+    KnutServe__FlightDescriptor *d =
+        knut_serve__flight_descriptor__unpack(NULL, len, data);
     if (!d)
         return knut_error_set(err, KNUT_EPARSE, "FlightDescriptor of %zu bytes does not decode",
                               len);
     knut_status st = KNUT_OK;
-    if (d->type == ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__PATH)
+    if (d->type == KNUT_SERVE__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__PATH)
         st = knut_error_set(err, KNUT_EUNSUPPORTED, "path descriptors are not served: send a "
                                                     "Flight SQL command (type CMD)");
-    else if (d->type != ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD)
+    else if (d->type != KNUT_SERVE__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD)
         st = knut_error_set(err, KNUT_EPARSE, "FlightDescriptor of type %d: expected CMD (2)",
                             (int)d->type);
     else
         st = knut_serve__cmd_parse(d->cmd.data, d->cmd.len, out, err);
     if (st != KNUT_OK) {
-        arrow__flight__protocol__flight_descriptor__free_unpacked(d, NULL);
+        knut_serve__flight_descriptor__free_unpacked(d, NULL);
         return st;
     }
     *desc = d;
@@ -149,7 +149,7 @@ knut_status knut_serve__any_pack(const char *name, const ProtobufCMessage *m, kn
     snprintf(url, sizeof url, "type.googleapis.com/" SQL_PKG "%s", name);
     knut_status st = knut_serve__pack(m, &value, err);
     if (st == KNUT_OK) {
-        Arrow__Flight__Protocol__Sql__Any any = ARROW__FLIGHT__PROTOCOL__SQL__ANY__INIT;
+        KnutServe__Flightsql__Any any = KNUT_SERVE__FLIGHTSQL__ANY__INIT;
         any.type_url = url;
         any.value.data = (uint8_t *)value.data;
         any.value.len = value.len;
@@ -164,8 +164,8 @@ knut_status knut_serve__any_unpack(const uint8_t *data, size_t len, const char *
                                    knut_error *err)
 {
     *out = NULL;
-    Arrow__Flight__Protocol__Sql__Any *any =
-        arrow__flight__protocol__sql__any__unpack(NULL, len, data);
+    KnutServe__Flightsql__Any *any =
+        knut_serve__flightsql__any__unpack(NULL, len, data);
     if (!any)
         return knut_error_set(err, KNUT_EPARSE, "%s: the body of %zu bytes is not a serialized "
                                                 "google.protobuf.Any", name, len);
@@ -182,6 +182,6 @@ knut_status knut_serve__any_unpack(const uint8_t *data, size_t len, const char *
         st = knut_error_set(err, KNUT_EPARSE, "malformed %s: its bytes do not decode as that "
                                               "message", name);
     }
-    arrow__flight__protocol__sql__any__free_unpacked(any, NULL);
+    knut_serve__flightsql__any__free_unpacked(any, NULL);
     return st;
 }

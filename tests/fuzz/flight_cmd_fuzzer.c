@@ -33,13 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > (1 << 16))
         return 0;
     knut_error err = KNUT_ERROR_INIT;
-    Arrow__Flight__Protocol__FlightDescriptor *d = NULL;
+    KnutServe__FlightDescriptor *d = NULL;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
     if (knut_serve__descriptor_parse(data, size, &d, &cmd, &err) == KNUT_OK) {
         if (!d || !cmd.msg || cmd.kind < KNUT_SERVE__CMD_STATEMENT_QUERY ||
             cmd.kind > KNUT_SERVE__CMD_GET_SQL_INFO)
             abort();
-        arrow__flight__protocol__flight_descriptor__free_unpacked(d, NULL);
+        knut_serve__flight_descriptor__free_unpacked(d, NULL);
     } else if (d || cmd.msg || !err.message[0]) {
         abort(); /* a failure leaves nothing behind and says why */
     }
@@ -49,15 +49,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     knut_serve__cmd_reset(&cmd);
 
-    Arrow__Flight__Protocol__FlightData *fd =
-        arrow__flight__protocol__flight_data__unpack(NULL, size, data);
+    KnutServe__FlightData *fd =
+        knut_serve__flight_data__unpack(NULL, size, data);
     if (fd) {
         knut_buf ipc;
         knut_buf_init(&ipc, 1 << 20);
         if (knut_serve__flightdata_to_ipc(fd, &ipc, &err) == KNUT_OK)
             read_ipc(&ipc);
         knut_buf_reset(&ipc);
-        arrow__flight__protocol__flight_data__free_unpacked(fd, NULL);
+        knut_serve__flight_data__free_unpacked(fd, NULL);
     }
     return 0;
 }

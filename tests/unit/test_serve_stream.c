@@ -75,12 +75,12 @@ static knut_status fetch(const char *sql, int64_t *rows, int64_t *msgs, size_t *
         (*msgs)++;
         if (msg.len > *largest)
             *largest = msg.len;
-        Arrow__Flight__Protocol__FlightData *fd =
-            arrow__flight__protocol__flight_data__unpack(NULL, msg.len, (uint8_t *)msg.data);
+        KnutServe__FlightData *fd =
+            knut_serve__flight_data__unpack(NULL, msg.len, (uint8_t *)msg.data);
         assert_non_null(fd);
         assert_true(fd->data_header.len > 0); /* never an empty header */
         assert_int_equal(knut_serve__flightdata_to_ipc(fd, &ipc, &err), KNUT_OK);
-        arrow__flight__protocol__flight_data__free_unpacked(fd, NULL);
+        knut_serve__flight_data__free_unpacked(fd, NULL);
     }
     knut_net_grpc_status gs = KNUT_NET_GRPC_STATUS_INIT;
     knut_status st = knut_net_grpc_client_call_finish(cc, &gs, &err);

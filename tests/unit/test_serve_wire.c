@@ -16,8 +16,8 @@
 static void pack_query(knut_buf *out, const char *sql)
 {
     knut_error err = KNUT_ERROR_INIT;
-    Arrow__Flight__Protocol__Sql__CommandStatementQuery q =
-        ARROW__FLIGHT__PROTOCOL__SQL__COMMAND_STATEMENT_QUERY__INIT;
+    KnutServe__Flightsql__CommandStatementQuery q =
+        KNUT_SERVE__FLIGHTSQL__COMMAND_STATEMENT_QUERY__INIT;
     q.query = (char *)sql;
     assert_int_equal(knut_serve__any_pack("CommandStatementQuery", &q.base, out, &err), KNUT_OK);
 }
@@ -32,7 +32,7 @@ static void test_roundtrip(void **state)
     assert_int_equal(knut_serve__cmd_parse((const uint8_t *)b.data, b.len, &cmd, &err), KNUT_OK);
     assert_int_equal(cmd.kind, KNUT_SERVE__CMD_STATEMENT_QUERY);
     assert_string_equal(cmd.name, "CommandStatementQuery");
-    assert_string_equal(((Arrow__Flight__Protocol__Sql__CommandStatementQuery *)cmd.msg)->query,
+    assert_string_equal(((KnutServe__Flightsql__CommandStatementQuery *)cmd.msg)->query,
                         "SELECT 1");
     knut_serve__cmd_reset(&cmd);
     assert_null(cmd.msg);
@@ -51,7 +51,7 @@ static void test_refusals(void **state)
     assert_null(cmd.msg);
 
     /* an Any of a type this server does not know: named (printable) */
-    Arrow__Flight__Protocol__Sql__Any any = ARROW__FLIGHT__PROTOCOL__SQL__ANY__INIT;
+    KnutServe__Flightsql__Any any = KNUT_SERVE__FLIGHTSQL__ANY__INIT;
     any.type_url = "type.googleapis.com/arrow.flight.protocol.sql.CommandGetXdbc\x01TypeInfo";
     knut_buf b = KNUT_BUF_INIT;
     assert_int_equal(knut_serve__pack(&any.base, &b, &err), KNUT_OK);
@@ -85,11 +85,11 @@ static void test_descriptors(void **state)
     (void)state;
     knut_error err = KNUT_ERROR_INIT;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
-    Arrow__Flight__Protocol__FlightDescriptor *d = NULL;
+    KnutServe__FlightDescriptor *d = NULL;
     knut_buf q = KNUT_BUF_INIT, b = KNUT_BUF_INIT;
     pack_query(&q, "SELECT 2");
-    Arrow__Flight__Protocol__FlightDescriptor fd = ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__INIT;
-    fd.type = ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD;
+    KnutServe__FlightDescriptor fd = KNUT_SERVE__FLIGHT_DESCRIPTOR__INIT;
+    fd.type = KNUT_SERVE__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__CMD;
     fd.cmd.data = (uint8_t *)q.data;
     fd.cmd.len = q.len;
     assert_int_equal(knut_serve__pack(&fd.base, &b, &err), KNUT_OK);
@@ -97,18 +97,18 @@ static void test_descriptors(void **state)
                      KNUT_OK);
     assert_non_null(d);
     assert_int_equal(cmd.kind, KNUT_SERVE__CMD_STATEMENT_QUERY);
-    arrow__flight__protocol__flight_descriptor__free_unpacked(d, NULL);
+    knut_serve__flight_descriptor__free_unpacked(d, NULL);
     knut_serve__cmd_reset(&cmd);
 
     char *path[] = {"people"};
-    fd.type = ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__PATH;
+    fd.type = KNUT_SERVE__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__PATH;
     fd.n_path = 1;
     fd.path = path;
     assert_int_equal(knut_serve__pack(&fd.base, &b, &err), KNUT_OK);
     assert_int_equal(knut_serve__descriptor_parse((const uint8_t *)b.data, b.len, &d, &cmd, &err),
                      KNUT_EUNSUPPORTED);
     assert_null(d);
-    fd.type = ARROW__FLIGHT__PROTOCOL__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__UNKNOWN;
+    fd.type = KNUT_SERVE__FLIGHT_DESCRIPTOR__DESCRIPTOR_TYPE__UNKNOWN;
     assert_int_equal(knut_serve__pack(&fd.base, &b, &err), KNUT_OK);
     assert_int_equal(knut_serve__descriptor_parse((const uint8_t *)b.data, b.len, &d, &cmd, &err),
                      KNUT_EPARSE);
@@ -127,7 +127,7 @@ static void test_flightdata_to_ipc(void **state)
     (void)state;
     knut_error err = KNUT_ERROR_INIT;
     knut_buf ipc = KNUT_BUF_INIT;
-    Arrow__Flight__Protocol__FlightData fd = ARROW__FLIGHT__PROTOCOL__FLIGHT_DATA__INIT;
+    KnutServe__FlightData fd = KNUT_SERVE__FLIGHT_DATA__INIT;
     /* descriptor-only: nothing */
     assert_int_equal(knut_serve__flightdata_to_ipc(&fd, &ipc, &err), KNUT_OK);
     assert_int_equal(ipc.len, 0);
