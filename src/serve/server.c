@@ -43,15 +43,21 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
         knut_error_prefix(err, "serve: opening %s: ", o->db_path ? o->db_path : "memory");
         goto cleanup;
     }
-    if (o->init_sql) {
-        st = knut_duck_conn_open(&conn, s->db, err);
-        if (st == KNUT_OK)
-            st = knut_duck_exec(conn, o->init_sql, err);
-        if (st != KNUT_OK) {
-            knut_error_prefix(err, "serve: init SQL: ");
-            goto cleanup;
-        }
-    }
+    st = knut_duck_conn_open(&conn, s->db, err);
+    if (st == KNUT_OK && o->init_sql && (st = knut_duck_exec(conn, o->init_sql, err)) != KNUT_OK)
+        knut_error_prefix(err, "serve: init SQL: ");
+    /* Clients send any SQL: after the set-up, none of it may reach the
+     * host (files, ATTACH, extensions, which would bring the network) or
+     * change the settings every client shares. Not undoable by SQL. */
+    if (st == KNUT_OK &&
+        (st = knut_duck_exec(conn, "SET autoinstall_known_extensions = false; "
+                                   "SET autoload_known_extensions = false; "
+                                   "SET enable_external_access = false; "
+                                   "SET lock_configuration = true",
+                             err)) != KNUT_OK)
+        knut_error_prefix(err, "serve: locking the database down: ");
+    if (st != KNUT_OK)
+        goto cleanup;
     knut_net_grpc_server_options so = KNUT_NET_GRPC_SERVER_OPTIONS_INIT;
     so.addr = o->addr;
     so.tls = o->tls;

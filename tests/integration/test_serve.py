@@ -183,6 +183,23 @@ def test_database_is_read_only(server):
     assert t.column("n").to_pylist() == [3]
 
 
+def test_sql_cannot_reach_the_host(server, tmp_path):
+    """A client's SQL reads no host file, writes none, attaches nothing and
+    changes no shared setting (the database is locked down at start)."""
+    secret = tmp_path / "host.csv"
+    secret.write_text("a\n1\n")
+    c = server.client()
+    for sql in (f"SELECT * FROM read_csv('{secret}')", f"SELECT * FROM '{secret}'",
+                f"COPY (SELECT 1) TO '{tmp_path / 'out.csv'}'",
+                f"ATTACH '{tmp_path / 'x.duckdb'}' AS x", "SET threads = 1",
+                "SET enable_external_access = true"):
+        with pytest.raises(pa.ArrowException):
+            info = info_of(c, w.statement_query(sql))
+            c.do_get(info.endpoints[0].ticket).read_all()
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "x.duckdb").exists()
+    still_serves(c)
+
+
 def test_writer_is_refused_while_served(knut, server, dbfile):
     # DuckDB's file lock: one writing process, or any number of readers
     r = subprocess.run([str(knut), "query", "--db", str(dbfile), "INSERT INTO graph.knows "
