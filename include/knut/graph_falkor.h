@@ -358,6 +358,51 @@ typedef struct knut_graph_falkor_tx {
 KNUT_EXTERN knut_status knut_graph_falkor_sink_set_tx(knut_graph_sink *sink,
                                                       knut_graph_falkor_tx *tx, knut_error *err);
 
+/* ---- FalkorDB: building a new graph with GRAPH.BULK (src/graph/falkor_bulk.c) ---- */
+
+/*
+ * A bulk writer builds a graph key that does not exist yet: the first call
+ * is GRAPH.BULK BEGIN (FalkorDB refuses it on an existing key), nodes get
+ * ids 0..N-1 in the order they are sent, and edges name their endpoints
+ * by those ids. Streams are taken over (released, also on error). Nothing
+ * reaches the server before the first blob is full or a set ends; the
+ * graph key exists from the first call on. After any failure the writer
+ * is unusable: free it (the caller deletes the key). One writer at a time
+ * per client; the client must not be used for anything else meanwhile.
+ */
+typedef struct knut_graph_falkor_bulk knut_graph_falkor_bulk;
+
+KNUT_EXTERN knut_status knut_graph_falkor_bulk_new(knut_graph_falkor_bulk **out,
+                                                   knut_graph_falkor *g, const char *graph,
+                                                   knut_error *err);
+/* 1 when every column of schema has a bulk code FalkorDB stores as the
+ * batched UNWIND path would (bool, integers up to uint32, float, double,
+ * utf8): the caller's test before choosing the bulk path. */
+KNUT_EXTERN int knut_graph_falkor_bulk_types_ok(const struct ArrowSchema *schema,
+                                                int64_t first);
+/* Sends every row of rows as a node labelled `label`, each column a
+ * property (a null one is left out); *first_id gets the id of its first
+ * row, *n the rows sent. Every row needs one non-null column. */
+KNUT_EXTERN knut_status knut_graph_falkor_bulk_nodes(knut_graph_falkor_bulk *b,
+                                                     const char *label,
+                                                     struct ArrowArrayStream *rows,
+                                                     int64_t *first_id, int64_t *n,
+                                                     knut_error *err);
+/* Sends every row as an edge of `type`: columns 0 and 1 are the source
+ * and destination node ids (int64, ids already sent), the rest
+ * properties. *n gets the rows sent. */
+KNUT_EXTERN knut_status knut_graph_falkor_bulk_edges(knut_graph_falkor_bulk *b,
+                                                     const char *type,
+                                                     struct ArrowArrayStream *rows, int64_t *n,
+                                                     knut_error *err);
+/* Reads the last reply and checks the graph holds exactly the nodes and
+ * edges sent (KNUT_EIO otherwise). *begun: 0 when nothing was sent (no
+ * key made). */
+KNUT_EXTERN knut_status knut_graph_falkor_bulk_finish(knut_graph_falkor_bulk *b, int *begun,
+                                                      knut_error *err);
+/* Frees the writer (NULL-safe); an unread reply closes the connection. */
+KNUT_EXTERN void knut_graph_falkor_bulk_free(knut_graph_falkor_bulk *b);
+
 #ifdef __cplusplus
 }
 #endif

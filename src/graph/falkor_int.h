@@ -243,4 +243,42 @@ knut_status knut_graph__falkor_take(knut_graph_falkor *g, size_t len, char **out
 knut_status knut_graph__falkor_peer_error(const knut_graph_falkor *g, const char *what,
                                           const char *msg, size_t len, knut_error *err);
 
+
+/* ---- GRAPH.BULK calls and encoding (falkor_bulk_enc.c) ---- */
+
+/* Far below Redis's 512 MB argument cap and BL's 64 MB default; large
+ * enough that per-call overhead is negligible. */
+#define KNUT_FBULK_BLOB_MAX ((size_t)16 << 20)
+#define KNUT_FBULK_NAME_MAX 512
+
+/* One bulk load in progress on g: the blob being encoded and the calls'
+ * state. blob is initialised with cap KNUT_FBULK_BLOB_MAX + 1 MiB (one
+ * record's slack) by the user. */
+typedef struct fbulk_io {
+    knut_graph_falkor *g;
+    const char *graph;
+    knut_buf blob;     /* the blob being encoded */
+    int64_t blob_rows; /* records in it */
+    int begun;         /* BEGIN was sent */
+    int pending;       /* a call was sent and its reply not read yet */
+} fbulk_io;
+
+/* 1 if s can name a label/type (colon_ok: a property) in a blob. */
+int knut_graph__fbulk_name_ok(const char *s, int colon_ok);
+/* Sends the blob as one GRAPH.BULK call (after reading the previous reply);
+ * no-op when it is empty. Never reconnects after BEGIN (ids would be lost). */
+knut_status knut_graph__fbulk_send(fbulk_io *s, int is_node, knut_error *err);
+/* Reads the reply of the call sent last. */
+knut_status knut_graph__fbulk_reply(fbulk_io *s, knut_error *err);
+/* A blob's header: the label or type, then the n property names of
+ * sc->children[first..first + n). */
+void knut_graph__fbulk_header(knut_buf *b, const char *name, const struct ArrowSchema *sc,
+                              int64_t first, int64_t n);
+void knut_graph__fbulk_put_u64(knut_buf *b, uint64_t v);
+/* Encodes row i of v (a null as BI_NULL; dates and timestamps as ISO
+ * strings). KNUT_EINVAL for a NUL in a string or a null in a list,
+ * KNUT_EUNSUPPORTED for a type without a bulk code (col names it). */
+knut_status knut_graph__fbulk_value(knut_buf *b, const knut_arrow_view *v, int64_t i,
+                                    int in_list, const char *col, knut_error *err);
+
 #endif

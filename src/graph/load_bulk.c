@@ -21,9 +21,8 @@
  * batched Cypher (values never in the query text: the range bounds are
  * parameters). Node and edge counts are checked at the end.
  *
- * Memory: one blob (at most BULK_BLOB_MAX bytes) plus one Arrow batch. A
- * call is sent, then the next blob is encoded while the server works, and
- * only then is the previous reply read.
+ * The calls and the value encoding are falkor_bulk_enc.c's. Memory: one
+ * blob (at most KNUT_FBULK_BLOB_MAX bytes) plus one Arrow batch.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,232 +33,35 @@
 #include "falkor_int.h"
 #include "load_int.h"
 
-/* Far below Redis's 512 MB argument cap and BL's 64 MB default; large
- * enough that per-call overhead is negligible. */
-#define BULK_BLOB_MAX ((size_t)16 << 20)
-#define BULK_NAME_MAX 512
 /* Rows per temporal-conversion query. */
 #define BULK_CONVERT_ROWS 100000
-
-enum { BI_NULL = 0, BI_BOOL = 1, BI_DOUBLE = 2, BI_STRING = 3, BI_LONG = 4, BI_ARRAY = 5 };
 
 typedef struct bulk_state {
     load_ctx *c;
     knut_graph_falkor *g;
     const char *graph;
-    knut_buf blob;     /* the blob being encoded */
-    int64_t blob_rows; /* records in it */
-    int begun;         /* BEGIN was sent */
-    int pending;       /* a call was sent and its reply not read yet */
-    int64_t *offsets;  /* node id offset per plan item (vertices) */
+    fbulk_io io;      /* falkor_bulk_enc.c: the blob and the calls */
+    int64_t *offsets; /* node id offset per plan item (vertices) */
 } bulk_state;
-
-static int name_ok(const char *s, int colon_ok)
-{
-    size_t n = strlen(s);
-    return n > 0 && n <= BULK_NAME_MAX && (colon_ok || !strchr(s, ':'));
-}
 
 int knut_graph__load_bulk_possible(const load_ctx *c)
 {
     for (size_t i = 0; i < c->n_items; i++) {
         const load_item *it = &c->items[i];
-        if (!name_ok(it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->type : it->ei->edge_type, 0))
+        if (!knut_graph__fbulk_name_ok(it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->type : it->ei->edge_type, 0))
             return 0;
         const knut_graphar_property_group *gs =
             it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->groups : it->ei->groups;
         size_t ng = it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->n_groups : it->ei->n_groups;
         for (size_t g = 0; g < ng; g++)
             for (size_t p = 0; p < gs[g].n_props; p++)
-                if (!name_ok(gs[g].props[p].name, 1))
+                if (!knut_graph__fbulk_name_ok(gs[g].props[p].name, 1))
                     return 0;
     }
     return 1;
 }
 
-/* ---- the calls ---- */
-
-static void put_u32(knut_buf *b, uint32_t v)
-{
-    knut_buf_append(b, &v, sizeof v); /* native order, as the server reads it */
-}
-
-static void put_u64(knut_buf *b, uint64_t v)
-{
-    knut_buf_append(b, &v, sizeof v);
-}
-
-static knut_status read_reply(bulk_state *s, knut_error *err)
-{
-    size_t len = 0;
-    char *reply = NULL;
-    knut_status st = knut_graph__falkor_recv(s->g, &len, err);
-    if (st == KNUT_OK)
-        st = knut_graph__falkor_take(s->g, len, &reply, err);
-    if (st == KNUT_OK) {
-        falkor_cur cur = {reply, reply + len};
-        falkor_item it;
-        if (knut_graph__falkor_cur_next(&cur, &it) != KNUT_OK)
-            st = knut_error_set(err, KNUT_EPARSE, "%s: GRAPH.BULK: malformed reply",
-                                s->g->peer);
-        else if (it.type == '-')
-            st = knut_graph__falkor_peer_error(s->g, "GRAPH.BULK", it.s, (size_t)it.n, err);
-    }
-    free(reply);
-    s->pending = 0;
-    return st;
-}
-
-/* Sends the blob as one GRAPH.BULK call (after reading the previous reply). */
-static knut_status send_blob(bulk_state *s, int is_node, knut_error *err)
-{
-    if (s->blob_rows == 0)
-        return KNUT_OK;
-    knut_status st = knut_buf_check(&s->blob, err);
-    if (st == KNUT_OK && s->pending)
-        st = read_reply(s, err);
-    if (st != KNUT_OK)
-        return st;
-    char counts[4][24];
-    snprintf(counts[0], sizeof counts[0], "%" PRId64, is_node ? s->blob_rows : 0);
-    snprintf(counts[1], sizeof counts[1], "%" PRId64, is_node ? 0 : s->blob_rows);
-    snprintf(counts[2], sizeof counts[2], "%d", is_node);
-    snprintf(counts[3], sizeof counts[3], "%d", !is_node);
-    const char *argv[8] = {"GRAPH.BULK", s->graph};
-    int argc = 2;
-    if (!s->begun)
-        argv[argc++] = "BEGIN";
-    for (int i = 0; i < 4; i++)
-        argv[argc++] = counts[i];
-    knut_buf head = KNUT_BUF_INIT;
-    /* The command's argument count covers the blob; its bytes are sent
-     * separately so the blob is never copied. */
-    knut_buf_printf(&head, "*%d\r\n", argc + 1);
-    for (int i = 0; i < argc; i++)
-        knut_buf_printf(&head, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
-    knut_buf_printf(&head, "$%zu\r\n", s->blob.len);
-    int reconnected = 1; /* never reconnect mid-load: ids would be lost */
-    st = knut_buf_check(&head, err);
-    if (st == KNUT_OK && !s->begun)
-        st = knut_graph__falkor_ensure(s->g, &reconnected, err);
-    if (st == KNUT_OK)
-        st = knut_graph__falkor_send(s->g, head.data, head.len, err);
-    if (st == KNUT_OK)
-        st = knut_graph__falkor_send(s->g, s->blob.data, s->blob.len, err);
-    if (st == KNUT_OK)
-        st = knut_graph__falkor_send(s->g, "\r\n", 2, err);
-    knut_buf_reset(&head);
-    if (st == KNUT_OK) {
-        s->begun = 1;
-        s->pending = 1;
-    }
-    s->blob_rows = 0;
-    knut_buf_clear(&s->blob);
-    return st;
-}
-
-/* ---- values ---- */
-
-static void civil(int64_t days, int *y, unsigned *m, unsigned *d)
-{
-    /* days since 1970-01-01 to a proleptic Gregorian date (era arithmetic) */
-    days += 719468;
-    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    unsigned doe = (unsigned)(days - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int)(yoe + era * 400 + (*m <= 2));
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    return a / b - (a % b != 0 && (a < 0) != (b < 0));
-}
-
-static knut_status put_value(knut_buf *b, const knut_arrow_view *v, int64_t i, int in_list,
-                             const char *col, knut_error *err)
-{
-    if (knut_arrow_view_is_null(v, i)) {
-        if (in_list)
-            return knut_error_set(err, KNUT_EINVAL, "column '%s': null inside a list", col);
-        return knut_buf_putc(b, BI_NULL);
-    }
-    char tmp[40];
-    int y;
-    unsigned mo, d;
-    switch (v->type.type) {
-    case KNUT_ARROW_BOOL:
-        knut_buf_putc(b, BI_BOOL);
-        return knut_buf_putc(b, (char)knut_arrow_view_get_bool(v, i));
-    case KNUT_ARROW_INT8: case KNUT_ARROW_INT16: case KNUT_ARROW_INT32: case KNUT_ARROW_INT64:
-    case KNUT_ARROW_UINT8: case KNUT_ARROW_UINT16: case KNUT_ARROW_UINT32: {
-        int64_t x = knut_arrow_view_get_int64(v, i);
-        knut_buf_putc(b, BI_LONG);
-        return knut_buf_append(b, &x, sizeof x);
-    }
-    case KNUT_ARROW_FLOAT: case KNUT_ARROW_DOUBLE: {
-        double x = knut_arrow_view_get_double(v, i);
-        knut_buf_putc(b, BI_DOUBLE);
-        return knut_buf_append(b, &x, sizeof x);
-    }
-    case KNUT_ARROW_UTF8: case KNUT_ARROW_LARGE_UTF8: {
-        int64_t n = 0;
-        const char *p = knut_arrow_view_get_str(v, i, &n);
-        if (memchr(p, 0, (size_t)n))
-            return knut_error_set(err, KNUT_EINVAL, "column '%s': a string holds a NUL byte",
-                                  col);
-        knut_buf_putc(b, BI_STRING);
-        knut_buf_append(b, p, (size_t)n);
-        return knut_buf_putc(b, 0);
-    }
-    case KNUT_ARROW_DATE32:
-        civil(knut_arrow_view_get_int64(v, i), &y, &mo, &d);
-        snprintf(tmp, sizeof tmp, "%04d-%02u-%02u", y, mo, d);
-        goto temporal;
-    case KNUT_ARROW_TIMESTAMP: {
-        static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
-        int64_t secs = floor_div(knut_arrow_view_get_int64(v, i), per_sec[v->type.unit]);
-        int64_t sod = secs - floor_div(secs, 86400) * 86400;
-        civil(floor_div(secs, 86400), &y, &mo, &d);
-        snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02d:%02d:%02d", y, mo, d, (int)(sod / 3600),
-                 (int)(sod / 60 % 60), (int)(sod % 60));
-        goto temporal;
-    }
-    case KNUT_ARROW_LIST: case KNUT_ARROW_LARGE_LIST: {
-        int64_t s = 0, e = 0;
-        knut_arrow_view_list_range(v, i, &s, &e);
-        int64_t n = e - s;
-        knut_buf_putc(b, BI_ARRAY);
-        knut_buf_append(b, &n, sizeof n);
-        knut_status st = KNUT_OK;
-        for (int64_t k = s; k < e && st == KNUT_OK; k++)
-            st = put_value(b, &v->children[0], k, 1, col, err);
-        return st;
-    }
-    default:
-        return knut_error_set(err, KNUT_EUNSUPPORTED, "column '%s': type %s has no bulk code",
-                              col, knut_arrow_type_name(v->type.type));
-    }
-temporal:
-    if (y < 0 || y > 9999)
-        return knut_error_set(err, KNUT_EINVAL, "column '%s': year %d out of range", col, y);
-    knut_buf_putc(b, BI_STRING);
-    return knut_buf_append(b, tmp, strlen(tmp) + 1);
-}
-
 /* ---- one item ---- */
-
-static void blob_header(bulk_state *s, const char *name, const struct ArrowSchema *sc,
-                        int64_t first, int64_t n)
-{
-    knut_buf_append(&s->blob, name, strlen(name) + 1);
-    put_u32(&s->blob, (uint32_t)n);
-    for (int64_t k = first; k < first + n; k++)
-        knut_buf_append(&s->blob, sc->children[k]->name, strlen(sc->children[k]->name) + 1);
-}
 
 static int64_t vertex_offset(const bulk_state *s, const char *type, int64_t *count)
 {
@@ -326,8 +128,8 @@ static knut_status bulk_item(bulk_state *s, size_t idx, knut_graph_load_stats *s
             st = knut_arrow_view_init(&view, &sc, &batch, err);
         for (int64_t i = 0; i < batch.length && st == KNUT_OK; i++, row++) {
             int64_t r = knut_arrow_view_child_row(&view, i);
-            if (s->blob_rows == 0)
-                blob_header(s, name, &sc, first, n_props);
+            if (s->io.blob_rows == 0)
+                knut_graph__fbulk_header(&s->io.blob, name, &sc, first, n_props);
             if (is_node) {
                 /* ids are implied by send order: the index must be the row */
                 if (knut_arrow_view_get_int64(&view.children[0], r) != row) {
@@ -343,18 +145,19 @@ static knut_status bulk_item(bulk_state *s, size_t idx, knut_graph_load_stats *s
                                         ": endpoint index out of range", it->name, row);
                     break;
                 }
-                put_u64(&s->blob, (uint64_t)(src_off + a));
-                put_u64(&s->blob, (uint64_t)(dst_off + b));
+                knut_graph__fbulk_put_u64(&s->io.blob, (uint64_t)(src_off + a));
+                knut_graph__fbulk_put_u64(&s->io.blob, (uint64_t)(dst_off + b));
             }
             for (int64_t k = first; k < first + n_props && st == KNUT_OK; k++)
-                st = put_value(&s->blob, &view.children[k], r, 0, sc.children[k]->name, err);
+                st = knut_graph__fbulk_value(&s->io.blob, &view.children[k], r, 0,
+                                              sc.children[k]->name, err);
             if (st != KNUT_OK) {
                 knut_error_prefix(err, "%s: row %" PRId64 ": ", it->name, row);
                 break;
             }
-            s->blob_rows++;
-            if (s->blob.len >= BULK_BLOB_MAX)
-                st = send_blob(s, is_node, err);
+            s->io.blob_rows++;
+            if (s->io.blob.len >= KNUT_FBULK_BLOB_MAX)
+                st = knut_graph__fbulk_send(&s->io, is_node, err);
         }
         knut_arrow_view_reset(&view);
         memset(&view, 0, sizeof view);
@@ -362,7 +165,7 @@ static knut_status bulk_item(bulk_state *s, size_t idx, knut_graph_load_stats *s
         if (st != KNUT_OK)
             goto cleanup;
     }
-    st = send_blob(s, is_node, err);
+    st = knut_graph__fbulk_send(&s->io, is_node, err);
     if (st == KNUT_OK && row != it->total)
         st = knut_error_set(err, KNUT_EINVAL, "%s: %" PRId64 " rows read, the count files say %"
                             PRId64, it->name, row, it->total);
@@ -501,9 +304,9 @@ cleanup:
 knut_status knut_graph__load_bulk(load_ctx *c, knut_graph_falkor *g, const char *graph,
                                   knut_graph_load_stats *stats, knut_error *err)
 {
-    bulk_state s = {c, g, graph, KNUT_BUF_INIT, 0, 0, 0, NULL};
+    bulk_state s = {c, g, graph, {g, graph, KNUT_BUF_INIT, 0, 0, 0}, NULL};
     knut_status st = KNUT_OK;
-    knut_buf_init(&s.blob, BULK_BLOB_MAX + ((size_t)1 << 20)); /* + one record's slack */
+    knut_buf_init(&s.io.blob, KNUT_FBULK_BLOB_MAX + ((size_t)1 << 20)); /* + one record's slack */
     s.offsets = calloc(c->n_items + 1, sizeof *s.offsets);
     if (!s.offsets) {
         st = knut_error_set(err, KNUT_ENOMEM, "load: out of memory");
@@ -522,13 +325,13 @@ knut_status knut_graph__load_bulk(load_ctx *c, knut_graph_falkor *g, const char 
         int64_t before = c->rows;
         st = bulk_item(&s, i, stats, err);
         if (st == KNUT_OK && i + 1 < c->n_items && c->items[i + 1].kind != c->items[i].kind &&
-            s.pending)
-            st = read_reply(&s, err); /* the nodes are in before edges refer to them */
+            s.io.pending)
+            st = knut_graph__fbulk_reply(&s.io, err); /* the nodes are in before edges refer to them */
         if (st == KNUT_OK)
             knut_graph__load_report(c, &c->items[i], c->rows - before, 1);
     }
-    if (st == KNUT_OK && s.pending)
-        st = read_reply(&s, err);
+    if (st == KNUT_OK && s.io.pending)
+        st = knut_graph__fbulk_reply(&s.io, err);
     /* The indexes later UNWIND loads (and the conversions) look vertices up by. */
     for (size_t i = 0; i < c->n_items && st == KNUT_OK; i++) {
         const load_item *it = &c->items[i];
@@ -541,19 +344,19 @@ knut_status knut_graph__load_bulk(load_ctx *c, knut_graph_falkor *g, const char 
     for (size_t i = 0; i < c->n_items && st == KNUT_OK; i++)
         st = convert_item(&s, &c->items[i], err);
     int64_t got_n = -1, got_e = -1;
-    if (st == KNUT_OK && s.begun)
+    if (st == KNUT_OK && s.io.begun)
         st = query_int(g, graph, "MATCH (n) RETURN count(n)", &got_n, err);
-    if (st == KNUT_OK && s.begun)
+    if (st == KNUT_OK && s.io.begun)
         st = query_int(g, graph, "MATCH ()-[e]->() RETURN count(e)", &got_e, err);
-    if (st == KNUT_OK && s.begun && (got_n != nodes || got_e != edges))
+    if (st == KNUT_OK && s.io.begun && (got_n != nodes || got_e != edges))
         st = knut_error_set(err, KNUT_EIO, "%s: GRAPH.BULK built %" PRId64 " nodes and %" PRId64
                             " edges, expected %" PRId64 " and %" PRId64, g->peer, got_n, got_e,
                             nodes, edges);
     knut_graph_falkor_names_reset(g);
 cleanup:
-    if (st != KNUT_OK && s.pending)
+    if (st != KNUT_OK && s.io.pending)
         knut_graph__falkor_drop(g); /* an unread reply would desynchronise the connection */
-    knut_buf_reset(&s.blob);
+    knut_buf_reset(&s.io.blob);
     free(s.offsets);
     return st;
 }
