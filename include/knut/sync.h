@@ -190,6 +190,7 @@ typedef struct knut_sync_options {
      * password both here and in the URL: the URL's wins) */
     const char *falkordb_password;
     const char *ledger_password;
+    int no_bulk; /* 1: no GRAPH.BULK first round into FalkorDB (docs/sync.md) */
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 

@@ -18,7 +18,7 @@ typedef struct sync_args {
     const char *config, *store, *falkordb, *graph, *ledger;
     const char *airflow_url, *airflow_user, *airflow_password_file;
     const char *falkordb_password_file, *ledger_password_file;
-    int once, json, status;
+    int once, json, status, no_bulk;
     int retry, skip;                    /* knut sync retry */
     const char *retry_table, *retry_file;
     double interval, max_backoff;
@@ -77,6 +77,10 @@ static const knut_cli_opt sync_opts[] = {
                       "lease time to live, renewed every third of it while a table is worked "
                       "on (default 30, at least 0.1); a crashed instance's tables pass to "
                       "another after at most this long"),
+    KNUT_CLI_OPT_FLAG("no-bulk", 0, sync_args, no_bulk,
+                      "FalkorDB: never build a new graph with GRAPH.BULK; the first round "
+                      "upserts with batched MERGE like every other (docs/sync.md "
+                      "\"First round at bulk speed\")"),
     KNUT_CLI_OPT_FLAG("once", 0, sync_args, once,
                       "run one round and exit: 0 if it had no errors, 1 if a file or table "
                       "failed"),
@@ -130,6 +134,7 @@ const knut_cli_spec knut_cmd_sync_spec = {
     .synopsis =
         "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
         "                 [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
+        "                 [--no-bulk]\n"
         "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
         "                 [--ledger-url URL [--ledger-password-file FILE]\n"
         "                  [--instance ID] [--lease SEC]]\n"
@@ -310,6 +315,7 @@ int knut_cmd_sync(int argc, char **argv)
     so.graph = a.graph;
     so.ledger = a.ledger;
     so.status_only = a.status;
+    so.no_bulk = a.no_bulk;
     so.ledger_url = a.ledger_url;
     so.instance = a.instance;
     so.lease_ms = (int64_t)(a.lease * 1000);

@@ -134,28 +134,37 @@ static knut_status run(knut_duck_db *db, sel *s, struct ArrowArrayStream *out, k
     return st;
 }
 
+/* The vertex step's SELECT: keys first (*nk of them), then properties. */
+static void vertex_sel(sel *s, const knut_sync_table *t, const knut_sync_vertex_step *v,
+                       const sync_names *cols, size_t *nk_out)
+{
+    s->t = t;
+    for (size_t k = 0; k < v->n_keys; k++)
+        sel_col(s, v->keys[k].column, v->keys[k].prop);
+    size_t nk = s->n;
+    if (v->all_props) {
+        for (size_t i = 0; i < cols->n; i++)
+            if (!is_internal(cols->names[i]) && !prop_uses(v->keys, v->n_keys, cols->names[i]))
+                sel_col(s, cols->names[i], knut_sync__renamed(v->rename, cols->names[i]));
+    } else {
+        for (size_t k = 0; k < v->n_props; k++)
+            sel_col(s, v->props[k].column, v->props[k].prop);
+    }
+    const char *ok[64];
+    for (size_t k = 0; k < v->n_keys && k < 64; k++)
+        ok[k] = v->keys[k].column;
+    sel_tail(s, t, NULL, ok, nk < 64 ? nk : 64);
+    *nk_out = nk;
+}
+
 static knut_status vertex_set(knut_duck_db *db, const knut_sync_table *t,
                               const knut_sync_vertex_step *v, const sync_names *cols,
                               knut_graph_mutation *m, knut_error *err)
 {
     sel s = {.sql = KNUT_BUF_INIT};
     knut_graph_vertex_set vs = KNUT_GRAPH_VERTEX_SET_INIT;
-    s.t = t;
-    for (size_t k = 0; k < v->n_keys; k++)
-        sel_col(&s, v->keys[k].column, v->keys[k].prop);
-    size_t nk = s.n;
-    if (v->all_props) {
-        for (size_t i = 0; i < cols->n; i++)
-            if (!is_internal(cols->names[i]) && !prop_uses(v->keys, v->n_keys, cols->names[i]))
-                sel_col(&s, cols->names[i], knut_sync__renamed(v->rename, cols->names[i]));
-    } else {
-        for (size_t k = 0; k < v->n_props; k++)
-            sel_col(&s, v->props[k].column, v->props[k].prop);
-    }
-    const char *ok[64];
-    for (size_t k = 0; k < v->n_keys && k < 64; k++)
-        ok[k] = v->keys[k].column;
-    sel_tail(&s, t, NULL, ok, nk < 64 ? nk : 64);
+    size_t nk = 0;
+    vertex_sel(&s, t, v, cols, &nk);
     knut_status st = run(db, &s, &vs.stream, err);
     if (st == KNUT_OK) {
         vs.labels = v->labels;
@@ -172,26 +181,21 @@ static knut_status vertex_set(knut_duck_db *db, const knut_sync_table *t,
     return st;
 }
 
-static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
-                            const knut_sync_edge_step *e, const sync_names *cols,
-                            knut_graph_mutation *m, knut_error *err)
+/* The edge step's SELECT: the endpoint keys (_knut_s*, _knut_d*: names
+ * holds them, *ne_out counts them), then properties. At most 16 keys an
+ * endpoint (the caller checks). */
+static void edge_sel(sel *sp, const knut_sync_table *t, const knut_sync_edge_step *e,
+                     const sync_names *cols, char names[2][16][24], size_t *ne_out)
 {
-    sel s = {.sql = KNUT_BUF_INIT};
-    knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
+    sel s = *sp;
     s.t = t;
-    char names[2][16][24];
-    const char *skeys[16], *dkeys[16];
-    if (e->from.n_keys > 16 || e->to.n_keys > 16)
-        return knut_error_set(err, KNUT_EINVAL, "edge '%s': at most 16 endpoint keys", e->type);
     for (size_t k = 0; k < e->from.n_keys; k++) {
         snprintf(names[0][k], sizeof names[0][k], "_knut_s%u", (unsigned)k);
         sel_col(&s, e->from.keys[k].column, names[0][k]);
-        skeys[k] = e->from.keys[k].prop;
     }
     for (size_t k = 0; k < e->to.n_keys; k++) {
         snprintf(names[1][k], sizeof names[1][k], "_knut_d%u", (unsigned)k);
         sel_col(&s, e->to.keys[k].column, names[1][k]);
-        dkeys[k] = e->to.keys[k].prop;
     }
     size_t ne = s.n;
     const char *kc[32];
@@ -210,6 +214,26 @@ static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
             sel_col(&s, e->props[k].column, e->props[k].prop);
     }
     sel_tail(&s, t, NULL, kc, ne);
+    *sp = s;
+    *ne_out = ne;
+}
+
+static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
+                            const knut_sync_edge_step *e, const sync_names *cols,
+                            knut_graph_mutation *m, knut_error *err)
+{
+    sel s = {.sql = KNUT_BUF_INIT};
+    knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
+    char names[2][16][24];
+    const char *skeys[16], *dkeys[16];
+    size_t ne = 0;
+    if (e->from.n_keys > 16 || e->to.n_keys > 16)
+        return knut_error_set(err, KNUT_EINVAL, "edge '%s': at most 16 endpoint keys", e->type);
+    for (size_t k = 0; k < e->from.n_keys; k++)
+        skeys[k] = e->from.keys[k].prop;
+    for (size_t k = 0; k < e->to.n_keys; k++)
+        dkeys[k] = e->to.keys[k].prop;
+    edge_sel(&s, t, e, cols, names, &ne);
     knut_status st = run(db, &s, &es.stream, err);
     if (st == KNUT_OK) {
         es.type = e->type;
@@ -363,4 +387,34 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
     }
     *out = m;
     return KNUT_OK;
+}
+
+knut_status knut_sync__map_step_sql(knut_duck_db *db, const knut_sync_table *t, int edge,
+                                    size_t i, knut_buf *sql, size_t *n_keys, knut_error *err)
+{
+    sel s = {.sql = KNUT_BUF_INIT};
+    sync_names cols = {0};
+    knut_duck_conn *c = NULL;
+    char names[2][16][24];
+    knut_status st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_sync__columns(c, BATCH, &cols, err);
+    knut_duck_conn_close(c);
+    if (st == KNUT_OK && edge && (t->edges[i].from.n_keys > 16 || t->edges[i].to.n_keys > 16))
+        st = knut_error_set(err, KNUT_EINVAL, "edge '%s': at most 16 endpoint keys",
+                            t->edges[i].type);
+    if (st == KNUT_OK) {
+        if (edge)
+            edge_sel(&s, t, &t->edges[i], &cols, names, n_keys);
+        else
+            vertex_sel(&s, t, &t->vertices[i], &cols, n_keys);
+        if (s.n > sizeof s.names / sizeof s.names[0])
+            st = knut_error_set(err, KNUT_EINVAL, "%zu columns in one set, at most %zu", s.n,
+                                sizeof s.names / sizeof s.names[0]);
+    }
+    if (st == KNUT_OK && (st = knut_buf_check(&s.sql, err)) == KNUT_OK)
+        knut_buf_append(sql, s.sql.data, s.sql.len);
+    knut_buf_reset(&s.sql);
+    knut_sync__names_reset(&cols);
+    return st == KNUT_OK ? knut_buf_check(sql, err) : st;
 }

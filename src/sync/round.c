@@ -20,10 +20,6 @@
 
 #include "sync_int.h"
 
-/* Files staged per table and round; the rest wait for the next round, so
- * the staging engine holds a bounded number of files. */
-#define SYNC_MAX_FILES_PER_ROUND 64
-
 static knut_status entry_fill(sync_entry *e, const knut_sync *s, const knut_sync_table *t,
                               const sync_file *f, const char *status, const char *reason,
                               int64_t round, int64_t rows)
@@ -42,11 +38,7 @@ static knut_status entry_fill(sync_entry *e, const knut_sync *s, const knut_sync
     return KNUT_OK;
 }
 
-typedef struct table_stats {
-    int64_t files, failed, pending, rows;
-    knut_graph_sink_stats sink;
-    int apply_failed;
-} table_stats;
+typedef sync_table_stats table_stats;
 
 static void log_table(const knut_sync *s, const knut_sync_table *t, const table_stats *ts,
                       int64_t dur_us, const char *error)
@@ -63,6 +55,7 @@ static void log_table(const knut_sync *s, const knut_sync_table *t, const table_
         KNUT_LF_INT("deletes", ts->sink.vertices_deleted),
         KNUT_LF_INT("edges_deleted", ts->sink.edges_deleted),
         KNUT_LF_DBL("duration_ms", (double)dur_us / 1000.0),
+        KNUT_LF_STR("path", ts->path ? ts->path : "merge"),
         KNUT_LF_INT("errors", ts->failed + ts->apply_failed),
         KNUT_LF_STR("error", error ? error : ""),
     };
@@ -87,8 +80,8 @@ static int config_retry(const knut_sync *s, const knut_sync_table *t, const sync
  * back every later one, and a done file that changed behind a later done
  * one is refused rather than replayed on top of newer state.
  */
-static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
-                        size_t *cand, size_t *n_cand, table_stats *ts, knut_error *err)
+knut_status knut_sync__round_pick(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
+                                  size_t *cand, size_t *n_cand, table_stats *ts, knut_error *err)
 {
     int cdc = t->mode == KNUT_SYNC_MODE_CDC, held = 0;
     size_t done_end = cdc ? knut_sync__cdc_done_end(&s->ledger, t, files) : 0;
@@ -142,7 +135,7 @@ static knut_status pick(knut_sync *s, const knut_sync_table *t, sync_file_list *
     return KNUT_OK;
 }
 
-static void drop_batch(knut_sync *s)
+void knut_sync__round_drop_batch(knut_sync *s)
 {
     knut_duck_conn *c = NULL;
     if (knut_duck_conn_open(&c, s->stage, NULL) == KNUT_OK)
@@ -158,15 +151,14 @@ static void drop_batch(knut_sync *s)
  * is retried file by file, a single file is recorded failed. Other errors
  * (the sink is down) record nothing and fail the table.
  */
-static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
-                               const size_t *cand, size_t n, table_stats *ts, knut_error *err)
+knut_status knut_sync__round_stage(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
+                                   const size_t *cand, size_t n, table_stats *ts,
+                                   sync_staged *out, knut_error *err)
 {
-    size_t n_good = 0, good_pos[SYNC_MAX_FILES_PER_ROUND];
-    int good_idx[SYNC_MAX_FILES_PER_ROUND];
-    sync_entry done[SYNC_MAX_FILES_PER_ROUND];
+    size_t n_good = 0, *good_pos = out->good_pos;
+    int *good_idx = out->good_idx;
+    sync_entry *done = out->done;
     int64_t rows_total = 0;
-    knut_graph_mutation *m = NULL;
-    knut_graph_sink_stats sst = {0};
     knut_status st = KNUT_OK;
     int cdc = t->mode == KNUT_SYNC_MODE_CDC, held = 0;
     for (size_t i = 0; st == KNUT_OK && i < n; i++) {
@@ -201,6 +193,23 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         good_idx[n_good++] = (int)i;
         rows_total += rows;
     }
+    out->n_good = n_good;
+    out->rows_total = rows_total;
+    return st;
+}
+
+static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file_list *files,
+                               const size_t *cand, size_t n, table_stats *ts, knut_error *err)
+{
+    sync_staged sg;
+    knut_graph_mutation *m = NULL;
+    knut_graph_sink_stats sst = {0};
+    int cdc = t->mode == KNUT_SYNC_MODE_CDC;
+    knut_status st = knut_sync__round_stage(s, t, files, cand, n, ts, &sg, err);
+    size_t n_good = sg.n_good, *good_pos = sg.good_pos;
+    int *good_idx = sg.good_idx;
+    sync_entry *done = sg.done;
+    int64_t rows_total = sg.rows_total;
     if (st != KNUT_OK || n_good == 0)
         goto cleanup;
     st = knut_sync__stage_batch(s->stage, good_idx, n_good, err);
@@ -216,7 +225,7 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
         knut_sync__missing_report(s, t, m); /* missing.c: log + metrics */
     knut_graph_mutation_free(m);
     m = NULL;
-    drop_batch(s);
+    knut_sync__round_drop_batch(s);
     if (st == KNUT_OK) {
         /* committed: now memory may know it */
         st = knut_sync__ledger_remember(&s->ledger, done, n_good, err);
@@ -292,7 +301,7 @@ static knut_status table_round(knut_sync *s, const knut_sync_table *t, table_sta
         ts->sink = fr.sink;
         n_cand = 0;
     } else if (st == KNUT_OK)
-        st = pick(s, t, &files, cand, &n_cand, ts, err);
+        st = knut_sync__round_pick(s, t, &files, cand, &n_cand, ts, err);
     if (st == KNUT_OK && n_cand > 0)
         st = apply_files(s, t, &files, cand, n_cand, ts, err);
     if (st != KNUT_OK)
@@ -327,6 +336,32 @@ static int hold_back(const knut_sync *s, size_t i)
     return 1;
 }
 
+void knut_sync__round_table_done(knut_sync *s, size_t i, table_stats *ts, int64_t dur_us,
+                                 knut_status st, const char *error, knut_sync_round_stats *out)
+{
+    const knut_sync_table *t = &s->cfg->tables[i];
+    log_table(s, t, ts, dur_us, st != KNUT_OK ? error : NULL);
+    if (st != KNUT_OK) {
+        ts->apply_failed = 1;
+        s->order.state[i] = SYNC_TABLE_FAILED;
+    }
+    sync_table_result res = {t, s->round, ts->files, ts->failed, ts->pending, ts->rows,
+                             ts->sink.vertices_written, ts->sink.edges_written,
+                             ts->sink.vertices_deleted, dur_us, !ts->apply_failed,
+                             st != KNUT_OK ? error : NULL};
+    knut_sync__assets_round(s->assets, &res, 1); /* queued; sent in the background */
+    knut_sync__metrics_table(s->metrics, &res);
+    out->files_done += ts->files;
+    out->files_failed += ts->failed;
+    out->files_pending += ts->pending;
+    out->tables_failed += ts->apply_failed;
+    out->rows += ts->rows;
+    out->vertices += ts->sink.vertices_written;
+    out->edges += ts->sink.edges_written;
+    out->deletes += ts->sink.vertices_deleted;
+    out->edges_deleted += ts->sink.edges_deleted;
+}
+
 knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s && out && s->sink);
@@ -334,7 +369,11 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
     int64_t t0 = knut_clock_mono_ns();
     out->round = ++s->round;
     knut_sync__order_round_begin(&s->order);
-    for (size_t k = 0; k < s->cfg->n_tables; k++) {
+    size_t from = 0; /* bulk.c: the tables before it went in with GRAPH.BULK */
+    knut_status bst = knut_sync__bulk_round(s, out, &from, err);
+    if (bst != KNUT_OK)
+        return bst;
+    for (size_t k = from; k < s->cfg->n_tables; k++) {
         size_t i = s->order.idx[k]; /* order.c: endpoint tables before edge tables */
         const knut_sync_table *t = &s->cfg->tables[i];
         table_stats ts = {0};
@@ -362,26 +401,7 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
                 knut_sync__valkey_table_end(s->valkey);
         }
         int64_t dur_us = (knut_clock_mono_ns() - t1) / 1000;
-        log_table(s, t, &ts, dur_us, st != KNUT_OK ? terr.message : NULL);
-        if (st != KNUT_OK) {
-            ts.apply_failed = 1;
-            s->order.state[i] = SYNC_TABLE_FAILED;
-        }
-        sync_table_result res = {t, s->round, ts.files, ts.failed, ts.pending, ts.rows,
-                                 ts.sink.vertices_written, ts.sink.edges_written,
-                                 ts.sink.vertices_deleted, dur_us, !ts.apply_failed,
-                                 st != KNUT_OK ? terr.message : NULL};
-        knut_sync__assets_round(s->assets, &res, 1); /* queued; sent in the background */
-        knut_sync__metrics_table(s->metrics, &res);
-        out->files_done += ts.files;
-        out->files_failed += ts.failed;
-        out->files_pending += ts.pending;
-        out->tables_failed += ts.apply_failed;
-        out->rows += ts.rows;
-        out->vertices += ts.sink.vertices_written;
-        out->edges += ts.sink.edges_written;
-        out->deletes += ts.sink.vertices_deleted;
-        out->edges_deleted += ts.sink.edges_deleted;
+        knut_sync__round_table_done(s, i, &ts, dur_us, st, terr.message, out);
         /* A failed apply (the sink is down or hung, a lease was lost, a
          * stop cancelled the wait) ends the round: the tables after it
          * wait for the next round. Tables run in config order and a later

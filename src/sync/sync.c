@@ -111,6 +111,10 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
                                     ? INT32_MAX
                                     : (int)opts->falkordb_timeout_ms;
         st = knut_graph_falkor_connect_url(&s->falkor, opts->falkordb_url, &fo, err);
+        s->graph = strdup(opts->graph ? opts->graph : "knut");
+        s->no_bulk = opts->no_bulk;
+        if (st == KNUT_OK && !s->graph)
+            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         if (st == KNUT_OK)
             st = knut_graph_falkor_sink_new(&s->sink, s->falkor, opts->graph ? opts->graph : "knut",
                                             NULL, err);
@@ -177,6 +181,7 @@ void knut_sync_close(knut_sync *s)
     else
         knut_graph_store_close(s->store);
     knut_graph_falkor_close(s->falkor);
+    free(s->graph);
     knut_sync__stage_close(s->stage, s->stage_spill);
     knut_sync__ledger_reset(&s->ledger);
     knut_sync__valkey_close(s->valkey); /* releases a lease still held */

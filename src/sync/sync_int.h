@@ -214,6 +214,11 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
                                    knut_error *err);
 /* Builds the mutation for the table from "_knut_batch" (one staging
  * connection per set so the set streams stay readable together). */
+/* The SELECT (over _knut_batch) of vertex step i (edge: edge step i) of t,
+ * as map_build streams it, appended to sql: the keys first (*n_keys
+ * columns; an edge's are _knut_s0.., then _knut_d0..), then properties. */
+knut_status knut_sync__map_step_sql(knut_duck_db *db, const knut_sync_table *t, int edge,
+                                    size_t i, knut_buf *sql, size_t *n_keys, knut_error *err);
 knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
                                  knut_graph_mutation **out, knut_error *err);
 
@@ -388,6 +393,55 @@ void knut_sync__assets_close(struct sync_assets *a);
 int knut_sync__asset_uri_check(const char *uri, char *why, size_t n);
 
 /* ---- sync.c ---- */
+/* ---- rounds (round.c) and the bulk first round (bulk.c) ---- */
+
+/* Files staged per table and round; the rest wait for the next round, so
+ * the staging engine holds a bounded number of files. */
+#define SYNC_MAX_FILES_PER_ROUND 64
+
+typedef struct sync_table_stats {
+    int64_t files, failed, pending, rows;
+    knut_graph_sink_stats sink;
+    int apply_failed;
+    const char *path; /* how the rows went in: "bulk" (GRAPH.BULK) or "merge" */
+} sync_table_stats;
+
+/* The good files of a table's round after staging. */
+typedef struct sync_staged {
+    size_t n_good, good_pos[SYNC_MAX_FILES_PER_ROUND];
+    int good_idx[SYNC_MAX_FILES_PER_ROUND];
+    sync_entry done[SYNC_MAX_FILES_PER_ROUND];
+    int64_t rows_total;
+} sync_staged;
+
+struct knut_sync;
+/* The table's files to stage this round (round.c). */
+knut_status knut_sync__round_pick(struct knut_sync *s, const knut_sync_table *t,
+                                  sync_file_list *files, size_t *cand, size_t *n_cand,
+                                  sync_table_stats *ts, knut_error *err);
+/* Stages files[cand[0..n)]: a bad file is recorded failed, a vanished one
+ * counted pending; the good ones land in *out with their done entries. */
+knut_status knut_sync__round_stage(struct knut_sync *s, const knut_sync_table *t,
+                                   sync_file_list *files, const size_t *cand, size_t n,
+                                   sync_table_stats *ts, sync_staged *out, knut_error *err);
+/* Drops the round's staged batch of a table. */
+void knut_sync__round_drop_batch(struct knut_sync *s);
+/* After table i's turn: the log record, metrics, assets, the round's sums. */
+void knut_sync__round_table_done(struct knut_sync *s, size_t i, sync_table_stats *ts,
+                                 int64_t dur_us, knut_status st, const char *error,
+                                 knut_sync_round_stats *out);
+/*
+ * The first round at bulk speed (bulk.c): when the FalkorDB graph does not
+ * exist, the longest prefix of the round's tables that can be written with
+ * GRAPH.BULK is, into a temporary key renamed onto the graph at the end;
+ * their files are recorded done after the rename. *next gets the index in
+ * the round's order where the MERGE path goes on (0: no bulk, the whole
+ * round as usual). A bulk that fails leaves nothing behind and no file
+ * recorded; the round then runs as usual.
+ */
+knut_status knut_sync__bulk_round(struct knut_sync *s, knut_sync_round_stats *out, size_t *next,
+                                  knut_error *err);
+
 struct knut_sync {
     struct sync_metrics *metrics; /* NULL: none */
     char *metrics_file;           /* written on close; NULL: none */
@@ -397,6 +451,8 @@ struct knut_sync {
     const knut_sync_config *cfg;
     knut_graph_store *store;
     knut_graph_falkor *falkor;
+    char *graph;               /* FalkorDB: the graph's key */
+    int no_bulk;               /* bulk.c: no bulk first round (option, or it failed) */
     knut_graph_sink *sink;     /* store's sink or the FalkorDB sink */
     knut_duck_db *stage;       /* in-memory engine for reading files */
     char *stage_spill;         /* its spill directory */
