@@ -436,7 +436,7 @@ static knut_status table_turn(bulk_run *b, const knut_sync_table *t, bulk_table 
         st = knut_sync__round_stage(b->s, t, &bt->files, cand, n_cand, &bt->ts, &bt->sg, err);
     if (st != KNUT_OK || n_cand == 0 || bt->sg.n_good == 0)
         return st;
-    st = knut_sync__stage_batch(b->s->stage, bt->sg.good_idx, bt->sg.n_good, err);
+    st = knut_sync__stage_batch_view(b->s->stage, bt->sg.good_idx, bt->sg.n_good, err);
     if (st == KNUT_EINVAL) { /* files that disagree on a type: MERGE tries them one by one */
         knut_error_clear(err);
         *ok = 0;

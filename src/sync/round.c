@@ -137,10 +137,7 @@ knut_status knut_sync__round_pick(knut_sync *s, const knut_sync_table *t, sync_f
 
 void knut_sync__round_drop_batch(knut_sync *s)
 {
-    knut_duck_conn *c = NULL;
-    if (knut_duck_conn_open(&c, s->stage, NULL) == KNUT_OK)
-        knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch", NULL);
-    knut_duck_conn_close(c);
+    knut_sync__stage_batch_drop(s->stage, SYNC_MAX_FILES_PER_ROUND);
 }
 
 /*
@@ -205,6 +202,7 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     knut_graph_mutation *m = NULL;
     knut_graph_sink_stats sst = {0};
     int cdc = t->mode == KNUT_SYNC_MODE_CDC;
+    int64_t t0 = knut_clock_mono_ns(), t1, t2;
     knut_status st = knut_sync__round_stage(s, t, files, cand, n, ts, &sg, err);
     size_t n_good = sg.n_good, *good_pos = sg.good_pos;
     int *good_idx = sg.good_idx;
@@ -212,7 +210,9 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     int64_t rows_total = sg.rows_total;
     if (st != KNUT_OK || n_good == 0)
         goto cleanup;
-    st = knut_sync__stage_batch(s->stage, good_idx, n_good, err);
+    t1 = knut_clock_mono_ns();
+    st = knut_sync__stage_batch_view(s->stage, good_idx, n_good, err);
+    t2 = knut_clock_mono_ns();
     if (st == KNUT_OK)
         st = knut_sync__map_build(s->stage, t, &m, err);
     if (st == KNUT_OK && s->valkey) /* shared ledger: no apply without the lease */
@@ -223,6 +223,9 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     }
     if (st == KNUT_OK)
         knut_sync__missing_report(s, t, m); /* missing.c: log + metrics */
+    KNUT_LOG(KNUT_LOG_DEBUG, SYNC_LOG, "table %s: %zu files staged in %.1f ms, batched in %.1f ms, "
+             "mapped and applied in %.1f ms", t->name, n_good, (double)(t1 - t0) / 1e6,
+             (double)(t2 - t1) / 1e6, (double)(knut_clock_mono_ns() - t2) / 1e6);
     knut_graph_mutation_free(m);
     m = NULL;
     knut_sync__round_drop_batch(s);
