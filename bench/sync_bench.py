@@ -124,6 +124,25 @@ def write_drops(d: Path, people: int, companies: int, files: int):
     return {"companies": companies, "people": people, "employment": people}
 
 
+def incremental_drop(d: Path, people: int, companies: int, n: int) -> int:
+    """n people rows: ids people - n/2 .. people + n/2 (half exist), with their jobs."""
+    lo, hi = people - n // 2, people + n // 2
+    pq.write_table(pa.table({
+        "person_id": pa.array(range(lo, hi), pa.int64()),
+        "first_name": pa.array([f"again{i % 5000}" for i in range(lo, hi)]),
+        "last_name": pa.array([f"last{i % 7919}" for i in range(lo, hi)]),
+        "age": pa.array([19 + i % 60 for i in range(lo, hi)], pa.int64()),
+        "score": pa.array([(i % 1000) / 4.0 for i in range(lo, hi)], pa.float64()),
+    }), d / "drops" / "people" / "people-inc.parquet")
+    pq.write_table(pa.table({
+        "person_id": pa.array(range(lo, hi), pa.int64()),
+        "company_id": pa.array([(i * 2654435761) % companies for i in range(lo, hi)], pa.int64()),
+        "title": pa.array([f"title{i % 37}" for i in range(lo, hi)]),
+        "since": pa.array([1262304000 + i % 300000000 for i in range(lo, hi)], pa.int64()),
+    }), d / "drops" / "employment" / "employment-inc.parquet")
+    return hi - lo
+
+
 SYNC_YML = """\
 tables:
   companies:
@@ -211,6 +230,29 @@ def throughput(a, d: Path, peer, url):
                                           "--falkordb", url, "--graph", "sync",
                                           "--ledger", d / "sync.ledger.json"],
               lambda: falkor_counts(peer, "sync"), env)
+    s_m = None
+    if not a.no_merge:
+        s_m = one("sync --once --no-bulk -> FalkorDB", [a.knut, "sync", "--once", "--config",
+                                                        "sync.yml", "--falkordb", url, "--graph",
+                                                        "syncm", "--no-bulk", "--ledger",
+                                                        d / "syncm.ledger.json"],
+                  lambda: falkor_counts(peer, "syncm"), env)
+    # a later, incremental round: one more people file (half updates, half
+    # new) and its employment rows, MERGEd into the graph the first round made
+    inc = incremental_drop(d, a.people, a.companies, a.people // 10)
+    for g, ledger in (("sync", "sync.ledger.json"), ("syncm", "syncm.ledger.json")):
+        if g == "syncm" and s_m is None:
+            continue
+        secs, mb, _, _ = timed([a.knut, "sync", "--once", "--config", "sync.yml", "--falkordb",
+                                url, "--graph", g, "--ledger", d / ledger], cwd=d, env=env)
+        n, e = falkor_counts(peer, g)
+        flag = "" if (n, e) == (want[0] + inc // 2, want[1] + inc // 2) else \
+            f"  WARNING counts {(n, e)}"
+        made = "bulk" if g == "sync" else "MERGE"
+        print(f"  round 2 ({2 * inc:,} rows) -> graph made by {made:5s} {secs:7.2f} s "
+              f"{2 * inc / secs:12,.0f} rows/s  peak {mb:5.0f} MiB{flag}", flush=True)
+    for t in ("people", "employment"):
+        (d / "drops" / t / f"{t}-inc.parquet").unlink()
     l_f = one("load --no-bulk -> FalkorDB", [a.knut, "load", "-q", "--graphar", gar, "--falkordb",
                                              url, "--graph", "load", "--no-bulk"],
               lambda: falkor_counts(peer, "load"))
@@ -218,7 +260,7 @@ def throughput(a, d: Path, peer, url):
                                                 "--falkordb", url, "--graph", "bulk"],
               lambda: falkor_counts(peer, "bulk"))
     with peer.client() as c:
-        for g in ("sync", "load", "bulk"):
+        for g in ("sync", "syncm", "load", "bulk"):
             c.execute_command("GRAPH.DELETE", g)
     s_s = one("sync --once -> embedded store", [a.knut, "sync", "--once", "--config", "sync.yml",
                                                 "--store", d / "sync.duckdb"],
@@ -226,6 +268,8 @@ def throughput(a, d: Path, peer, url):
     l_s = one("load -> embedded store", [a.knut, "load", "-q", "--graphar", gar, "--db",
                                          d / "load.duckdb"],
               lambda: store_counts(a.knut, d / "load.duckdb"))
+    if s_m:
+        print(f"  ratio sync (bulk first round) / sync --no-bulk: {s_m / s_f:6.1f}x", flush=True)
     print(f"  ratio sync/load FalkorDB (UNWIND): {l_f / s_f:5.2f}   "
           f"sync/load FalkorDB (bulk): {l_b / s_f:5.2f}   "
           f"sync/load embedded store: {l_s / s_s:5.2f}", flush=True)
@@ -373,6 +417,8 @@ def main():
     ap.add_argument("--only", choices=["throughput", "latency", "memory"], action="append")
     ap.add_argument("--knut", default=os.environ.get("KNUT_BIN", REPO / "build" / "knut"))
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--no-merge", action="store_true",
+                    help="skip the `sync --no-bulk` first round (the slow MERGE reference)")
     a = ap.parse_args()
     a.knut = Path(a.knut).resolve()
     parts = a.only or ["throughput", "latency", "memory"]

@@ -191,12 +191,13 @@ static knut_status edge_check(bulk_run *b, knut_duck_conn *c, const knut_sync_ed
         const bulk_label *ls = label_find(b, e->from.label, b->n_labels);
         const bulk_label *ld = label_find(b, e->to.label, b->n_labels);
         knut_buf_clear(&q);
-        knut_buf_printf(&q, "SELECT count(*) FROM (%s) e WHERE NOT EXISTS (SELECT 1 FROM "
-                            "_knut_bv%d s WHERE ", sql, ls->table);
+        /* two hash joins (NOT EXISTS ... OR NOT EXISTS plans as a cross product) */
+        knut_buf_printf(&q, "SELECT count(*) FROM (%s) e LEFT JOIN _knut_bv%d s ON ", sql,
+                        ls->table);
         join_on(&q, "s", &e->from, 's');
-        knut_buf_printf(&q, ") OR NOT EXISTS (SELECT 1 FROM _knut_bv%d d WHERE ", ld->table);
+        knut_buf_printf(&q, " LEFT JOIN _knut_bv%d d ON ", ld->table);
         join_on(&q, "d", &e->to, 'd');
-        knut_buf_puts(&q, ")");
+        knut_buf_puts(&q, " WHERE s._knut_id IS NULL OR d._knut_id IS NULL");
         if ((st = knut_buf_check(&q, err)) == KNUT_OK)
             st = knut_sync__q_int(c, q.data, NULL, &lost, err);
         *ok = st == KNUT_OK && lost == 0;
@@ -231,8 +232,8 @@ static knut_status send_vertices(bulk_run *b, knut_duck_conn *c, const knut_sync
     knut_buf_printf(&q, "CREATE OR REPLACE TABLE _knut_bv%d AS SELECT (row_number() OVER () - 1 "
                         "+ %lld)::BIGINT AS _knut_id, * FROM (%s)", n, (long long)b->next_id, sql);
     knut_status st = knut_buf_check(&q, err);
-    if (st == KNUT_OK)
-        st = knut_duck_exec(c, q.data, err);
+    if (st == KNUT_OK && (st = knut_duck_exec(c, q.data, err)) != KNUT_OK)
+        knut_error_prefix(err, "numbering the vertices: ");
     knut_buf_clear(&q);
     knut_buf_printf(&q, "SELECT count(*) FROM _knut_bv%d", n);
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
@@ -321,6 +322,21 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
         if (!*ok)
             break;
     }
+    /* An edge set is copied out of the batch first: joined straight over
+     * the view of a round's files, DuckDB ran out of its 128 MB already at
+     * a few thousand rows. */
+    for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_edges; i++) {
+        knut_buf *q = &sql[t->n_vertices + i];
+        knut_buf mk = KNUT_BUF_INIT;
+        knut_buf_printf(&mk, "CREATE OR REPLACE TABLE _knut_be%zu AS %s", i, q->data);
+        if ((st = knut_buf_check(&mk, err)) == KNUT_OK)
+            st = knut_duck_exec(c, mk.data, err);
+        knut_buf_reset(&mk);
+        knut_buf_clear(q);
+        knut_buf_printf(q, "SELECT * FROM _knut_be%zu", i);
+        if (st == KNUT_OK)
+            st = knut_buf_check(q, err);
+    }
     /* vertices first: the table's own edges cannot name them (table_ok) */
     for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_edges; i++)
         st = edge_check(b, c, &t->edges[i], sql[t->n_vertices + i].data, nk[t->n_vertices + i],
@@ -335,6 +351,11 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
         st = send_edges(b, &t->edges[i], sql[t->n_vertices + i].data, nk[t->n_vertices + i],
                         &sent, err);
         bt->ts.sink.edges_written += sent;
+    }
+    for (size_t i = 0; c && i < t->n_edges; i++) {
+        char q[64];
+        snprintf(q, sizeof q, "DROP TABLE IF EXISTS _knut_be%zu", i);
+        knut_duck_exec(c, q, NULL);
     }
     for (size_t i = 0; sql && i < n_sets; i++)
         knut_buf_reset(&sql[i]);
@@ -447,7 +468,7 @@ static knut_status table_turn(bulk_run *b, const knut_sync_table *t, bulk_table 
     if (st == KNUT_OK)
         st = bulk_table_send(b, t, bt, ok, err);
     knut_sync__round_drop_batch(b->s);
-    return st;
+    return st != KNUT_OK ? knut_error_prefix(err, "table '%s': ", t->name) : st;
 }
 
 /* Records the bulk tables' files done and logs them, once the graph is in. */
