@@ -434,14 +434,19 @@ static knut_status tmp_rename(bulk_run *b, int *moved, knut_error *err)
     return st;
 }
 
+/* Asks FalkorDB only until the graph exists: from then on (the bulk made
+ * it, or someone else) every round MERGEs without a look. */
 static int round_wanted(knut_sync *s, knut_error *err)
 {
     int absent = 0;
-    if (!s->falkor || s->no_bulk || s->valkey || s->falkor_ledger)
+    if (!s->falkor || s->no_bulk || s->valkey || s->falkor_ledger ||
+        knut_signal_stop_requested())
         return 0;
     knut_error e = KNUT_ERROR_INIT;
     if (key_absent(s->falkor, s->graph, &absent, &e) != KNUT_OK)
         return 0; /* the MERGE path meets the same error and reports it */
+    if (!absent)
+        s->no_bulk = 1;
     return absent;
 }
 
@@ -554,6 +559,7 @@ knut_status knut_sync__bulk_round(knut_sync *s, knut_sync_round_stats *out, size
         /* in the graph: the files may be recorded now */
         st = commit_tables(&b, out, err);
         *next = k;
+        s->no_bulk |= begun; /* the graph exists now */
         if (b.n_tables)
             KNUT_LOG(KNUT_LOG_INFO, SYNC_LOG, "round %lld: %zu table(s) built graph '%s' with "
                      "GRAPH.BULK; the rest of the round goes MERGE", (long long)s->round,
