@@ -28,9 +28,10 @@
  * MERGEs them again (the graph now exists), which is harmless. Any failure
  * of the bulk deletes the temporary key and runs the round as usual.
  *
- * Node ids come from send order: each vertex set is numbered in the
- * staging engine (_knut_bv<n>: _knut_id, then its columns) and sent in
- * that order; an edge set finds its endpoints' ids there with a join.
+ * Node ids come from send order: each vertex set is copied into a fresh
+ * table of the staging engine (_knut_bv<n>) and sent in rowid order, so a
+ * node's id is the set's first id plus its rowid; an edge set finds its
+ * endpoints' ids there with a join.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@
 typedef struct bulk_label {
     const char *label;
     const knut_sync_vertex_step *v;
-    int table; /* _knut_bv<table> */
+    int table;     /* _knut_bv<table> */
+    int64_t first; /* node id of its rowid 0 */
 } bulk_label;
 
 typedef struct bulk_table {
@@ -197,7 +199,7 @@ static knut_status edge_check(bulk_run *b, knut_duck_conn *c, const knut_sync_ed
         join_on(&q, "s", &e->from, 's');
         knut_buf_printf(&q, " LEFT JOIN _knut_bv%d d ON ", ld->table);
         join_on(&q, "d", &e->to, 'd');
-        knut_buf_puts(&q, " WHERE s._knut_id IS NULL OR d._knut_id IS NULL");
+        knut_buf_puts(&q, " WHERE s.rowid IS NULL OR d.rowid IS NULL");
         if ((st = knut_buf_check(&q, err)) == KNUT_OK)
             st = knut_sync__q_int(c, q.data, NULL, &lost, err);
         *ok = st == KNUT_OK && lost == 0;
@@ -229,17 +231,22 @@ static knut_status send_vertices(bulk_run *b, knut_duck_conn *c, const knut_sync
     int n = (int)b->n_sets++;
     int64_t first = 0, sent = 0, want = 0;
     *out = 0;
-    knut_buf_printf(&q, "CREATE OR REPLACE TABLE _knut_bv%d AS SELECT (row_number() OVER () - 1 "
-                        "+ %lld)::BIGINT AS _knut_id, * FROM (%s)", n, (long long)b->next_id, sql);
+    /* A fresh table's rowids are 0..n-1: a node's id is first + rowid (a
+     * row_number() over the whole set would be one unspillable window). */
+    knut_buf_printf(&q, "CREATE OR REPLACE TABLE _knut_bv%d AS %s", n, sql);
     knut_status st = knut_buf_check(&q, err);
     if (st == KNUT_OK && (st = knut_duck_exec(c, q.data, err)) != KNUT_OK)
         knut_error_prefix(err, "numbering the vertices: ");
     knut_buf_clear(&q);
-    knut_buf_printf(&q, "SELECT count(*) FROM _knut_bv%d", n);
+    /* rowids dense from 0, or the ids would be wrong: checked, not assumed */
+    knut_buf_printf(&q, "SELECT CASE WHEN count(*) = 0 OR (min(rowid) = 0 AND max(rowid) + 1 = "
+                        "count(*)) THEN count(*) ELSE -1 END FROM _knut_bv%d", n);
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = knut_sync__q_int(c, q.data, NULL, &want, err);
     knut_buf_clear(&q);
-    knut_buf_printf(&q, "SELECT * EXCLUDE (_knut_id) FROM _knut_bv%d ORDER BY _knut_id", n);
+    knut_buf_printf(&q, "SELECT * FROM _knut_bv%d ORDER BY rowid", n);
+    if (st == KNUT_OK && want < 0)
+        st = knut_error_set(err, KNUT_ERROR, "bulk: the staged vertices' rowids have gaps");
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = stream_of(b->s->stage, q.data, &rows, err);
     if (st == KNUT_OK)
@@ -251,7 +258,8 @@ static knut_status send_vertices(bulk_run *b, knut_duck_conn *c, const knut_sync
     if (st == KNUT_OK) {
         *out = sent;
         b->next_id += sent;
-        b->labels[b->n_labels++] = (bulk_label){t->vertices[vi].labels[0], &t->vertices[vi], n};
+        b->labels[b->n_labels++] =
+            (bulk_label){t->vertices[vi].labels[0], &t->vertices[vi], n, first};
     }
     knut_buf_reset(&q);
     return st;
@@ -264,7 +272,8 @@ static knut_status send_edges(bulk_run *b, const knut_sync_edge_step *e, const c
     struct ArrowArrayStream rows = {0};
     const bulk_label *ls = label_find(b, e->from.label, b->n_labels);
     const bulk_label *ld = label_find(b, e->to.label, b->n_labels);
-    knut_buf_puts(&q, "SELECT s._knut_id AS _knut_src, d._knut_id AS _knut_dst, e.*");
+    knut_buf_printf(&q, "SELECT s.rowid + %lld AS _knut_src, d.rowid + %lld AS _knut_dst, e.*",
+                    (long long)ls->first, (long long)ld->first);
     if (ne) {
         knut_buf_puts(&q, " EXCLUDE (");
         for (size_t k = 0; k < e->from.n_keys + e->to.n_keys; k++)
@@ -322,9 +331,9 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
         if (!*ok)
             break;
     }
-    /* An edge set is copied out of the batch first: joined straight over
-     * the view of a round's files, DuckDB ran out of its 128 MB already at
-     * a few thousand rows. */
+    /* An edge set is copied out of the batch first: the join then reads a
+     * plain table (joined straight over the batch's window query, DuckDB
+     * ran out of its 128 MB in one run). */
     for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_edges; i++) {
         knut_buf *q = &sql[t->n_vertices + i];
         knut_buf mk = KNUT_BUF_INIT;
@@ -462,7 +471,7 @@ static knut_status table_turn(bulk_run *b, const knut_sync_table *t, bulk_table 
         st = knut_sync__round_stage(b->s, t, &bt->files, cand, n_cand, &bt->ts, &bt->sg, err);
     if (st != KNUT_OK || n_cand == 0 || bt->sg.n_good == 0)
         return st;
-    st = knut_sync__stage_batch_view(b->s->stage, bt->sg.good_idx, bt->sg.n_good, err);
+    st = knut_sync__stage_batch(b->s->stage, bt->sg.good_idx, bt->sg.n_good, err);
     if (st == KNUT_EINVAL) { /* files that disagree on a type: MERGE tries them one by one */
         knut_error_clear(err);
         *ok = 0;

@@ -286,8 +286,7 @@ cleanup:
     return st;
 }
 
-static knut_status stage_batch(knut_duck_db *db, const int *idx, size_t n, int view,
-                               knut_error *err)
+knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err)
 {
     knut_duck_conn *c = NULL;
     knut_buf q = KNUT_BUF_INIT;
@@ -300,14 +299,12 @@ static knut_status stage_batch(knut_duck_db *db, const int *idx, size_t n, int v
         knut_buf_printf(&q, "ALTER TABLE _knut_m%d RENAME TO _knut_batch", idx[0]);
     } else {
         /* files disagreeing on a column's type: EINVAL, applied one by one */
-        knut_buf_puts(&q, view ? "CREATE OR REPLACE VIEW _knut_batch AS "
-                               : "CREATE OR REPLACE TABLE _knut_batch AS ");
+        knut_buf_puts(&q, "CREATE OR REPLACE TABLE _knut_batch AS ");
         st = knut_sync__stage_union(c, idx, n, &q, err);
     }
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = knut_duck_exec(c, q.data, err);
-    /* a view reads the files' tables: they go with it (stage_batch_drop) */
-    for (size_t i = 0; i < n && !(view && n > 1 && st == KNUT_OK); i++) {
+    for (size_t i = 0; i < n; i++) {
         knut_buf_clear(&q);
         knut_buf_printf(&q, "DROP TABLE IF EXISTS _knut_m%d", idx[i]);
         knut_duck_exec(c, q.data, NULL);
@@ -315,34 +312,6 @@ static knut_status stage_batch(knut_duck_db *db, const int *idx, size_t n, int v
     knut_buf_reset(&q);
     knut_duck_conn_close(c);
     return st;
-}
-
-knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err)
-{
-    return stage_batch(db, idx, n, 0, err);
-}
-
-knut_status knut_sync__stage_batch_view(knut_duck_db *db, const int *idx, size_t n,
-                                        knut_error *err)
-{
-    return stage_batch(db, idx, n, 1, err);
-}
-
-void knut_sync__stage_batch_drop(knut_duck_db *db, size_t max_files)
-{
-    knut_duck_conn *c = NULL;
-    knut_buf q = KNUT_BUF_INIT;
-    if (knut_duck_conn_open(&c, db, NULL) != KNUT_OK)
-        return;
-    /* one of the two fails (the batch is a view or a table): that is fine */
-    knut_duck_exec(c, "DROP VIEW IF EXISTS _knut_batch", NULL);
-    knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch", NULL);
-    for (size_t i = 0; i < max_files; i++)
-        knut_buf_printf(&q, "DROP TABLE IF EXISTS _knut_m%zu; ", i);
-    if (q.len && knut_buf_check(&q, NULL) == KNUT_OK)
-        knut_duck_exec(c, q.data, NULL);
-    knut_buf_reset(&q);
-    knut_duck_conn_close(c);
 }
 
 knut_status knut_sync__stage_open(knut_duck_db **out, char **spill_dir, knut_error *err)

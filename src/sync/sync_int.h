@@ -194,12 +194,6 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
                                   int idx, int64_t *rows, knut_error *err);
 /* Unions the staged tables idx[0..n) into "_knut_batch" and drops them. */
 knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err);
-/* The same, but several files make a view over their staged tables (no
- * copy of the rows); knut_sync__stage_batch_drop removes the batch, view
- * or table, with the tables of file indexes below max_files. */
-knut_status knut_sync__stage_batch_view(knut_duck_db *db, const int *idx, size_t n,
-                                        knut_error *err);
-void knut_sync__stage_batch_drop(knut_duck_db *db, size_t max_files);
 /* ---- stage_check.c: clear reasons for bad drop files ---- */
 /* KNUT_EINVAL for a file that cannot hold rows (0 bytes). */
 knut_status knut_sync__stage_precheck(const sync_file *f, knut_error *err);
