@@ -48,7 +48,8 @@ int knut_graph__load_bulk_possible(const load_ctx *c)
 {
     for (size_t i = 0; i < c->n_items; i++) {
         const load_item *it = &c->items[i];
-        if (!knut_graph__fbulk_name_ok(it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->type : it->ei->edge_type, 0))
+        const char *name = it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->type : it->ei->edge_type;
+        if (!knut_graph__fbulk_name_ok(name, 0))
             return 0;
         const knut_graphar_property_group *gs =
             it->kind == KNUT_GRAPH_LOAD_VERTICES ? it->vi->groups : it->ei->groups;
@@ -326,7 +327,7 @@ knut_status knut_graph__load_bulk(load_ctx *c, knut_graph_falkor *g, const char 
         st = bulk_item(&s, i, stats, err);
         if (st == KNUT_OK && i + 1 < c->n_items && c->items[i + 1].kind != c->items[i].kind &&
             s.io.pending)
-            st = knut_graph__fbulk_reply(&s.io, err); /* the nodes are in before edges refer to them */
+            st = knut_graph__fbulk_reply(&s.io, err); /* nodes in before edges name them */
         if (st == KNUT_OK)
             knut_graph__load_report(c, &c->items[i], c->rows - before, 1);
     }

@@ -106,7 +106,8 @@ static int table_ok(const bulk_run *b, const knut_sync_table *t)
         return 0;
     for (size_t i = 0; i < t->n_vertices; i++) {
         const knut_sync_vertex_step *v = &t->vertices[i];
-        if (v->n_labels != 1 || strchr(v->labels[0], ':') || label_find(b, v->labels[0], b->n_labels))
+        if (v->n_labels != 1 || strchr(v->labels[0], ':') ||
+            label_find(b, v->labels[0], b->n_labels))
             return 0;
         for (size_t j = 0; j < i; j++)
             if (strcmp(t->vertices[j].labels[0], v->labels[0]) == 0)
