@@ -570,7 +570,7 @@ knut_status knut_sync__bulk_round(knut_sync *s, knut_sync_round_stats *out, size
         st = commit_tables(&b, out, err);
         *next = k;
         s->no_bulk |= begun; /* the graph exists now */
-        if (b.n_tables)
+        if (begun)
             KNUT_LOG(KNUT_LOG_INFO, SYNC_LOG, "round %lld: %zu table(s) built graph '%s' with "
                      "GRAPH.BULK; the rest of the round goes MERGE", (long long)s->round,
                      b.n_tables, s->graph);
