@@ -248,3 +248,26 @@ def test_store_multi_file_table_same_as_one_file(run_knut, tmp_path):
         dumps.append(store_dump(root / "g.duckdb"))
     assert dumps[0] == dumps[1]
     assert dumps[0].startswith("6000,30,6000,")
+
+
+def test_falkordb_renames_a_graph_key(falkordb):
+    """What the bulk round relies on, and what an exactly-once variant would:
+    RENAMENX of a graph key (also inside MULTI/EXEC) keeps its nodes, edges
+    and indexes, and refuses a target that exists."""
+    c = falkordb.client()
+    c.execute_command("GRAPH.QUERY", "src", "CREATE (:A {id: 1})-[:R {w: 2}]->(:B {id: 2})")
+    c.execute_command("GRAPH.QUERY", "src", "CREATE INDEX FOR (n:A) ON (n.id)")
+    pipe = c.pipeline(transaction=True)
+    pipe.renamenx("src", "dst")
+    pipe.set("ledger-entry", "1")
+    assert pipe.execute() == [True, True]
+    assert not c.exists("src")
+    r = c.execute_command("GRAPH.RO_QUERY", "dst", "MATCH (a:A {id: 1})-[e:R]->(b) RETURN b.id, e.w")
+    assert r[1] == [[2, 2]]
+    idx = c.execute_command("GRAPH.RO_QUERY", "dst",
+                            "CALL db.indexes() YIELD label RETURN label")[1]
+    assert idx == [[b"A"]]
+    c.execute_command("GRAPH.QUERY", "other", "CREATE (:C)")
+    assert c.renamenx("other", "dst") is False  # the target exists: nothing moves
+    assert c.exists("other")
+    assert c.execute_command("GRAPH.RO_QUERY", "dst", "MATCH (n) RETURN count(n)")[1] == [[2]]
