@@ -271,3 +271,31 @@ def test_falkordb_renames_a_graph_key(falkordb):
     assert c.renamenx("other", "dst") is False  # the target exists: nothing moves
     assert c.exists("other")
     assert c.execute_command("GRAPH.RO_QUERY", "dst", "MATCH (n) RETURN count(n)")[1] == [[2]]
+
+
+def test_bulk_failure_falls_back_to_merge(run_knut, tmp_path, falkordb):
+    """A value the bulk encoder refuses mid-set (a NUL inside a string
+    property) fails the bulk: the temporary key goes, a warning says why, and
+    the same round runs the MERGE path, ending as a --no-bulk run does."""
+    outs = []
+    for graph, extra in (("f", ()), ("fref", ("--no-bulk",))):
+        root = tmp_path / graph
+        (root / "drops" / "people").mkdir(parents=True)
+        (root / "sync.yml").write_text("tables:\n  people:\n    path: drops/people/\n"
+                                       "    vertices:\n      - labels: [Person]\n"
+                                       "        keys: [id]\n")
+        pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()),
+                                 "note": pa.array(["a", "b\x00c", "d"])}),
+                       root / "drops" / "people" / "p.parquet")
+        r, recs = sync(run_knut, root, falkordb, graph, *extra)
+        outs.append((r.returncode, [(x.get("msg"), x.get("files"), x.get("failed_files"))
+                                    for x in recs if x.get("msg") == "table synced"]))
+        if not extra:
+            warns = [x["msg"] for x in recs if x.get("level") == "warn"]
+            assert any("GRAPH.BULK" in w and "NUL" in w for w in warns), r.stderr
+            assert not falkordb.client().exists("f:knut-bulk")
+            assert paths(recs).get("people", "merge") == "merge"
+    assert outs[0] == outs[1]
+    g = [falkordb.query(x, "MATCH (n) RETURN n.id ORDER BY n.id")[1]
+         if falkordb.client().exists(x) else None for x in ("f", "fref")]
+    assert g[0] == g[1]
