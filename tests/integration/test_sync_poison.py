@@ -391,7 +391,12 @@ def test_server_refused_value_fails_the_file(run_knut, tmp_path, falkordb, sink)
     assert st["p2.csv"]["state"] == "failed", (st, r.stderr)
     assert "unique constraint violation" in st["p2.csv"]["reason"], st["p2.csv"]
     assert st["after.csv"]["state"] == "done", st
-    assert sorted(lake.cypher("MATCH (n:P) RETURN n.id, n.email")) == [(1, "a@x"), (2, "b@x")]
+    got = sorted(lake.cypher("MATCH (n:P) RETURN n.id, n.email"))
+    # p1 whole; of the failed p2, rows its acknowledged queries wrote may
+    # stay (no transaction across FalkorDB queries: docs/sync.md), never
+    # both of the refused pair
+    assert got[:2] == [(1, "a@x"), (2, "b@x")] and got[2:] in ([], [(3, "c@x")],
+                                                               [(4, "c@x")]), (got, r.stderr)
     assert lake.cypher("MATCH (n:After) RETURN count(n)") == [(1,)]
 
 
