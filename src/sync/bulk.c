@@ -522,7 +522,7 @@ static void drop_sets(bulk_run *b)
 }
 
 knut_status knut_sync__bulk_round(knut_sync *s, knut_sync_round_stats *out, size_t *next,
-                                  knut_error *err)
+                                  int64_t *failed, knut_error *err)
 {
     *next = 0;
     if (!round_wanted(s, err))
@@ -548,6 +548,7 @@ knut_status knut_sync__bulk_round(knut_sync *s, knut_sync_round_stats *out, size
         st = table_turn(&b, t, bt, &ok, &berr);
         bt->dur_us = (knut_clock_mono_ns() - t1) / 1000;
         if (st != KNUT_OK || !ok) {
+            failed[i] += bt->ts.failed; /* recorded: counted where it goes MERGE */
             knut_sync__files_reset(&bt->files);
             memset(bt, 0, sizeof *bt);
             break;
@@ -575,7 +576,9 @@ knut_status knut_sync__bulk_round(knut_sync *s, knut_sync_round_stats *out, size
                      "GRAPH.BULK; the rest of the round goes MERGE", (long long)s->round,
                      b.n_tables, s->graph);
     } else {
-        /* nothing recorded: the whole round again, the MERGE way */
+        /* nothing recorded done: the whole round again, the MERGE way */
+        for (size_t j = 0; j < b.n_tables; j++)
+            failed[b.tables[j].i] += b.tables[j].ts.failed;
         KNUT_LOG(KNUT_LOG_WARN, SYNC_LOG, "round %lld: GRAPH.BULK into graph '%s' failed (%s); "
                  "the round goes the MERGE path", (long long)s->round, s->graph, berr.message);
         knut_graph_falkor_bulk_free(b.w);

@@ -376,17 +376,24 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
     out->round = ++s->round;
     knut_sync__order_round_begin(&s->order);
     size_t from = 0; /* bulk.c: the tables before it went in with GRAPH.BULK */
-    knut_status bst = knut_sync__bulk_round(s, out, &from, err);
-    if (bst != KNUT_OK)
+    int64_t *bulk_failed = calloc(s->cfg->n_tables ? s->cfg->n_tables : 1, sizeof *bulk_failed);
+    if (!bulk_failed)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    knut_status bst = knut_sync__bulk_round(s, out, &from, bulk_failed, err);
+    if (bst != KNUT_OK) {
+        free(bulk_failed);
         return bst;
+    }
     for (size_t k = from; k < s->cfg->n_tables; k++) {
         size_t i = s->order.idx[k]; /* order.c: endpoint tables before edge tables */
         const knut_sync_table *t = &s->cfg->tables[i];
         table_stats ts = {0};
+        ts.failed = bulk_failed[i]; /* recorded by the bulk attempt (bulk.c) */
         knut_error terr = KNUT_ERROR_INIT;
         int64_t t1 = knut_clock_mono_ns();
         if (hold_back(s, i)) {
             s->order.state[i] = SYNC_TABLE_HELD; /* its files stay pending */
+            out->files_failed += ts.failed;
             continue;
         }
         int skip = 0; /* shared ledger: the table's lease, or skip it */
@@ -417,6 +424,7 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         if (st != KNUT_OK)
             break;
     }
+    free(bulk_failed);
     out->duration_us = (knut_clock_mono_ns() - t0) / 1000;
     knut_sync__metrics_round(s->metrics, out, !(out->files_failed || out->tables_failed));
     knut_log_field f[] = {

@@ -437,10 +437,13 @@ void knut_sync__round_table_done(struct knut_sync *s, size_t i, sync_table_stats
  * their files are recorded done after the rename. *next gets the index in
  * the round's order where the MERGE path goes on (0: no bulk, the whole
  * round as usual). A bulk that fails leaves nothing behind and no file
- * recorded; the round then runs as usual.
+ * recorded done; the round then runs as usual. Files that failed staging
+ * are recorded failed either way, and the MERGE path will not pick them
+ * again: failed[i] (n_tables, zeroed by the caller) gets their count for
+ * each table i that goes the MERGE way, to count in its round.
  */
 knut_status knut_sync__bulk_round(struct knut_sync *s, knut_sync_round_stats *out, size_t *next,
-                                  knut_error *err);
+                                  int64_t *failed, knut_error *err);
 
 struct knut_sync {
     struct sync_metrics *metrics; /* NULL: none */
