@@ -52,24 +52,34 @@ static knut_status ident(knut_buf *sql, const struct ArrowArray *col, int64_t i)
     return st;
 }
 
-/* The IPC schema of one table into the builder. */
+/* The IPC schema of one table into the builder. A table whose schema
+ * cannot be had (a view over a file that is gone) gets an empty one, and
+ * a log record: one bad view must not hide every table from a client's
+ * browser, which asks for all of them at once. */
 static knut_status table_schema(knut_duck_conn *conn, const struct ArrowArray *batch, int64_t i,
                                 knut_arrow_builder *b, knut_buf *bytes, knut_error *err)
 {
     knut_buf sql = KNUT_BUF_INIT;
     knut_duck_stmt *stmt = NULL;
     struct ArrowSchema s = {0};
+    knut_error terr = KNUT_ERROR_INIT;
+    knut_status st = KNUT_OK;
     knut_buf_puts(&sql, "SELECT * FROM ");
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3 && st == KNUT_OK; k++) {
         if (k)
             knut_buf_putc(&sql, '.');
-        ident(&sql, batch->children[k], i);
+        if ((st = ident(&sql, batch->children[k], i)) != KNUT_OK)
+            knut_error_set(err, st, "out of memory");
     }
-    knut_status st = knut_buf_check(&sql, err);
     if (st == KNUT_OK)
-        st = knut_duck_stmt_prepare(&stmt, conn, sql.data, err);
-    if (st == KNUT_OK)
-        st = knut_duck_stmt_schema(stmt, &s, err);
+        st = knut_buf_check(&sql, err);
+    if (st == KNUT_OK && (knut_duck_stmt_prepare(&stmt, conn, sql.data, &terr) != KNUT_OK ||
+                          knut_duck_stmt_schema(stmt, &s, &terr) != KNUT_OK)) {
+        KNUT_LOG(KNUT_LOG_WARN, "serve", "GetTables: %s: no schema (%s); sent an empty one",
+                 sql.data + strlen("SELECT * FROM "), terr.message);
+        knut_arrow_schema_release(&s);
+        st = knut_arrow_schema_init(&s, "+s", NULL, 0, 0, err);
+    }
     if (st == KNUT_OK)
         st = knut_serve__schema_bytes(&s, bytes, err);
     if (st == KNUT_OK)

@@ -595,3 +595,25 @@ def test_memory_database(knut):
         assert t.column(0).to_pylist() == ["memory"]
     finally:
         assert s.stop(signal.SIGINT) == 0
+
+
+def test_tables_with_schema_survive_a_broken_view(knut, tmp_path):
+    """A view whose SELECT cannot bind (here: it reads a file, which the
+    served database may not) gets an empty schema in GetTables; the other
+    tables still come with theirs. Before: the whole call failed."""
+    (tmp_path / "t.csv").write_text("a\n1\n")
+    db = tmp_path / "views.duckdb"
+    subprocess.run([str(knut), "query", "--db", str(db),
+                    f"CREATE TABLE ok AS SELECT 1 AS x; "
+                    f"CREATE VIEW filed AS SELECT * FROM read_csv('{tmp_path / 't.csv'}')"],
+                   check=True, stdout=subprocess.DEVNULL)
+    s = Server(knut, db)
+    try:
+        c = s.client()
+        _, t = fetch(c, w.get_tables(include_schema=True))
+        got = {n: pa.ipc.read_schema(pa.py_buffer(b.as_py())).names
+               for n, b in zip(t.column("table_name").to_pylist(), t.column("table_schema"))}
+        assert got == {"filed": [], "ok": ["x"]}, got
+        still_serves(c)
+    finally:
+        assert s.stop() == 0
