@@ -120,6 +120,9 @@ knut_status knut_pipeline__lex_next(knut_pipeline__lex *lx, knut_pipeline__tok *
             if (d == 0)
                 return knut_error_set_at(err, KNUT_EPARSE, lx->file, lx->line, lx->col,
                                          "a NUL byte in SQL text");
+            if (escapes && d == '\\' && peek(lx, 1) == 0) /* the escaped byte too */
+                return knut_error_set_at(err, KNUT_EPARSE, lx->file, lx->line, lx->col,
+                                         "a NUL byte in SQL text");
             if (escapes && d == '\\' && peek(lx, 1) != -1) {
                 adv(lx);
                 adv(lx);
