@@ -62,10 +62,15 @@ static knut_status stored_type(knut_graph_falkor *g, const char *graph, const ch
     knut_arrow_view v;
     memset(&v, 0, sizeof v);
     have[0] = '\0';
-    /* names are checked identifiers (no backtick): safe between backticks */
-    knut_buf_printf(&q, "MATCH (n:`%s`) WHERE n.`%s` IS NOT NULL RETURN typeOf(n.`%s`) LIMIT 1",
-                    label, prop, prop);
-    knut_status st = knut_buf_check(&q, err);
+    knut_buf_puts(&q, "MATCH (n:");
+    knut_status st = knut_graph_cypher_ident(&q, label, strlen(label), "label", err);
+    for (int i = 0; i < 2 && st == KNUT_OK; i++) {
+        knut_buf_puts(&q, i == 0 ? ") WHERE n." : " IS NOT NULL RETURN typeOf(n.");
+        st = knut_graph_cypher_ident(&q, prop, strlen(prop), "property", err);
+    }
+    knut_buf_puts(&q, ") LIMIT 1");
+    if (st == KNUT_OK)
+        st = knut_buf_check(&q, err);
     if (st == KNUT_OK)
         st = knut_graph_falkor_query(g, graph, q.data, KNUT_GRAPH_FALKOR_READ_ONLY, &r, err);
     if (st == KNUT_EPEER && err && err->detail == KNUT_GRAPH_FALKOR_ERR_EMPTY_KEY) {
