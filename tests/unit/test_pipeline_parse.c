@@ -235,6 +235,11 @@ static void test_pipeline_parse__nul_byte_and_cap(void **state)
     const char in_block[] = "CREATE MATERIALIZED VIEW c AS SELECT 1 /* \0 */";
     assert_int_equal(knut_pipeline_parse_sql(p, in_block, sizeof in_block - 1, "f.sql", &err),
                      KNUT_EPARSE);
+    /* escaped: the byte after a backslash in E'' is checked too */
+    const char escaped[] = "CREATE MATERIALIZED VIEW e AS SELECT E'\\\0'";
+    assert_int_equal(knut_pipeline_parse_sql(p, escaped, sizeof escaped - 1, "f.sql", &err),
+                     KNUT_EPARSE);
+    assert_non_null(strstr(err.message, "NUL byte"));
     assert_int_equal(knut_pipeline_parse_sql(p, sql, KNUT_PIPELINE_SQL_MAX_BYTES + 1, "f.sql",
                                              &err),
                      KNUT_ETOOBIG);
