@@ -176,28 +176,6 @@ knut_status knut_graph_falkor_bulk_edges(knut_graph_falkor_bulk *b, const char *
     return st;
 }
 
-static knut_status count_of(knut_graph_falkor *g, const char *graph, const char *q,
-                            int64_t *out, knut_error *err)
-{
-    knut_graph_falkor_result r;
-    struct ArrowArray a = {0};
-    struct ArrowSchema sc = {0};
-    knut_arrow_view v = {0};
-    *out = -1;
-    knut_status st = knut_graph_falkor_query(g, graph, q, KNUT_GRAPH_FALKOR_READ_ONLY, &r, err);
-    if (st != KNUT_OK)
-        return st;
-    if (r.stream.get_schema(&r.stream, &sc) == 0 && r.stream.get_next(&r.stream, &a) == 0 &&
-        a.release && a.length == 1 && knut_arrow_view_init(&v, &sc, &a, err) == KNUT_OK) {
-        *out = knut_arrow_view_get_int64(&v.children[0], knut_arrow_view_child_row(&v, 0));
-        knut_arrow_view_reset(&v);
-    }
-    knut_arrow_array_release(&a);
-    knut_arrow_schema_release(&sc);
-    knut_graph_falkor_result_reset(&r);
-    return st;
-}
-
 knut_status knut_graph_falkor_bulk_finish(knut_graph_falkor_bulk *b, int *begun, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, b && begun);
@@ -206,15 +184,8 @@ knut_status knut_graph_falkor_bulk_finish(knut_graph_falkor_bulk *b, int *begun,
     if (st == KNUT_OK && b->io.pending)
         st = knut_graph__fbulk_reply(&b->io, err);
     *begun = b->io.begun;
-    int64_t got_n = -1, got_e = -1;
     if (st == KNUT_OK && b->io.begun)
-        st = count_of(b->io.g, b->graph, "MATCH (n) RETURN count(n)", &got_n, err);
-    if (st == KNUT_OK && b->io.begun)
-        st = count_of(b->io.g, b->graph, "MATCH ()-[e]->() RETURN count(e)", &got_e, err);
-    if (st == KNUT_OK && b->io.begun && (got_n != b->nodes || got_e != b->edges))
-        st = knut_error_set(err, KNUT_EIO, "%s: GRAPH.BULK built %" PRId64 " nodes and %" PRId64
-                            " edges, expected %" PRId64 " and %" PRId64, b->io.g->peer, got_n,
-                            got_e, b->nodes, b->edges);
+        st = knut_graph__fbulk_check_counts(b->io.g, b->graph, b->nodes, b->edges, err);
     knut_graph_falkor_names_reset(b->io.g);
     if (st != KNUT_OK)
         b->failed = 1;

@@ -213,3 +213,40 @@ void knut_graph__fbulk_header(knut_buf *b, const char *name, const struct ArrowS
     for (int64_t k = first; k < first + n; k++)
         knut_buf_append(b, sc->children[k]->name, strlen(sc->children[k]->name) + 1);
 }
+
+/* One integer from a read-only query's first row (-1 if there is none). */
+static knut_status query_int(knut_graph_falkor *g, const char *graph, const char *q,
+                             int64_t *out, knut_error *err)
+{
+    knut_graph_falkor_result r;
+    struct ArrowArray a = {0};
+    struct ArrowSchema sc = {0};
+    knut_arrow_view v = {0};
+    *out = -1;
+    knut_status st = knut_graph_falkor_query(g, graph, q, KNUT_GRAPH_FALKOR_READ_ONLY, &r, err);
+    if (st != KNUT_OK)
+        return st;
+    if (r.stream.get_schema(&r.stream, &sc) == 0 && r.stream.get_next(&r.stream, &a) == 0 &&
+        a.release && a.length == 1 && knut_arrow_view_init(&v, &sc, &a, err) == KNUT_OK) {
+        *out = knut_arrow_view_get_int64(&v.children[0], knut_arrow_view_child_row(&v, 0));
+        knut_arrow_view_reset(&v);
+    }
+    knut_arrow_array_release(&a);
+    knut_arrow_schema_release(&sc);
+    knut_graph_falkor_result_reset(&r);
+    return st;
+}
+
+knut_status knut_graph__fbulk_check_counts(knut_graph_falkor *g, const char *graph,
+                                           int64_t nodes, int64_t edges, knut_error *err)
+{
+    int64_t got_n = -1, got_e = -1;
+    knut_status st = query_int(g, graph, "MATCH (n) RETURN count(n)", &got_n, err);
+    if (st == KNUT_OK)
+        st = query_int(g, graph, "MATCH ()-[e]->() RETURN count(e)", &got_e, err);
+    if (st == KNUT_OK && (got_n != nodes || got_e != edges))
+        st = knut_error_set(err, KNUT_EIO, "%s: GRAPH.BULK built %" PRId64 " nodes and %" PRId64
+                            " edges, expected %" PRId64 " and %" PRId64, g->peer, got_n, got_e,
+                            nodes, edges);
+    return st;
+}

@@ -270,6 +270,10 @@ int knut_graph__fbulk_name_ok(const char *s, int colon_ok);
 knut_status knut_graph__fbulk_send(fbulk_io *s, int is_node, knut_error *err);
 /* Reads the reply of the call sent last. */
 knut_status knut_graph__fbulk_reply(fbulk_io *s, knut_error *err);
+/* After a bulk: the graph holds exactly nodes nodes and edges edges (two
+ * count queries), else KNUT_EIO naming both counts. */
+knut_status knut_graph__fbulk_check_counts(knut_graph_falkor *g, const char *graph,
+                                           int64_t nodes, int64_t edges, knut_error *err);
 /* A blob's header: the label or type, then the n property names of
  * sc->children[first..first + n). */
 void knut_graph__fbulk_header(knut_buf *b, const char *name, const struct ArrowSchema *sc,

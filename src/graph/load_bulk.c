@@ -187,30 +187,6 @@ cleanup:
 
 /* ---- after the load: temporal conversion, indexes, counts ---- */
 
-static knut_status query_int(knut_graph_falkor *g, const char *graph, const char *q,
-                             int64_t *out, knut_error *err)
-{
-    knut_graph_falkor_result r;
-    struct ArrowArray a = {0};
-    struct ArrowSchema sc = {0};
-    knut_arrow_view v = {0};
-    knut_status st = knut_graph_falkor_query(g, graph, q, KNUT_GRAPH_FALKOR_READ_ONLY, &r, err);
-    if (st != KNUT_OK)
-        return st;
-    *out = -1;
-    if (r.stream.get_schema(&r.stream, &sc) == 0 && r.stream.get_next(&r.stream, &a) == 0 &&
-        a.release && a.length == 1 && knut_arrow_view_init(&v, &sc, &a, err) == KNUT_OK) {
-        *out = knut_arrow_view_get_int64(&v.children[0], knut_arrow_view_child_row(&v, 0));
-        knut_arrow_view_reset(&v);
-    }
-    if (a.release)
-        a.release(&a);
-    if (sc.release)
-        sc.release(&sc);
-    knut_graph_falkor_result_reset(&r);
-    return st;
-}
-
 static knut_status run_query(knut_graph_falkor *g, const char *graph, const char *q,
                              knut_error *err)
 {
@@ -344,15 +320,8 @@ knut_status knut_graph__load_bulk(load_ctx *c, knut_graph_falkor *g, const char 
     }
     for (size_t i = 0; i < c->n_items && st == KNUT_OK; i++)
         st = convert_item(&s, &c->items[i], err);
-    int64_t got_n = -1, got_e = -1;
     if (st == KNUT_OK && s.io.begun)
-        st = query_int(g, graph, "MATCH (n) RETURN count(n)", &got_n, err);
-    if (st == KNUT_OK && s.io.begun)
-        st = query_int(g, graph, "MATCH ()-[e]->() RETURN count(e)", &got_e, err);
-    if (st == KNUT_OK && s.io.begun && (got_n != nodes || got_e != edges))
-        st = knut_error_set(err, KNUT_EIO, "%s: GRAPH.BULK built %" PRId64 " nodes and %" PRId64
-                            " edges, expected %" PRId64 " and %" PRId64, g->peer, got_n, got_e,
-                            nodes, edges);
+        st = knut_graph__fbulk_check_counts(g, graph, nodes, edges, err);
     knut_graph_falkor_names_reset(g);
 cleanup:
     if (st != KNUT_OK && s.io.pending)
