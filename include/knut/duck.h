@@ -159,6 +159,12 @@ KNUT_EXTERN knut_status knut_duck_query(knut_duck_conn *conn, const char *sql,
  * the C API gives no type for a failed prepare), KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn,
                                                const char *sql, knut_error *err);
+/* Prepares sql and binds binds[0..n) as text parameters $1..$n (a NULL
+ * entry binds SQL NULL): the usual way to run SQL whose values come from
+ * outside. On failure *out is NULL. */
+KNUT_EXTERN knut_status knut_duck_stmt_prepare_text(knut_duck_stmt **out, knut_duck_conn *conn,
+                                                    const char *sql, const char *const *binds,
+                                                    size_t n, knut_error *err);
 /* Frees the statement (NULL-safe). Streams it produced stay readable. */
 KNUT_EXTERN void knut_duck_stmt_free(knut_duck_stmt *stmt);
 /* Number of parameters. */

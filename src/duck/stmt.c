@@ -7,6 +7,7 @@
 #include "duck_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
                                    knut_error *err)
@@ -183,5 +184,21 @@ knut_status knut_duck_stmt_exec(knut_duck_stmt *stmt, uint64_t *changes, knut_er
         *changes = (uint64_t)duckdb_rows_changed(&res);
     duckdb_destroy_result(&res);
     knut_duck__conn_txn_note(stmt->conn, stmt->prep, st == KNUT_OK);
+    return st;
+}
+
+knut_status knut_duck_stmt_prepare_text(knut_duck_stmt **out, knut_duck_conn *conn,
+                                        const char *sql, const char *const *binds, size_t n,
+                                        knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out && (binds || n == 0));
+    knut_status st = knut_duck_stmt_prepare(out, conn, sql, err);
+    for (size_t i = 0; i < n && st == KNUT_OK; i++)
+        st = binds[i] ? knut_duck_stmt_bind_text(*out, i + 1, binds[i], strlen(binds[i]), err)
+                      : knut_duck_stmt_bind_null(*out, i + 1, err);
+    if (st != KNUT_OK) {
+        knut_duck_stmt_free(*out);
+        *out = NULL;
+    }
     return st;
 }

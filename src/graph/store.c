@@ -20,25 +20,11 @@ static void store_sink_close(knut_graph_sink *sink)
 static const knut_graph_sink_ops store_sink_ops = {"embedded", knut_graph__store_apply,
                                                    store_sink_close, knut_graph__store_keys};
 
-static knut_status prepare_bound(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
-                                 const char *const *binds, size_t n, knut_error *err)
-{
-    knut_status st = knut_duck_stmt_prepare(out, conn, sql, err);
-    for (size_t i = 0; i < n && st == KNUT_OK; i++)
-        st = binds[i] ? knut_duck_stmt_bind_text(*out, i + 1, binds[i], strlen(binds[i]), err)
-                      : knut_duck_stmt_bind_null(*out, i + 1, err);
-    if (st != KNUT_OK) {
-        knut_duck_stmt_free(*out);
-        *out = NULL;
-    }
-    return st;
-}
-
 knut_status knut_graph__store_exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
                                    size_t n, uint64_t *changes, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
-    knut_status st = prepare_bound(&stmt, conn, sql, binds, n, err);
+    knut_status st = knut_duck_stmt_prepare_text(&stmt, conn, sql, binds, n, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_exec(stmt, changes, err);
     knut_duck_stmt_free(stmt);
@@ -49,7 +35,7 @@ knut_status knut_graph__store_query(knut_duck_conn *conn, const char *sql, const
                                     size_t n, struct ArrowArrayStream *out, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
-    knut_status st = prepare_bound(&stmt, conn, sql, binds, n, err);
+    knut_status st = knut_duck_stmt_prepare_text(&stmt, conn, sql, binds, n, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_query(stmt, out, err);
     knut_duck_stmt_free(stmt);

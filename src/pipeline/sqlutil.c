@@ -7,27 +7,13 @@
 
 #include "pipeline_int.h"
 
-static knut_status prepare(knut_duck_stmt **out, knut_duck_conn *conn, const char *sql,
-                           const char *const *binds, size_t n, knut_error *err)
-{
-    knut_status st = knut_duck_stmt_prepare(out, conn, sql, err);
-    for (size_t i = 0; i < n && st == KNUT_OK; i++)
-        st = binds[i] ? knut_duck_stmt_bind_text(*out, i + 1, binds[i], strlen(binds[i]), err)
-                      : knut_duck_stmt_bind_null(*out, i + 1, err);
-    if (st != KNUT_OK) {
-        knut_duck_stmt_free(*out);
-        *out = NULL;
-    }
-    return st;
-}
-
 knut_status knut_pipeline__exec(knut_duck_conn *conn, const char *sql, const char *const *binds,
                                 size_t n, uint64_t *changes, knut_error *err)
 {
     if (n == 0 && !changes)
         return knut_duck_exec(conn, sql, err);
     knut_duck_stmt *stmt = NULL;
-    knut_status st = prepare(&stmt, conn, sql, binds, n, err);
+    knut_status st = knut_duck_stmt_prepare_text(&stmt, conn, sql, binds, n, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_exec(stmt, changes, err);
     knut_duck_stmt_free(stmt);
@@ -44,7 +30,7 @@ knut_status knut_pipeline__query_each(knut_duck_conn *conn, const char *sql,
     struct ArrowArray batch = {0};
     knut_arrow_view view;
     memset(&view, 0, sizeof view);
-    knut_status st = prepare(&stmt, conn, sql, binds, n, err);
+    knut_status st = knut_duck_stmt_prepare_text(&stmt, conn, sql, binds, n, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_query(stmt, &s, err);
     if (st != KNUT_OK)
