@@ -170,12 +170,17 @@ static knut_status csv_header_read(const char *path, sync_names *out, knut_error
         return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO, "%s: %s", path,
                               strerror(errno));
     knut_buf line = KNUT_BUF_INIT;
-    int ch;
-    while ((ch = fgetc(fp)) != EOF && ch != '\n' && line.len < CSV_HEADER_MAX)
+    int ch, over = 0;
+    while ((ch = fgetc(fp)) != EOF && ch != '\n') {
+        if (line.len == CSV_HEADER_MAX) { /* one byte past the cap, not at it */
+            over = 1;
+            break;
+        }
         knut_buf_putc(&line, (char)ch);
+    }
     fclose(fp);
     knut_status st = knut_buf_check(&line, err);
-    if (st == KNUT_OK && line.len >= CSV_HEADER_MAX)
+    if (st == KNUT_OK && over)
         st = knut_error_set(err, KNUT_ETOOBIG, "the header line is longer than %zu bytes",
                             CSV_HEADER_MAX);
     if (st == KNUT_OK)
