@@ -76,14 +76,15 @@ knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size
     st = knut_duck_stmt_schema(stmt, &ds, err);
     if (st == KNUT_OK)
         st = knut_serve__schema_bytes(&ds, &dsb, err);
+    else if (st == KNUT_EAGAIN)
+        st = KNUT_OK;
+    /* the parameters' schema whatever the result's: those queries need it most */
     if (st == KNUT_OK && knut_duck_stmt_param_count(stmt) > 0) {
         st = knut_duck_stmt_param_schema(stmt, &ps, err);
         if (st == KNUT_OK)
             st = knut_serve__schema_bytes(&ps, &psb, err);
         else if (st == KNUT_EAGAIN)
             st = KNUT_OK;
-    } else if (st == KNUT_EAGAIN) {
-        st = KNUT_OK;
     }
     if (st != KNUT_OK)
         goto cleanup;
