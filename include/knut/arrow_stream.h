@@ -50,6 +50,15 @@ KNUT_EXTERN void knut_arrow_arrays_free(struct ArrowArray *arrays, int64_t n);
 KNUT_EXTERN knut_status knut_arrow_stream_count_rows(struct ArrowArrayStream *stream, int64_t *out,
                                                      knut_error *err);
 
+/* Reads the stream to its end, calling fn(ctx, view, err) with each batch
+ * as a view (released after the call); a status other than KNUT_OK from
+ * fn stops there and is returned. Does not release the stream. */
+struct knut_arrow_view; /* knut/arrow_view.h */
+typedef knut_status (*knut_arrow_view_fn)(void *ctx, const struct knut_arrow_view *v,
+                                          knut_error *err);
+KNUT_EXTERN knut_status knut_arrow_stream_each(struct ArrowArrayStream *stream,
+                                               knut_arrow_view_fn fn, void *ctx, knut_error *err);
+
 /* Maps a stream callback's errno-style result to a knut status, with
  * get_last_error's text (if any) in err, prefixed by `what`. */
 KNUT_EXTERN knut_status knut_arrow_stream_error(struct ArrowArrayStream *stream, int code,

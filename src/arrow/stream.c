@@ -223,3 +223,35 @@ knut_status knut_arrow_stream_count_rows(struct ArrowArrayStream *stream, int64_
     *out = rows;
     return KNUT_OK;
 }
+
+knut_status knut_arrow_stream_each(struct ArrowArrayStream *stream, knut_arrow_view_fn fn,
+                                   void *ctx, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, stream && stream->release && fn);
+    struct ArrowSchema schema = {0};
+    struct ArrowArray batch = {0};
+    knut_arrow_view view;
+    memset(&view, 0, sizeof view);
+    knut_status st = KNUT_OK;
+    int rc = stream->get_schema(stream, &schema);
+    if (rc != 0)
+        return knut_arrow_stream_error(stream, rc, "reading a result", err);
+    for (;;) {
+        if ((rc = stream->get_next(stream, &batch)) != 0) {
+            st = knut_arrow_stream_error(stream, rc, "reading a result", err);
+            break;
+        }
+        if (!batch.release)
+            break;
+        st = knut_arrow_view_init(&view, &schema, &batch, err);
+        if (st == KNUT_OK)
+            st = fn(ctx, &view, err);
+        knut_arrow_view_reset(&view);
+        memset(&view, 0, sizeof view);
+        knut_arrow_array_release(&batch);
+        if (st != KNUT_OK)
+            break;
+    }
+    knut_arrow_schema_release(&schema);
+    return st;
+}

@@ -42,44 +42,6 @@ knut_status knut_graph__store_query(knut_duck_conn *conn, const char *sql, const
     return st;
 }
 
-/* Calls fn(ctx, view) for each batch of the stream, releasing it after. */
-static knut_status each_batch(struct ArrowArrayStream *s,
-                              knut_status (*fn)(void *ctx, const knut_arrow_view *v,
-                                                knut_error *err),
-                              void *ctx, knut_error *err)
-{
-    struct ArrowSchema schema = {0};
-    struct ArrowArray batch = {0};
-    knut_arrow_view view;
-    memset(&view, 0, sizeof view);
-    knut_status st = KNUT_OK;
-    int rc = s->get_schema(s, &schema);
-    if (rc != 0) {
-        st = knut_arrow_stream_error(s, rc, "reading a result", err);
-        goto cleanup;
-    }
-    for (;;) {
-        rc = s->get_next(s, &batch);
-        if (rc != 0) {
-            st = knut_arrow_stream_error(s, rc, "reading a result", err);
-            goto cleanup;
-        }
-        if (!batch.release)
-            break;
-        st = knut_arrow_view_init(&view, &schema, &batch, err);
-        if (st == KNUT_OK)
-            st = fn(ctx, &view, err);
-        knut_arrow_view_reset(&view);
-        memset(&view, 0, sizeof view);
-        knut_arrow_array_release(&batch);
-        if (st != KNUT_OK)
-            goto cleanup;
-    }
-cleanup:
-    knut_arrow_schema_release(&schema);
-    return st;
-}
-
 typedef struct scalar_ctx {
     int64_t value;
     int seen;
@@ -108,7 +70,7 @@ knut_status knut_graph__store_scalar_i64(knut_duck_conn *conn, const char *sql,
     scalar_ctx c = {0, 0};
     knut_status st = knut_graph__store_query(conn, sql, binds, n, &s, err);
     if (st == KNUT_OK)
-        st = each_batch(&s, scalar_batch, &c, err);
+        st = knut_arrow_stream_each(&s, scalar_batch, &c, err);
     knut_arrow_stream_release(&s);
     *out = c.value;
     return st;
@@ -158,7 +120,7 @@ knut_status knut_graph__store_rows(knut_duck_conn *conn, const char *sql, const 
     memset(out, 0, sizeof *out);
     knut_status st = knut_graph__store_query(conn, sql, binds, n, &s, err);
     if (st == KNUT_OK)
-        st = each_batch(&s, rows_batch, out, err);
+        st = knut_arrow_stream_each(&s, rows_batch, out, err);
     knut_arrow_stream_release(&s);
     if (st != KNUT_OK)
         knut_graph__store_rows_reset(out);

@@ -20,45 +20,33 @@ knut_status knut_pipeline__exec(knut_duck_conn *conn, const char *sql, const cha
     return st;
 }
 
+/* Each row of a batch, for knut_pipeline__query_each. */
+typedef struct rows_ctx {
+    knut_pipeline__row_fn fn;
+    void *ctx;
+} rows_ctx;
+
+static knut_status each_row(void *ctx, const knut_arrow_view *v, knut_error *err)
+{
+    rows_ctx *c = ctx;
+    knut_status st = KNUT_OK;
+    for (int64_t r = 0; st == KNUT_OK && r < v->length; r++)
+        st = c->fn(c->ctx, v, r, err);
+    return st;
+}
+
 knut_status knut_pipeline__query_each(knut_duck_conn *conn, const char *sql,
                                       const char *const *binds, size_t n,
                                       knut_pipeline__row_fn fn, void *ctx, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
     struct ArrowArrayStream s = {0};
-    struct ArrowSchema schema = {0};
-    struct ArrowArray batch = {0};
-    knut_arrow_view view;
-    memset(&view, 0, sizeof view);
+    rows_ctx rc = {fn, ctx};
     knut_status st = knut_duck_stmt_prepare_text(&stmt, conn, sql, binds, n, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_query(stmt, &s, err);
-    if (st != KNUT_OK)
-        goto cleanup;
-    int rc = s.get_schema(&s, &schema);
-    if (rc != 0) {
-        st = knut_arrow_stream_error(&s, rc, "reading a result", err);
-        goto cleanup;
-    }
-    for (;;) {
-        rc = s.get_next(&s, &batch);
-        if (rc != 0) {
-            st = knut_arrow_stream_error(&s, rc, "reading a result", err);
-            goto cleanup;
-        }
-        if (!batch.release)
-            break;
-        st = knut_arrow_view_init(&view, &schema, &batch, err);
-        for (int64_t r = 0; st == KNUT_OK && r < view.length; r++)
-            st = fn(ctx, &view, r, err);
-        knut_arrow_view_reset(&view);
-        memset(&view, 0, sizeof view);
-        knut_arrow_array_release(&batch);
-        if (st != KNUT_OK)
-            goto cleanup;
-    }
-cleanup:
-    knut_arrow_schema_release(&schema);
+    if (st == KNUT_OK)
+        st = knut_arrow_stream_each(&s, each_row, &rc, err);
     knut_arrow_stream_release(&s);
     knut_duck_stmt_free(stmt);
     return st;

@@ -136,6 +136,43 @@ static void test_arrow_stream__count_rows_and_partial_release(void **state)
     knut_arrow_stream_release(&stream);
 }
 
+/* knut_arrow_stream_each: every batch as a view, and a callback's error stops it. */
+typedef struct each_ctx {
+    int64_t rows, calls, stop_at;
+} each_ctx;
+
+static knut_status each_count(void *ctx, const knut_arrow_view *v, knut_error *err)
+{
+    each_ctx *c = ctx;
+    if (++c->calls == c->stop_at)
+        return knut_error_set(err, KNUT_ECANCELLED, "stop");
+    c->rows += v->length;
+    return KNUT_OK;
+}
+
+static void test_arrow_stream__each(void **state)
+{
+    (void)state;
+    struct ArrowSchema schema;
+    struct ArrowArray arrays[4];
+    struct ArrowArrayStream stream;
+    make_batches(&schema, arrays, 4);
+    OK(knut_arrow_stream_from_arrays(&stream, &schema, arrays, 4, &e_));
+    each_ctx c = {0, 0, -1};
+    OK(knut_arrow_stream_each(&stream, each_count, &c, &e_));
+    assert_int_equal(4, c.calls);
+    assert_int_equal(2 + 3 + 4 + 5, c.rows); /* make_batches: batch k has k + 2 rows */
+    knut_arrow_stream_release(&stream);
+    make_batches(&schema, arrays, 4);
+    OK(knut_arrow_stream_from_arrays(&stream, &schema, arrays, 4, &e_));
+    each_ctx s = {0, 0, 2};
+    knut_error e = KNUT_ERROR_INIT;
+    assert_int_equal(KNUT_ECANCELLED, knut_arrow_stream_each(&stream, each_count, &s, &e));
+    assert_int_equal(2, s.calls);
+    assert_int_equal(2, s.rows);
+    knut_arrow_stream_release(&stream); /* the unread batches are freed (ASan) */
+}
+
 static void test_arrow_stream__collect_cap(void **state)
 {
     (void)state;
@@ -241,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arrow_stream__round_trip),
         cmocka_unit_test(test_arrow_stream__count_rows_and_partial_release),
+        cmocka_unit_test(test_arrow_stream__each),
         cmocka_unit_test(test_arrow_stream__collect_cap),
         cmocka_unit_test(test_arrow_stream__producer_error),
         cmocka_unit_test(test_arrow_stream__bad_arguments_release_inputs),
