@@ -379,6 +379,16 @@ KNUT_EXTERN knut_status knut_conf_get_f64(const knut_conf *map, const char *key,
 KNUT_EXTERN const char *knut_conf_file(const knut_conf *n);
 KNUT_EXTERN int knut_conf_line(const knut_conf *n);
 KNUT_EXTERN int knut_conf_col(const knut_conf *n);
+/* Where the key of a map value was written (the key's own position, for
+ * "unknown key" messages); 0 when n is not a map value or unknown. */
+KNUT_EXTERN int knut_conf_key_line(const knut_conf *n);
+KNUT_EXTERN int knut_conf_key_col(const knut_conf *n);
+
+/* The candidate (NULL-terminated list) closest to name: a few typos away
+ * (insert, delete, replace, swap two neighbours; 1 for names up to 3
+ * characters, 2 up to 8, else 3), or NULL if none is that close. For "did
+ * you mean" hints (src/core/suggest.c). */
+KNUT_EXTERN const char *knut_str_suggest(const char *name, const char *const *candidates);
 
 /* ---- time and signals -------------------------------------------------- */
 

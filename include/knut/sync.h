@@ -294,6 +294,38 @@ typedef struct knut_sync_retry_options {
 KNUT_EXTERN knut_status knut_sync_retry(knut_sync *s, const knut_sync_retry_options *o,
                                         int64_t *n, knut_error *err);
 
+/* ---- checking a config without syncing (src/sync/check.c, check_graph.c) ---- */
+
+/* One problem `knut sync check` found. Every string is borrowed for the
+ * callback; table, file and column are NULL when they do not apply. */
+typedef struct knut_sync_problem {
+    const char *kind;    /* "path", "format", "column", "type", "sql", "read",
+                          * "label", "keys", "ledger", "store", "peer" */
+    const char *table;
+    const char *file;    /* the data file (or the store / ledger file) */
+    const char *column;
+    const char *message; /* the whole problem, one line */
+} knut_sync_problem;
+
+typedef void (*knut_sync_problem_fn)(const knut_sync_problem *p, void *ctx);
+
+/*
+ * Checks cfg for the sink opts chooses (store, falkordb_url, ledger;
+ * opts may be NULL: the embedded store of the config) and writes
+ * nothing: every table's `path:` matches a file and agrees with
+ * `format:`; the first file of each table is read, its `sql:` step
+ * run, every mapped column present with a type the sink can store;
+ * labels that edges use are written by some table; a label is merged on
+ * the same keys by every table (and found by edges on them); the store
+ * or the ledger file can be written (access(2) only) and the FalkorDB
+ * server answers. Each problem goes to fn (may be NULL); *problems (may
+ * be NULL) gets their number. Errors only when the check could not run
+ * (KNUT_ENOMEM, the staging engine).
+ */
+KNUT_EXTERN knut_status knut_sync_check(const knut_sync_config *cfg,
+                                        const knut_sync_options *opts, knut_sync_problem_fn fn,
+                                        void *ctx, int64_t *problems, knut_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
  * failed files in the ledger.
  */
 #include "cli.h"
+#include "cmd_sync_check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ typedef struct sync_args {
     const char *airflow_url, *airflow_user, *airflow_password_file;
     const char *falkordb_password_file, *ledger_password_file;
     int once, json, status, no_bulk;
+    int dry_run;                        /* knut sync check's checks, nothing run */
     int retry, skip;                    /* knut sync retry */
     const char *retry_table, *retry_file;
     double interval, max_backoff;
@@ -81,6 +83,9 @@ static const knut_cli_opt sync_opts[] = {
                       "FalkorDB: never build a new graph with GRAPH.BULK; the first round "
                       "upserts with batched MERGE like every other (docs/sync.md "
                       "\"First round at bulk speed\")"),
+    KNUT_CLI_OPT_FLAG("dry-run", 0, sync_args, dry_run,
+                      "run no round: check the config against its files and the sink, "
+                      "write nothing (as knut sync check; exit 0 clean, 1 problems)"),
     KNUT_CLI_OPT_FLAG("once", 0, sync_args, once,
                       "run one round and exit: 0 if it had no errors, 1 if a file or table "
                       "failed"),
@@ -134,13 +139,14 @@ const knut_cli_spec knut_cmd_sync_spec = {
     .synopsis =
         "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
         "                 [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
-        "                 [--no-bulk]\n"
+        "                 [--no-bulk] [--dry-run]\n"
         "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
         "                 [--ledger-url URL [--ledger-password-file FILE]\n"
         "                  [--instance ID] [--lease SEC]]\n"
         "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
         "                  [--airflow-drain SEC]]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
+        "       knut sync check --config FILE [--store FILE | --falkordb URL] [--json]\n"
         "       knut sync status --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
         "                        [--json]\n"
         "       knut sync retry --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
@@ -192,6 +198,8 @@ static int check_args(const sync_args *a)
                                              "KNUT_FALKORDB_URL)");
     if (a->status && (a->metrics_addr || a->metrics_file))
         return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
+    if (a->dry_run && a->status)
+        return knut_cli_args_error(sp, "%s", "--dry-run belongs to knut sync itself");
     if (!a->retry && (a->retry_table || a->retry_file || a->skip))
         return knut_cli_args_error(sp, "%s", "--table/--file/--skip belong to knut sync retry");
     if (a->store && a->falkordb)
@@ -281,6 +289,8 @@ static void print_status(const knut_sync_file_status *st, void *ctx)
 
 int knut_cmd_sync(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "check") == 0)
+        return knut_cmd_sync_check(argc - 1, argv + 1); /* cmd_sync_check.c */
     sync_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
@@ -297,6 +307,14 @@ int knut_cmd_sync(int argc, char **argv)
     sync_secrets pw = {0};
     if (read_secrets(&a, &pw) != 0) {
         rc = KNUT_EXIT_USAGE;
+        goto cleanup;
+    }
+    if (a.dry_run) {
+        knut_cli_sync_check c = {.config = a.config, .store = a.store, .falkordb = a.falkordb,
+                                 .graph = a.graph, .ledger = a.ledger,
+                                 .ledger_url = a.ledger_url, .falkordb_password = pw.falkordb,
+                                 .json = a.json};
+        rc = knut_cli_sync_check_run(&c);
         goto cleanup;
     }
     /* Handlers first: a SIGTERM while the store or FalkorDB is being opened

@@ -123,6 +123,16 @@ int knut_conf_col(const knut_conf *n)
     return n ? n->col : 0;
 }
 
+int knut_conf_key_line(const knut_conf *n)
+{
+    return n && n->key ? n->key_line : 0;
+}
+
+int knut_conf_key_col(const knut_conf *n)
+{
+    return n && n->key ? n->key_col : 0;
+}
+
 /* ---- typed getters ----------------------------------------------------- */
 
 const char *knut_conf_kind_name(knut_conf_kind k)

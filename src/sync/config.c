@@ -6,6 +6,7 @@
  */
 #include "knut/sync.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +41,20 @@ static knut_status check_keys(const knut_conf *n, const char *table, const char 
         size_t j = 0;
         while (allowed[j] && strcmp(allowed[j], k) != 0)
             j++;
-        if (!allowed[j])
-            return cerr(err, knut_conf_at(n, i), table, "unknown key '%s' in %s", k, what);
+        if (allowed[j])
+            continue;
+        /* the key's own position (its value may be lines below), and the
+         * nearest allowed key: a typo is the usual reason */
+        const knut_conf *v = knut_conf_at(n, i);
+        const char *near = knut_str_suggest(k, allowed);
+        char hint[96] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+        int line = knut_conf_key_line(v) > 0 ? knut_conf_key_line(v) : knut_conf_line(v);
+        int col = knut_conf_key_line(v) > 0 ? knut_conf_key_col(v) : knut_conf_col(v);
+        return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(v), line, col,
+                                 "%s%s%sunknown key '%s' in %s%s", table ? "table '" : "",
+                                 table ? table : "", table ? "': " : "", k, what, hint);
     }
     return KNUT_OK;
 }

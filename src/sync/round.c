@@ -297,6 +297,8 @@ static knut_status table_round(knut_sync *s, const knut_sync_table *t, table_sta
     sync_file_list files = {0};
     size_t cand[SYNC_MAX_FILES_PER_ROUND], n_cand = 0;
     knut_status st = knut_sync__files_list(t, &files, err);
+    if (st == KNUT_OK)
+        knut_sync__no_files_note(s, t, files.n); /* check.c */
     if (st == KNUT_OK && t->mode == KNUT_SYNC_MODE_FULL) {
         sync_full_result fr = {0}; /* full.c: the whole snapshot or nothing */
         st = knut_sync__full_table(s, t, &files, &fr, err);

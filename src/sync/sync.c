@@ -186,6 +186,7 @@ void knut_sync_close(knut_sync *s)
     knut_sync__ledger_reset(&s->ledger);
     knut_sync__valkey_close(s->valkey); /* releases a lease still held */
     knut_sync__order_reset(&s->order);
+    free(s->no_files);
     free(s);
 }
 

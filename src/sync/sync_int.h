@@ -463,6 +463,14 @@ struct knut_sync {
     int64_t round;
     sync_order order; /* order.c: the tables' order in a round */
     char missing_note[SYNC_MISSING_NOTE_MAX]; /* missing.c: the last apply's note */
+    unsigned char *no_files; /* check.c: per table, 1 while its path matches no file
+                              * (warned once); NULL until first needed */
 };
+
+/* ---- check.c: at run time ---- */
+/* Logs a warning the first round a table's path matches no file (and
+ * again only after files came and went): a typo in `path:` is otherwise
+ * an idle round that says nothing. */
+void knut_sync__no_files_note(struct knut_sync *s, const knut_sync_table *t, size_t n_files);
 
 #endif
