@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "knut/knut.h"
+#include "query_csv.h"
 #include "render.h"
 
 /* Cap on SQL read from stdin: a script, not a data file. */
@@ -21,6 +22,7 @@ typedef struct query_args {
     const char *db;
     const char *sql;
     int read_only;
+    int strict; /* a CSV the sniffer reads lossily is an error, not a warning */
     int format;
     int64_t max_width;
     knut_cli_strs set;
@@ -34,6 +36,9 @@ static const knut_cli_opt query_opts[] = {
                      "database file, created if missing (default: a fresh in-memory database)"),
     KNUT_CLI_OPT_FLAG("read-only", 0, query_args, read_only,
                       "open --db FILE read-only; it must exist"),
+    KNUT_CLI_OPT_FLAG("strict", 0, query_args, strict,
+                      "a CSV file that DuckDB's sniffer reads by skipping lines or naming "
+                      "columns itself (column0, id_1) is an error, not a warning"),
     KNUT_CLI_OPT_CHOICE("format", 'f', query_args, format, "FMT", knut_cli_format_names,
                         KNUT_CLI_FORMAT_HELP),
     KNUT_CLI_OPT_INT("max-rows", 0, query_args, render.max_rows, "N", 0, INT64_MAX,
@@ -56,7 +61,10 @@ const knut_cli_spec knut_cmd_query_spec = {
     .about = "Runs SQL on the embedded engine (DuckDB) and prints the rows of the last\n"
              "statement. Several statements separated by ';' run in order. Parquet,\n"
              "CSV and JSON files can be queried directly by path or glob:\n"
-             "  SELECT * FROM 'data/*.parquet'\n",
+             "  SELECT * FROM 'data/*.parquet'\n"
+             "A CSV file whose sniffed reading skips lines or makes up column names\n"
+             "(no header found: column0, column1, ...; an empty or repeated header name)\n"
+             "gets a warning on stderr naming the file; --strict makes it an error.\n",
     .opts = query_opts,
     .args = query_pos,
     .epilog =
@@ -68,9 +76,18 @@ const knut_cli_spec knut_cmd_query_spec = {
         "  echo \"SELECT count(*) FROM 'logs/*.csv'\" | knut query -\n"
         "  knut query -f arrow \"SELECT * FROM 'x.parquet'\" > x.arrows\n"
         "\n"
-        "Exit status: 0 ok, 1 the query or the output failed, 2 usage error.\n",
+        "  knut query --strict \"SELECT * FROM 'drops/*.csv'\"\n"
+        "\n"
+        "Exit status: 0 ok, 1 the query or the output failed (with --strict: also a\n"
+        "CSV read lossily), 2 usage error.\n",
     .more_hint = "quote the SQL",
 };
+
+static void csv_warn(const char *file, const char *what, void *ctx)
+{
+    const query_args *a = ctx;
+    fprintf(stderr, "knut query: %s%s: %s\n", a->strict ? "" : "warning: ", file, what);
+}
 
 static int parse_args(int argc, char **argv, query_args *a)
 {
@@ -124,6 +141,15 @@ int knut_cmd_query(int argc, char **argv)
         goto cleanup;
     if (knut_duck_conn_open(&conn, db, &err) != KNUT_OK)
         goto cleanup;
+    int lossy = 0; /* query_csv.c: CSV files the sniffer reads lossily */
+    if (knut_cli_query_csv_check(conn, sql, csv_warn, &a, &lossy, &err) != KNUT_OK)
+        goto cleanup;
+    if (a.strict && lossy > 0) {
+        knut_error_set(&err, KNUT_EINVAL, "%d lossy CSV reading%s (--strict): fix the file "
+                       "or say how to read it (read_csv options header, skip, names)", lossy,
+                       lossy == 1 ? "" : "s");
+        goto cleanup;
+    }
     if (knut_duck_query(conn, sql, &rows, &err) != KNUT_OK)
         goto cleanup;
     /* Block buffering pays off for large outputs into pipes and files. */
