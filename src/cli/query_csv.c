@@ -249,8 +249,9 @@ static knut_status sniff_one(knut_duck_conn *c, const char *file, unsigned opts,
     long long skip = strtoll(info[1], NULL, 10);
     int header = strcmp(info[0], "true") == 0;
     if (skip > 0 && !(opts & OPT_SKIP)) {
-        snprintf(msg, sizeof msg, "DuckDB's sniffer skips its first %lld line%s (not read: pass "
-                 "read_csv(..., skip = 0) to keep them)", skip, skip == 1 ? "" : "s");
+        snprintf(msg, sizeof msg, "DuckDB's sniffer skips its first %lld line%s (never read; "
+                 "if that is meant, say read_csv(..., skip = %lld))", skip, skip == 1 ? "" : "s",
+                 skip);
         warn(file, msg, ctx);
         (*found)++;
     }
