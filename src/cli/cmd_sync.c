@@ -123,7 +123,7 @@ static const knut_cli_opt sync_opts[] = {
                      "write the same metrics to FILE on exit (also after --once), atomically "
                      "(temp file, fsync, rename), e.g. for node_exporter's textfile "
                      "collector"),
-    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json, "status: one JSON object per file"),
+    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json, "status: one JSON object per file; --dry-run: one per problem"),
     KNUT_CLI_OPT_STR("table", 0, sync_args, retry_table, "T",
                      "retry: only the failed files of table T"),
     KNUT_CLI_OPT_STR("file", 0, sync_args, retry_file, "F",

@@ -198,7 +198,7 @@ static knut_status check_step_types(sync_check *c, knut_duck_db *db, const knut_
     knut_status st = knut_sync__map_step_sql(db, t, edge, step, &sql, &n_keys, err);
     if (st == KNUT_OK)
         st = result_schema(db, sql.data, &schema, err);
-    if (st != KNUT_OK) { /* the file's, not the check's: a problem */
+    if (st != KNUT_OK && st != KNUT_ENOMEM) { /* the file's, not the check's: a problem */
         knut_duck_error_trim(err);
         knut_sync__check_report(c, "read", t, f->path, NULL, "table '%s': file %s: %s", t->name,
                                 f->path, err->message);
@@ -269,6 +269,8 @@ static knut_status check_first_file(sync_check *c, knut_duck_db *db, const knut_
     sync_names cols = {0};
     knut_duck_conn *conn = NULL;
     knut_status st = knut_sync__stage_file(db, &raw, f, 0, &rows, err);
+    if (st == KNUT_ENOMEM)
+        return st;
     if (st != KNUT_OK) {
         int sql = strncmp(err->message, "sql step: ", 10) == 0;
         knut_sync__check_report(c, sql ? "sql" : "read", t, f->path, NULL,
@@ -324,7 +326,10 @@ knut_status knut_sync_check(const knut_sync_config *cfg, const knut_sync_options
     c.falkordb = c.opts->falkordb_url != NULL;
     knut_duck_db *db = NULL;
     char *spill = NULL;
+    knut_error local = KNUT_ERROR_INIT;
     KNUT_ASSERT_ARG(err, cfg != NULL);
+    if (!err) /* the file's errors become problems: their text is needed */
+        err = &local;
     knut_status st = knut_sync__stage_open(&db, &spill, err);
     /* declared types the sink cannot store (the rule sync open applies) */
     knut_error e = KNUT_ERROR_INIT;
