@@ -312,8 +312,8 @@ void knut_sync__no_files_note(knut_sync *s, const knut_sync_table *t, size_t n_f
     knut_log_field f[] = {KNUT_LF_STR("table", t->name), KNUT_LF_STR("path", t->path)};
     if (knut_log_enabled(KNUT_LOG_WARN))
         knut_log_emit(KNUT_LOG_WARN, SYNC_LOG, f, sizeof f / sizeof f[0],
-                      "table %s: path %s (%s:%d:%d) matches no data file yet (a typo? see "
-                      "knut sync check)",
+                      "path matches no data file yet: table %s, path %s (%s:%d:%d); a typo? "
+                      "see knut sync check",
                       t->name, t->path, knut_conf_file(n), knut_conf_line(n), knut_conf_col(n));
 }
 
