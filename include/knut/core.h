@@ -384,6 +384,10 @@ KNUT_EXTERN int knut_conf_col(const knut_conf *n);
 KNUT_EXTERN int knut_conf_key_line(const knut_conf *n);
 KNUT_EXTERN int knut_conf_key_col(const knut_conf *n);
 
+/* Edits (insert, delete, replace, swap two neighbours) turning a[0..na)
+ * into b; SIZE_MAX when either is longer than 63 (a typo hint compares
+ * short names only). */
+KNUT_EXTERN size_t knut_str_distance(const char *a, size_t na, const char *b);
 /* The candidate (NULL-terminated list) closest to name: a few typos away
  * (insert, delete, replace, swap two neighbours; 1 for names up to 3
  * characters, 2 up to 8, else 3), or NULL if none is that close. For "did

@@ -94,34 +94,6 @@ static int bad_value(const parser *p, const knut_cli_opt *o, const char *v)
 
 /* ---- "did you mean" ------------------------------------------------------ */
 
-/* Edits (insert, delete, replace, swap two neighbours) turning a[0..na) into
- * b; names longer than 63 are not compared (SIZE_MAX). */
-static size_t distance(const char *a, size_t na, const char *b)
-{
-    size_t nb = strlen(b);
-    size_t d[64][64];
-    if (na >= 64 || nb >= 64)
-        return SIZE_MAX;
-    for (size_t i = 0; i <= na; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= nb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= na; i++) {
-        for (size_t j = 1; j <= nb; j++) {
-            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    }
-    return d[na][nb];
-}
-
 /* The listed option closest to name[0..n): a few typos away, or the only
  * one it is the beginning of. NULL if none is close. */
 static const char *suggest(const knut_cli_spec *spec, const char *name, size_t n)
@@ -132,7 +104,7 @@ static const char *suggest(const knut_cli_spec *spec, const char *name, size_t n
     for (const knut_cli_opt *o = spec->opts; o && o->name; o++) {
         if (o->kind == KNUT_CLI_REFUSE)
             continue;
-        size_t d = distance(name, n, o->name);
+        size_t d = knut_str_distance(name, n, o->name);
         if (d <= limit && d < best_d) {
             best_d = d;
             best = o->name;
@@ -142,7 +114,7 @@ static const char *suggest(const knut_cli_spec *spec, const char *name, size_t n
             prefix_of = o->name;
         }
     }
-    if (!best && distance(name, n, "help") <= 1)
+    if (!best && knut_str_distance(name, n, "help") <= 1)
         best = "help";
     return best ? best : prefixes == 1 ? prefix_of : NULL;
 }

@@ -1,7 +1,7 @@
 /*
  * "Did you mean": the closest of a list of names to a mistyped one, by
  * edit distance (Damerau-Levenshtein, optimal string alignment), for the
- * config's unknown keys.
+ * config's unknown keys and the command line's unknown options.
  */
 #include <stdint.h>
 #include <string.h>
@@ -11,11 +11,9 @@
 /* Names longer than this are not compared (a typo hint, not a search). */
 #define SUGGEST_NAME_MAX 63
 
-/* Edits (insert, delete, replace, swap two neighbours) turning a into b;
- * SIZE_MAX for names too long to compare. */
-static size_t distance(const char *a, const char *b)
+size_t knut_str_distance(const char *a, size_t na, const char *b)
 {
-    size_t na = strlen(a), nb = strlen(b);
+    size_t nb = strlen(b);
     size_t d[SUGGEST_NAME_MAX + 1][SUGGEST_NAME_MAX + 1];
     if (na > SUGGEST_NAME_MAX || nb > SUGGEST_NAME_MAX)
         return SIZE_MAX;
@@ -46,7 +44,7 @@ const char *knut_str_suggest(const char *name, const char *const *candidates)
     size_t n = strlen(name), limit = n <= 3 ? 1 : n <= 8 ? 2 : 3, best_d = SIZE_MAX;
     const char *best = NULL;
     for (size_t i = 0; candidates[i]; i++) {
-        size_t d = distance(name, candidates[i]);
+        size_t d = knut_str_distance(name, n, candidates[i]);
         if (d <= limit && d < best_d) {
             best_d = d;
             best = candidates[i];
