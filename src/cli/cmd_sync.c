@@ -118,7 +118,8 @@ static const knut_cli_opt sync_opts[] = {
                      "write the same metrics to FILE on exit (also after --once), atomically "
                      "(temp file, fsync, rename), e.g. for node_exporter's textfile "
                      "collector"),
-    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json, "status: one JSON object per file"),
+    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json,
+                      "status: one JSON document (source, tables, files, failed)"),
     KNUT_CLI_OPT_STR("table", 0, sync_args, retry_table, "T",
                      "retry: only the failed files of table T"),
     KNUT_CLI_OPT_STR("file", 0, sync_args, retry_file, "F",
@@ -154,11 +155,19 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "file written after the server acknowledged. Bad files are recorded failed\n"
         "with the reason; the other files go on. Logs: one JSON record per table and\n"
         "per round on stderr (KNUT_LOG_FORMAT=json; level info unless KNUT_LOG).\n"
-        "SIGINT/SIGTERM finish the current round and exit 0; a second one stops at once.\n",
+        "SIGINT/SIGTERM finish the current round (logged at once) and exit 0; a second\n"
+        "one stops at once. SIGHUP reads the config again before the next round (a bad\n"
+        "one is logged and the old one kept). On a terminal a long round shows a\n"
+        "progress line (files, rows, rows/s).\n",
     .opts = sync_opts,
     .epilog =
-        "status lists, per table, the done files (rows, round), the failed files with\n"
-        "their reason, and the pending ones (new or changed since recorded).\n"
+        "status says what it read, prints a line per table (done / failed / pending\n"
+        "files, rows, last success, edges skipped), then each file once in its latest\n"
+        "state: done (rows, round), failed (the reason) or pending (new or changed\n"
+        "since recorded). It opens nothing for writing and works while a sync runs:\n"
+        "with the embedded store it then reads the snapshot the sync writes beside it\n"
+        "(STORE.status.json); a FalkorDB sync's ledger file is found from the config,\n"
+        "without --falkordb. Exit 1 when a file has failed.\n"
         "retry re-queues failed files (the next round reads them again), or with --skip\n"
         "marks them done unread; it reads and writes the ledger only.\n"
         "\n"

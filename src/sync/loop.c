@@ -124,7 +124,7 @@ knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t 
     int64_t wait = interval, bad = 0;
     int fd = o->once ? -1 : watch_open(s->cfg);
     knut_status st = KNUT_OK;
-    s->idle_log_ns = interval; /* round.c: an idle round logs once per interval */
+    s->idle_log_ns = o->once ? 0 : interval; /* round.c: idle rounds log once per interval */
     while (!knut_signal_stop_requested()) {
         if (!o->once && o->reload && knut_signal_reload_take()) {
             const knut_sync_config *was = s->cfg;

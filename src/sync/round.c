@@ -53,9 +53,11 @@ static void log_table(const knut_sync *s, const knut_sync_table *t, const table_
         KNUT_LF_INT("errors", ts->failed + ts->apply_failed),
         KNUT_LF_STR("error", error ? error : ""),
     };
-    /* a table with nothing to do says so only at debug: an idle round is
-     * one line (knut_sync_round), not one per table */
-    int idle = !error && ts->files == 0 && ts->failed == 0 && ts->pending == 0;
+    /* in the loop a table with nothing to do says so only at debug: an
+     * idle round is one line (knut_sync_round), not one per table; a
+     * single round (--once) reports every table */
+    int idle = s->idle_log_ns > 0 && !error && ts->files == 0 && ts->failed == 0 &&
+               ts->pending == 0;
     knut_log_level lvl = error ? KNUT_LOG_ERROR : idle ? KNUT_LOG_DEBUG : KNUT_LOG_INFO;
     if (knut_log_enabled(lvl))
         knut_log_emit(lvl, SYNC_LOG, f, sizeof f / sizeof f[0] - (error ? 0 : 1), "table %s",

@@ -516,9 +516,9 @@ struct knut_sync {
     char *status_path;        /* status: what was read */
     int64_t status_pid, status_updated_us;
     /* round.c */
-    int64_t idle_log_ns;      /* an idle round logs once per this at most (the interval) */
+    int64_t idle_log_ns;      /* the loop's interval: an idle round logs once per it at
+                               * most, idle tables at debug; 0 (one round): every table */
     int64_t last_idle_log_ns; /* when the last idle round was logged; 0: never */
-    int64_t idle_rounds;      /* idle rounds since that log */
     knut_sync_progress_fn progress;
     void *progress_ctx;
     sync_progress_state prog;
