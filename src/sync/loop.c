@@ -48,9 +48,20 @@ static int watch_open(const knut_sync_config *cfg)
     return fd;
 }
 
+/* 1 when base is the base name of path (NULL: none). */
+static int is_base(const char *path, const char *base)
+{
+    if (!path)
+        return 0;
+    const char *b = strrchr(path, '/');
+    return strcmp(b ? b + 1 : path, base) == 0;
+}
+
 /* Reads every queued inotify event; 1 if one names a file a round could
- * take (a temporary name being written, `.x.tmp`, wakes nobody). */
-static int drain_events(int fd)
+ * take (a temporary name being written, `.x.tmp`, wakes nobody, nor do the
+ * files the sync itself writes: its ledger file and status snapshot, which
+ * may sit in a table's folder). */
+static int drain_events(int fd, const knut_sync *s)
 {
     char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
     int relevant = 0;
@@ -58,7 +69,10 @@ static int drain_events(int fd)
     while ((n = read(fd, buf, sizeof buf)) > 0) {
         for (char *p = buf; p < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)p;
-            if (ev->len == 0 || !knut_sync__name_skipped(ev->name) || (ev->mask & IN_Q_OVERFLOW))
+            int own = ev->len > 0 &&
+                      (is_base(s->status_file, ev->name) || is_base(s->ledger.file, ev->name));
+            if (ev->len == 0 || (!knut_sync__name_skipped(ev->name) && !own) ||
+                (ev->mask & IN_Q_OVERFLOW))
                 relevant = 1;
             p += sizeof *ev + ev->len;
         }
@@ -83,7 +97,7 @@ static int wake(int reload)
     return knut_signal_stop_requested() || (reload && knut_signal_reload_requested());
 }
 
-static void wait_round(int fd, int64_t ns, int reload)
+static void wait_round(const knut_sync *s, int fd, int64_t ns, int reload)
 {
     int64_t end = knut_clock_mono_ns() + ns;
     if (fd < 0) {
@@ -99,7 +113,7 @@ static void wait_round(int fd, int64_t ns, int reload)
             return;
         struct pollfd p = {fd, POLLIN, 0};
         int ms = left > 200000000 ? 200 : (int)(left / 1000000) + 1;
-        if (poll(&p, 1, ms) > 0 && drain_events(fd))
+        if (poll(&p, 1, ms) > 0 && drain_events(fd, s))
             break;
     }
     int64_t settle_end = knut_clock_mono_ns() + SYNC_SETTLE_MAX_NS;
@@ -107,7 +121,7 @@ static void wait_round(int fd, int64_t ns, int reload)
         struct pollfd p = {fd, POLLIN, 0};
         if (poll(&p, 1, (int)(SYNC_SETTLE_NS / 1000000)) <= 0)
             return; /* quiet */
-        drain_events(fd);
+        drain_events(fd, s);
     }
 }
 
@@ -147,7 +161,7 @@ knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t 
             break;
         wait = knut_sync_backoff_next(wait, interval, max_backoff, rs.files_done > 0);
         KNUT_LOG(KNUT_LOG_DEBUG, SYNC_LOG, "next round in %.3f s", (double)wait / 1e9);
-        wait_round(fd, wait, o->reload != NULL);
+        wait_round(s, fd, wait, o->reload != NULL);
     }
     if (fd >= 0)
         close(fd);
