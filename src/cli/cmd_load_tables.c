@@ -134,6 +134,9 @@ done:
     knut_sync_close(s);
     knut_sync_config_free(cfg);
     if (ledger[0]) {
+        char snap[sizeof ledger + 16]; /* the sync's status snapshot beside it */
+        snprintf(snap, sizeof snap, "%s.status.json", ledger);
+        unlink(snap);
         unlink(ledger);
         rmdir(dir);
     }

@@ -114,7 +114,7 @@ static void source_text(const knut_sync_status_source *src, knut_buf *b)
         knut_buf_printf(b, "source: shared ledger of '%s'\n", src->path);
     else
         knut_buf_printf(b, "source: %s %s\n", src->kind, src->path);
-    knut_buf_printf(b, "last round: %lld\n\n", (long long)src->round);
+    knut_buf_printf(b, "last recorded round: %lld\n\n", (long long)src->round);
 }
 
 static void source_json(const knut_sync_status_source *src, knut_buf *b)
