@@ -224,11 +224,10 @@ knut_status knut_sync_status_tables(knut_sync *s, knut_sync_status_fn file_fn,
     for (size_t t = 0; t < s->cfg->n_tables; t++) {
         const knut_sync_table *tb = &s->cfg->tables[t];
         const sync_table_note *note = knut_sync__note(s, tb->name);
-        knut_sync_table_status ts = {tb->name, 0, 0, 0, 0, note ? note->last_success_us : 0,
-                                     note && s->status_kind && strcmp(s->status_kind,
-                                                                      "shared ledger") != 0
-                                         ? note->edges_skipped
-                                         : -1};
+        /* a shared ledger has no snapshot: its notes are unknown */
+        int noted = note && !s->ledger.valkey;
+        knut_sync_table_status ts = {tb->name, 0, 0, 0, 0, noted ? note->last_success_us : 0,
+                                     noted ? note->edges_skipped : -1};
         sync_file_list files;
         knut_status st = knut_sync__files_list(tb, &files, err);
         if (st != KNUT_OK)
