@@ -415,6 +415,17 @@ KNUT_EXTERN int knut_signal_stop_requested(void); /* non-zero once a signal came
 KNUT_EXTERN int knut_signal_last(void);        /* the signal number received, or 0 */
 KNUT_EXTERN void knut_signal_request_stop(void); /* for tests and internal shutdown */
 KNUT_EXTERN void knut_signal_reset(void);       /* clears the flags, re-arms handlers */
+/* Installs a SIGHUP handler that sets a reload flag (and stays armed), for
+ * a job that reads its config again between rounds. */
+KNUT_EXTERN knut_status knut_signal_install_reload(knut_error *err);
+KNUT_EXTERN int knut_signal_reload_requested(void); /* non-zero while a reload is asked for */
+KNUT_EXTERN int knut_signal_reload_take(void); /* the same, and clears it */
+/* fn(sig, ctx) runs on a watcher thread soon after each handled signal
+ * (SIGINT, SIGTERM, SIGHUP), outside the handler, so it may log. One
+ * watcher per process; knut_signal_unwatch stops and joins it. */
+typedef void (*knut_signal_watch_fn)(int sig, void *ctx);
+KNUT_EXTERN knut_status knut_signal_watch(knut_signal_watch_fn fn, void *ctx, knut_error *err);
+KNUT_EXTERN void knut_signal_unwatch(void);
 
 #ifdef __cplusplus
 }

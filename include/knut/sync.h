@@ -159,6 +159,19 @@ KNUT_EXTERN void knut_sync_config_free(knut_sync_config *cfg);
 
 typedef struct knut_sync knut_sync;
 
+/* A long round's progress, reported after each file read and each table
+ * applied (and once with done = 1 when the round ends). */
+typedef struct knut_sync_progress {
+    int64_t round;
+    const char *table;  /* the table being worked on (borrowed), or NULL */
+    int64_t files;      /* files read this round so far */
+    int64_t rows;       /* their rows */
+    int64_t files_done; /* files committed this round so far */
+    int64_t elapsed_ns; /* since the round began */
+    int done;           /* 1: the round has ended */
+} knut_sync_progress;
+typedef void (*knut_sync_progress_fn)(const knut_sync_progress *p, void *ctx);
+
 #define KNUT_SYNC_OPTIONS_VERSION 1
 typedef struct knut_sync_options {
     int version;              /* KNUT_SYNC_OPTIONS_VERSION */
@@ -191,6 +204,12 @@ typedef struct knut_sync_options {
     const char *falkordb_password;
     const char *ledger_password;
     int no_bulk; /* 1: no GRAPH.BULK first round into FalkorDB (docs/sync.md) */
+    /* with status_only: open nothing for writing (`knut sync status`): the
+     * store read-only, or the snapshot of the sync that holds it; the
+     * ledger file of a FalkorDB sync without falkordb_url */
+    int read_only;
+    knut_sync_progress_fn progress; /* NULL: none */
+    void *progress_ctx;
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 
@@ -240,6 +259,10 @@ typedef struct knut_sync_run_options {
     int64_t interval_ns;   /* 0: 10 s */
     int64_t max_backoff_ns;/* 0: 10 x interval */
     int once;              /* 1: one round */
+    /* Called between rounds after a SIGHUP (knut_signal_install_reload):
+     * the caller reads its config again and calls knut_sync_reload. */
+    void (*reload)(knut_sync *s, void *ctx);
+    void *reload_ctx;
 } knut_sync_run_options;
 #define KNUT_SYNC_RUN_OPTIONS_INIT {.version = KNUT_SYNC_RUN_OPTIONS_VERSION}
 
@@ -271,6 +294,46 @@ typedef void (*knut_sync_status_fn)(const knut_sync_file_status *st, void *ctx);
  * a table's folder (KNUT_EIO naming it). */
 KNUT_EXTERN knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx,
                                          knut_error *err);
+
+/* Where `knut sync status` read (sync opened with status_only). */
+typedef struct knut_sync_status_source {
+    const char *kind;   /* "store" (read-only), "store snapshot" (of a running
+                         * sync), "ledger file", "shared ledger", "none" (no
+                         * store yet) */
+    const char *path;   /* the file read, or the shared ledger's config name */
+    int64_t pid;        /* store snapshot: the running sync's process id; else 0 */
+    int64_t round;      /* the last round the ledger records */
+    int64_t updated_us; /* store snapshot: when it was written; else 0 */
+} knut_sync_status_source;
+KNUT_EXTERN void knut_sync_status_source_get(const knut_sync *s, knut_sync_status_source *out);
+
+/* One table's summary in `knut sync status`. */
+typedef struct knut_sync_table_status {
+    const char *table;
+    int64_t done, failed, pending; /* files, each in its latest state */
+    int64_t rows;                  /* rows of the done files */
+    int64_t last_success_us;       /* its last round that synced files; 0: unknown */
+    int64_t edges_skipped;         /* edge rows skipped (missing endpoint); -1: unknown */
+} knut_sync_table_status;
+typedef void (*knut_sync_table_status_fn)(const knut_sync_table_status *st, void *ctx);
+
+/* As knut_sync_status, each file once in its latest state (a recorded
+ * file changed since is pending), and after each table's files table_fn
+ * (may be NULL) with its summary. */
+KNUT_EXTERN knut_status knut_sync_status_tables(knut_sync *s, knut_sync_status_fn file_fn,
+                                                knut_sync_table_status_fn table_fn, void *ctx,
+                                                knut_error *err);
+
+/*
+ * Takes cfg (borrowed, as at open) in place of the sync's config between
+ * rounds: tables, steps and modes may change; the store, the ledger and
+ * `name:` may not (KNUT_EINVAL: a restart uses another sink). opts are
+ * those of the open (for the Airflow sender, restarted on the new
+ * tables). On error the old config stays in use and nothing changed; on
+ * success the caller may free the old config.
+ */
+KNUT_EXTERN knut_status knut_sync_reload(knut_sync *s, const knut_sync_config *cfg,
+                                         const knut_sync_options *opts, knut_error *err);
 
 /* `knut sync retry` (src/sync/retry.c). */
 #define KNUT_SYNC_RETRY_OPTIONS_VERSION 1

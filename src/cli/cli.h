@@ -178,6 +178,52 @@ int knut_cli_url_password(const char *url);
 int knut_cli_peer_password(const char *cmd, const char *opt, const char *fopt, const char *url,
                            int url_from_env, const char *file, const char *env, char **out);
 
+/* ---- the progress line on a terminal (progress.c) ---- */
+typedef struct knut_cli_progress {
+    int64_t last_ns; /* the last draw (knut_clock_mono_ns); 0: none yet */
+} knut_cli_progress;
+typedef struct knut_cli_progress_line {
+    const char *prefix; /* before the bar ("round 3: "), or NULL */
+    int64_t done;       /* in unit */
+    int64_t total;      /* in unit; 0: unknown (no bar, no ETA) */
+    const char *unit;   /* "rows", "files" */
+    int64_t rows;       /* rows so far (the rate); -1 when unit is rows */
+    double secs;        /* since the work began */
+    const char *what;   /* after the numbers (a set, a table), or NULL */
+} knut_cli_progress_line;
+/* Redraws the line on stderr, at most every 100 ms unless force. */
+void knut_cli_progress_draw(knut_cli_progress *p, const knut_cli_progress_line *l, int force);
+/* Ends the line shown, if any: kept (a newline) or cleared. */
+void knut_cli_progress_end(knut_cli_progress *p, int keep);
+/* A log sink (human format, ctx unused) that clears the line first. */
+void knut_cli_progress_log(const knut_log_record *rec, void *ctx);
+
+/* ---- knut sync status and the live loop (sync_status.c, sync_live.c) ---- */
+struct knut_sync;
+/* Prints the status of s (text, or --json: one document); returns the
+ * exit code: 1 when a file has failed, else 0. */
+int knut_cli_sync_status_print(struct knut_sync *s, int json);
+struct knut_sync_config;
+struct knut_sync_options;
+struct knut_sync_progress;
+/* The sync's logging (info unless KNUT_LOG); 1 when the progress line can
+ * be drawn (stderr a terminal, human format). */
+int knut_cli_sync_log_setup(void);
+typedef struct knut_cli_sync_live {
+    const char *config;             /* the config file, read again on SIGHUP */
+    struct knut_sync_config *cfg;   /* the config in use (owned: free it at the end) */
+    const struct knut_sync_options *so; /* the open's options (reload needs them) */
+    knut_cli_progress bar;
+    int64_t after_ns;               /* a round shows progress once it ran this long */
+} knut_cli_sync_live;
+void knut_cli_sync_live_init(knut_cli_sync_live *l, const char *config,
+                             struct knut_sync_config *cfg, const struct knut_sync_options *so);
+/* knut_sync_progress_fn, knut_signal_watch_fn and the run loop's reload
+ * callback; ctx is the knut_cli_sync_live (unused by on_signal). */
+void knut_cli_sync_progress(const struct knut_sync_progress *p, void *ctx);
+void knut_cli_sync_on_signal(int sig, void *ctx);
+void knut_cli_sync_reload(struct knut_sync *s, void *ctx);
+
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
 /* Sets up logging from KNUT_LOG / KNUT_LOG_FORMAT (json|human) for the CLI. */

@@ -82,31 +82,14 @@ const knut_cli_spec knut_cmd_load_spec = {
 typedef struct progress_state {
     int tty;
     int quiet;
-    int64_t last_ns;
+    knut_cli_progress bar;
 } progress_state;
 
 static void progress_bar(const knut_graph_load_progress *p, progress_state *ps)
 {
-    int64_t now = knut_clock_mono_ns();
-    if (!p->done && now - ps->last_ns < 100000000)
-        return;
-    ps->last_ns = now;
-    double secs = (double)p->elapsed_ns / 1e9;
-    double rate = secs > 0 ? (double)p->rows / secs : 0;
-    double frac = p->total > 0 ? (double)p->rows / (double)p->total : 1;
-    if (frac > 1)
-        frac = 1;
-    char bar[31];
-    int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[30] = 0;
-    double eta = rate > 0 ? (double)(p->total - p->rows) / rate : 0;
-    if (eta < 0)
-        eta = 0;
-    fprintf(stderr, "\r\033[K[%s] %3.0f%% %lld/%lld rows %.0f rows/s ETA %.0fs %s", bar,
-            frac * 100, (long long)p->rows, (long long)p->total, rate, eta, p->set);
-    fflush(stderr);
+    knut_cli_progress_line l = {NULL, p->rows, p->total, "rows", -1, (double)p->elapsed_ns / 1e9,
+                                p->set};
+    knut_cli_progress_draw(&ps->bar, &l, p->done);
 }
 
 static void progress_json(const knut_graph_load_progress *p)
@@ -162,7 +145,7 @@ int knut_cmd_load(int argc, char **argv)
                                       url_from_env, a.password_file, "KNUT_FALKORDB_PASSWORD",
                                       &password) != 0)
         return KNUT_EXIT_USAGE;
-    progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0};
+    progress_state ps = {isatty(STDERR_FILENO), a.quiet, {0}};
     knut_graph_load_options o = a.o;
     if (mapping) {
         rc = knut_cli_load_mapping(mapping, url, password, graph, db, ps.quiet);
@@ -193,7 +176,7 @@ int knut_cmd_load(int argc, char **argv)
     knut_graph_store_close(s);
     knut_graphar_graph_info_free(gi);
     if (ps.tty && !ps.quiet)
-        fputc('\n', stderr);
+        knut_cli_progress_end(&ps.bar, 1);
     if (st != KNUT_OK) {
         fprintf(stderr, "knut load: %s\n", err.message);
         return KNUT_EXIT_FAIL;

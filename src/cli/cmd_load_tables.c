@@ -26,6 +26,7 @@ typedef struct tprogress {
     int tty, quiet;
     int64_t files_total; /* pending when the load started */
     int64_t started;     /* knut_clock_mono_ns */
+    knut_cli_progress bar;
 } tprogress;
 
 static void count_pending(const knut_sync_file_status *st, void *ctx)
@@ -34,28 +35,15 @@ static void count_pending(const knut_sync_file_status *st, void *ctx)
         ++*(int64_t *)ctx;
 }
 
-static void progress_bar(const tprogress *p, const knut_sync_round_stats *t)
+static void progress_bar(tprogress *p, const knut_sync_round_stats *t)
 {
-    double secs = (double)(knut_clock_mono_ns() - p->started) / 1e9;
-    double rate = secs > 0 ? (double)t->rows / secs : 0;
-    /* More files may arrive while loading: never past 100 %. */
-    int64_t total = p->files_total > t->files_done ? p->files_total : t->files_done;
-    double frac = total > 0 ? (double)t->files_done / (double)total : 1;
-    double fps = secs > 0 ? (double)t->files_done / secs : 0;
-    double eta = fps > 0 ? (double)(total - t->files_done) / fps : 0;
-    char bar[31];
-    int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[30] = 0;
-    fprintf(stderr, "\r\033[K[%s] %3.0f%% %lld/%lld files %lld rows %.0f rows/s ETA %.0fs", bar,
-            frac * 100, (long long)t->files_done, (long long)total, (long long)t->rows, rate,
-            eta);
-    fflush(stderr);
+    knut_cli_progress_line l = {NULL,  t->files_done, p->files_total, "files", t->rows,
+                                (double)(knut_clock_mono_ns() - p->started) / 1e9, NULL};
+    knut_cli_progress_draw(&p->bar, &l, 1);
 }
 
 /* After each round: t holds the totals so far, r the round itself. */
-static void progress_round(const tprogress *p, const knut_sync_round_stats *t,
+static void progress_round(tprogress *p, const knut_sync_round_stats *t,
                            const knut_sync_round_stats *r)
 {
     if (p->quiet || (r->files_done == 0 && r->files_failed == 0))
@@ -94,7 +82,7 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *pass
     int rc = KNUT_EXIT_FAIL;
     knut_sync_round_stats total = {0};
     int64_t started = knut_clock_mono_ns();
-    tprogress prog = {isatty(STDERR_FILENO), quiet, 0, started};
+    tprogress prog = {isatty(STDERR_FILENO), quiet, 0, started, {0}};
 
     if (knut_sync_config_load(&cfg, mapping, &err) != KNUT_OK)
         goto done;
@@ -142,10 +130,13 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *pass
     rc = KNUT_EXIT_OK;
 done:
     if (prog.tty && !quiet && total.files_done > 0)
-        fputc('\n', stderr);
+        knut_cli_progress_end(&prog.bar, 1);
     knut_sync_close(s);
     knut_sync_config_free(cfg);
     if (ledger[0]) {
+        char snap[sizeof ledger + 16]; /* the sync's status snapshot beside it */
+        snprintf(snap, sizeof snap, "%s.status.json", ledger);
+        unlink(snap);
         unlink(ledger);
         rmdir(dir);
     }

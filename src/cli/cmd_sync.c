@@ -123,7 +123,9 @@ static const knut_cli_opt sync_opts[] = {
                      "write the same metrics to FILE on exit (also after --once), atomically "
                      "(temp file, fsync, rename), e.g. for node_exporter's textfile "
                      "collector"),
-    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json, "status: one JSON object per file; --dry-run: one per problem"),
+    KNUT_CLI_OPT_FLAG("json", 0, sync_args, json,
+                      "status: one JSON document (source, tables, files, failed); --dry-run: "
+                      "one object per problem"),
     KNUT_CLI_OPT_STR("table", 0, sync_args, retry_table, "T",
                      "retry: only the failed files of table T"),
     KNUT_CLI_OPT_STR("file", 0, sync_args, retry_file, "F",
@@ -160,11 +162,19 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "file written after the server acknowledged. Bad files are recorded failed\n"
         "with the reason; the other files go on. Logs: one JSON record per table and\n"
         "per round on stderr (KNUT_LOG_FORMAT=json; level info unless KNUT_LOG).\n"
-        "SIGINT/SIGTERM finish the current round and exit 0; a second one stops at once.\n",
+        "SIGINT/SIGTERM finish the current round (logged at once) and exit 0; a second\n"
+        "one stops at once. SIGHUP reads the config again before the next round (a bad\n"
+        "one is logged and the old one kept). On a terminal a long round shows a\n"
+        "progress line (files, rows, rows/s).\n",
     .opts = sync_opts,
     .epilog =
-        "status lists, per table, the done files (rows, round), the failed files with\n"
-        "their reason, and the pending ones (new or changed since recorded).\n"
+        "status says what it read, prints a line per table (done / failed / pending\n"
+        "files, rows, last success, edges skipped), then each file once in its latest\n"
+        "state: done (rows, round), failed (the reason) or pending (new or changed\n"
+        "since recorded). It opens nothing for writing and works while a sync runs:\n"
+        "with the embedded store it then reads the snapshot the sync writes beside it\n"
+        "(STORE.status.json); a FalkorDB sync's ledger file is found from the config,\n"
+        "without --falkordb. Exit 1 when a file has failed.\n"
         "retry re-queues failed files (the next round reads them again), or with --skip\n"
         "marks them done unread; it reads and writes the ledger only.\n"
         "\n"
@@ -256,37 +266,6 @@ static int read_secrets(const sync_args *a, sync_secrets *p)
     return 0;
 }
 
-static void print_status(const knut_sync_file_status *st, void *ctx)
-{
-    const sync_args *a = ctx;
-    if (a->json) {
-        knut_buf b = KNUT_BUF_INIT;
-        knut_buf_puts(&b, "{\"table\":");
-        knut_buf_put_json_str(&b, st->table, strlen(st->table));
-        knut_buf_puts(&b, ",\"path\":");
-        knut_buf_put_json_str(&b, st->path, strlen(st->path));
-        knut_buf_printf(&b, ",\"state\":\"%s\",\"rows\":%lld,\"round\":%lld,\"reason\":",
-                        st->state, (long long)st->rows, (long long)st->round);
-        if (st->reason)
-            knut_buf_put_json_str(&b, st->reason, strlen(st->reason));
-        else
-            knut_buf_puts(&b, "null");
-        knut_buf_puts(&b, "}\n");
-        if (b.data)
-            fputs(b.data, stdout);
-        knut_buf_reset(&b);
-        return;
-    }
-    if (strcmp(st->state, "done") == 0)
-        printf("%-16s done     %s (%lld rows, round %lld%s%s)\n", st->table, st->path,
-               (long long)st->rows, (long long)st->round, st->reason ? "; " : "",
-               st->reason ? st->reason : "");
-    else if (strcmp(st->state, "failed") == 0)
-        printf("%-16s failed   %s: %s\n", st->table, st->path, st->reason ? st->reason : "");
-    else
-        printf("%-16s pending  %s\n", st->table, st->path);
-}
-
 int knut_cmd_sync(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "check") == 0)
@@ -295,11 +274,7 @@ int knut_cmd_sync(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    if (!getenv("KNUT_LOG")) { /* the per-table records are the job's output: info */
-        const char *fmt = getenv("KNUT_LOG_FORMAT");
-        int json = fmt ? strcmp(fmt, "json") == 0 : !isatty(STDERR_FILENO);
-        knut_log_set(KNUT_LOG_INFO, json ? knut_log_sink_json : knut_log_sink_human, stderr);
-    }
+    int bar = knut_cli_sync_log_setup(); /* sync_live.c */
     knut_error err = KNUT_ERROR_INIT;
     knut_sync_config *cfg = NULL;
     knut_sync *s = NULL;
@@ -320,6 +295,8 @@ int knut_cmd_sync(int argc, char **argv)
     /* Handlers first: a SIGTERM while the store or FalkorDB is being opened
      * then means "run no round, exit 0" instead of the default kill. */
     knut_status st = a.status ? KNUT_OK : knut_signal_install(&err);
+    if (st == KNUT_OK && !a.status && !a.once) /* SIGHUP: the config again (sync_live.c) */
+        st = knut_signal_install_reload(&err);
     if (st == KNUT_OK)
         st = knut_sync_config_load(&cfg, a.config, &err);
     if (st != KNUT_OK) {
@@ -333,6 +310,13 @@ int knut_cmd_sync(int argc, char **argv)
     so.graph = a.graph;
     so.ledger = a.ledger;
     so.status_only = a.status;
+    so.read_only = a.status && !a.retry; /* status opens nothing for writing */
+    knut_cli_sync_live live;
+    knut_cli_sync_live_init(&live, a.config, cfg, &so);
+    if (bar && !a.status) {
+        so.progress = knut_cli_sync_progress;
+        so.progress_ctx = &live;
+    }
     so.no_bulk = a.no_bulk;
     so.ledger_url = a.ledger_url;
     so.instance = a.instance;
@@ -362,14 +346,22 @@ int knut_cmd_sync(int argc, char **argv)
             printf("%s %lld failed file%s\n", a.skip ? "skipped" : "re-queued", (long long)n,
                    n == 1 ? "" : "s");
     } else if (a.status) {
-        st = knut_sync_status(s, print_status, &a, &err);
+        rc = knut_cli_sync_status_print(s, a.json); /* sync_status.c: 1 if a file failed */
+        goto cleanup;
     } else {
         knut_sync_run_options ro = KNUT_SYNC_RUN_OPTIONS_INIT;
         ro.once = a.once;
         ro.interval_ns = (int64_t)(a.interval * 1e9);
         ro.max_backoff_ns = (int64_t)(a.max_backoff * 1e9);
+        ro.reload = a.once ? NULL : knut_cli_sync_reload;
+        ro.reload_ctx = &live;
         int64_t bad = 0;
+        knut_error werr = KNUT_ERROR_INIT; /* no watcher: the signals still work, unlogged */
+        int watching = knut_signal_watch(knut_cli_sync_on_signal, NULL, &werr) == KNUT_OK;
         st = knut_sync_run(s, &ro, &bad, &err);
+        if (watching)
+            knut_signal_unwatch();
+        cfg = live.cfg; /* after a reload, the one in use */
         if (st == KNUT_OK && a.once && bad > 0) {
             rc = KNUT_EXIT_FAIL; /* the round recorded failures (see the log / status) */
             goto cleanup;

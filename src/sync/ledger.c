@@ -82,6 +82,7 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
     if (old) {
         knut_sync__entry_reset(old);
         *old = c;
+        l->gen++;
         return KNUT_OK;
     }
     if (l->n == l->cap) {
@@ -103,6 +104,7 @@ static knut_status mem_put(sync_ledger *l, const sync_entry *e, knut_error *err)
     }
     l->items[l->n++] = c;
     index_insert(l, l->n - 1);
+    l->gen++;
     return KNUT_OK;
 }
 
@@ -126,6 +128,7 @@ void knut_sync__ledger_forget(sync_ledger *l, const char *table, const char *pat
         return;
     knut_sync__entry_reset(e);
     *e = l->items[--l->n]; /* the last entry fills the hole */
+    l->gen++;
     /* Reinsert everything into the same slots: no allocation, cannot fail. */
     memset(l->slots, 0, l->n_slots * sizeof *l->slots);
     for (size_t i = 0; i < l->n; i++)
@@ -178,16 +181,26 @@ knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, k
 {
     memset(l, 0, sizeof *l);
     l->conn = conn;
+    knut_status st = knut_duck_exec(conn, ledger_ddl, err);
+    return st == KNUT_OK ? knut_sync__ledger_load_store(l, conn, 1, err) : st;
+}
+
+knut_status knut_sync__ledger_load_store(sync_ledger *l, knut_duck_conn *conn, int has_config,
+                                         knut_error *err)
+{
     struct ArrowArrayStream s = {0};
     struct ArrowSchema schema = {0};
     struct ArrowArray a = {0};
     knut_arrow_view v = {0};
-    knut_status st = knut_duck_exec(conn, ledger_ddl, err);
-    if (st == KNUT_OK)
-        st = knut_duck_query(conn,
-                             "SELECT \"table\", path, hash, status, reason, size, mtime, round, "
-                             "rows, config FROM _knut_sync_ledger ORDER BY \"table\", path",
-                             &s, err);
+    knut_status st = knut_duck_query(conn,
+                                     has_config
+                                         ? "SELECT \"table\", path, hash, status, reason, size, "
+                                           "mtime, round, rows, config FROM _knut_sync_ledger "
+                                           "ORDER BY \"table\", path"
+                                         : "SELECT \"table\", path, hash, status, reason, size, "
+                                           "mtime, round, rows, NULL::VARCHAR AS config FROM "
+                                           "_knut_sync_ledger ORDER BY \"table\", path",
+                                     &s, err);
     if (st != KNUT_OK)
         goto cleanup;
     if (s.get_schema(&s, &schema) != 0) {

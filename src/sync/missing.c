@@ -132,6 +132,11 @@ void knut_sync__missing_report(struct knut_sync *s, const knut_sync_table *t,
                                          KNUT_LF_STR("missing", es->missing)},
                       5, "edges skipped");
         knut_sync__metrics_edges_skipped(s->metrics, t, es->type, es->skipped);
+        sync_table_note *note = knut_sync__note(s, t->name); /* for knut sync status */
+        if (note) {
+            note->edges_skipped += es->skipped;
+            s->status_dirty = 1;
+        }
     }
 }
 

@@ -6,17 +6,11 @@
  * then the content hash), skips files still being written, stages each
  * file (a bad one is recorded failed with its reason, outside any
  * mutation, and the others go on), maps the good ones into one mutation
- * and applies it with the ledger commit. The loop waits between rounds,
- * doubling the wait after a round without progress (up to max_backoff),
- * and wakes early through inotify when a table folder changes.
+ * and applies it with the ledger commit. The loop around rounds is in
+ * loop.c.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "sync_int.h"
 
@@ -59,7 +53,12 @@ static void log_table(const knut_sync *s, const knut_sync_table *t, const table_
         KNUT_LF_INT("errors", ts->failed + ts->apply_failed),
         KNUT_LF_STR("error", error ? error : ""),
     };
-    knut_log_level lvl = error ? KNUT_LOG_ERROR : KNUT_LOG_INFO;
+    /* in the loop a table with nothing to do says so only at debug: an
+     * idle round is one line (knut_sync_round), not one per table; a
+     * single round (--once) reports every table */
+    int idle = s->idle_log_ns > 0 && !error && ts->files == 0 && ts->failed == 0 &&
+               ts->pending == 0;
+    knut_log_level lvl = error ? KNUT_LOG_ERROR : idle ? KNUT_LOG_DEBUG : KNUT_LOG_INFO;
     if (knut_log_enabled(lvl))
         knut_log_emit(lvl, SYNC_LOG, f, sizeof f / sizeof f[0] - (error ? 0 : 1), "table %s",
                       error ? "failed" : "synced");
@@ -192,6 +191,9 @@ knut_status knut_sync__round_stage(knut_sync *s, const knut_sync_table *t, sync_
         good_pos[n_good] = cand[i];
         good_idx[n_good++] = (int)i;
         rows_total += rows;
+        s->prog.files++;
+        s->prog.rows += rows;
+        knut_sync__progress(s, t->name, 0);
     }
     out->n_good = n_good;
     out->rows_total = rows_total;
@@ -359,6 +361,14 @@ void knut_sync__round_table_done(knut_sync *s, size_t i, table_stats *ts, int64_
                              st != KNUT_OK ? error : NULL};
     knut_sync__assets_round(s->assets, &res, 1); /* queued; sent in the background */
     knut_sync__metrics_table(s->metrics, &res);
+    sync_table_note *note = knut_sync__note(s, t->name);
+    if (note && st == KNUT_OK && ts->files > 0) { /* status: its last success */
+        note->last_success_us = knut_clock_wall_us();
+        s->status_dirty = 1;
+    }
+    s->prog.files_done += ts->files;
+    if (ts->files || ts->failed)
+        knut_sync__progress(s, t->name, 0);
     out->files_done += ts->files;
     out->files_failed += ts->failed;
     out->files_pending += ts->pending;
@@ -370,12 +380,25 @@ void knut_sync__round_table_done(knut_sync *s, size_t i, table_stats *ts, int64_
     out->edges_deleted += ts->sink.edges_deleted;
 }
 
+/* An idle round is logged at info once per s->idle_log_ns at most (the
+ * loop's interval; inotify can wake rounds more often), else at debug. */
+static knut_log_level idle_level(knut_sync *s)
+{
+    int64_t now = knut_clock_mono_ns();
+    if (s->idle_log_ns > 0 && s->last_idle_log_ns && now - s->last_idle_log_ns < s->idle_log_ns)
+        return KNUT_LOG_DEBUG;
+    s->last_idle_log_ns = now;
+    return KNUT_LOG_INFO;
+}
+
 knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s && out && s->sink);
     memset(out, 0, sizeof *out);
     int64_t t0 = knut_clock_mono_ns();
     out->round = ++s->round;
+    memset(&s->prog, 0, sizeof s->prog);
+    s->prog.t0 = t0;
     knut_sync__order_round_begin(&s->order);
     size_t from = 0; /* bulk.c: the tables before it went in with GRAPH.BULK */
     int64_t *bulk_failed = calloc(s->cfg->n_tables ? s->cfg->n_tables : 1, sizeof *bulk_failed);
@@ -439,129 +462,23 @@ knut_status knut_sync_round(knut_sync *s, knut_sync_round_stats *out, knut_error
         KNUT_LF_INT("edges_deleted", out->edges_deleted),
         KNUT_LF_DBL("duration_ms", (double)out->duration_us / 1000.0),
     };
-    if (knut_log_enabled(KNUT_LOG_INFO))
-        knut_log_emit(KNUT_LOG_INFO, SYNC_LOG, f, sizeof f / sizeof f[0], "round %s",
+    knut_sync__progress(s, NULL, 1);
+    knut_sync__status_file_write(s); /* status_file.c: when anything changed */
+    int idle = !(out->files_failed || out->tables_failed || out->files_done);
+    knut_log_level lvl = idle ? idle_level(s) : KNUT_LOG_INFO;
+    if (knut_log_enabled(lvl))
+        knut_log_emit(lvl, SYNC_LOG, f, sizeof f / sizeof f[0], "round %s",
                       out->files_failed || out->tables_failed ? "failed"
                       : out->files_done                      ? "done"
                                                              : "idle");
     return KNUT_OK;
 }
 
-int64_t knut_sync_backoff_next(int64_t wait, int64_t interval, int64_t max_backoff, int progress)
+void knut_sync__progress(knut_sync *s, const char *table, int done)
 {
-    if (progress || wait < interval)
-        return interval;
-    if (max_backoff < interval)
-        max_backoff = interval;
-    return wait > max_backoff / 2 ? max_backoff : wait * 2;
-}
-
-/* inotify on every table folder (a glob's folder); -1 when unavailable. */
-static int watch_open(const knut_sync_config *cfg)
-{
-    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-    int n = 0;
-    for (size_t i = 0; fd >= 0 && i < cfg->n_tables; i++) {
-        struct stat sb;
-        const char *p = cfg->tables[i].path;
-        char *dir = stat(p, &sb) == 0 && S_ISDIR(sb.st_mode) ? strdup(p) : knut_sync__dirname(p);
-        /* a full table's snapshot also changes when a file goes away */
-        uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE;
-        if (cfg->tables[i].mode == KNUT_SYNC_MODE_FULL)
-            mask |= IN_DELETE | IN_MOVED_FROM;
-        if (dir && !strpbrk(dir, "*?[") && inotify_add_watch(fd, dir, mask) >= 0)
-            n++;
-        free(dir);
-    }
-    if (fd >= 0 && n == 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
-/* Reads every queued inotify event; 1 if one names a file a round could
- * take (a temporary name being written, `.x.tmp`, wakes nobody). */
-static int drain_events(int fd)
-{
-    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-    int relevant = 0;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) {
-        for (char *p = buf; p < buf + n;) {
-            const struct inotify_event *ev = (const struct inotify_event *)p;
-            if (ev->len == 0 || !knut_sync__name_skipped(ev->name) || (ev->mask & IN_Q_OVERFLOW))
-                relevant = 1;
-            p += sizeof *ev + ev->len;
-        }
-    }
-    return relevant;
-}
-
-/*
- * Waits up to ns; returns early on a stop request or when a file lands.
- * A renamed-in or closed file is complete, so the round starts at once,
- * except that the folder must first be quiet for SYNC_SETTLE_NS (capped at
- * SYNC_SETTLE_MAX_NS): a burst of files then lands in one round, not one
- * round each, at the cost of a few ms of latency for a lone file.
- */
-#define SYNC_SETTLE_NS ((int64_t)5 * 1000000)
-#define SYNC_SETTLE_MAX_NS ((int64_t)50 * 1000000)
-
-static void wait_round(int fd, int64_t ns)
-{
-    if (fd < 0) {
-        knut_clock_sleep_ns(ns);
+    if (!s->progress)
         return;
-    }
-    int64_t end = knut_clock_mono_ns() + ns;
-    while (!knut_signal_stop_requested()) {
-        int64_t left = end - knut_clock_mono_ns();
-        if (left <= 0)
-            return;
-        struct pollfd p = {fd, POLLIN, 0};
-        int ms = left > 200000000 ? 200 : (int)(left / 1000000) + 1;
-        if (poll(&p, 1, ms) > 0 && drain_events(fd))
-            break;
-    }
-    int64_t settle_end = knut_clock_mono_ns() + SYNC_SETTLE_MAX_NS;
-    while (!knut_signal_stop_requested() && knut_clock_mono_ns() < settle_end) {
-        struct pollfd p = {fd, POLLIN, 0};
-        if (poll(&p, 1, (int)(SYNC_SETTLE_NS / 1000000)) <= 0)
-            return; /* quiet */
-        drain_events(fd);
-    }
-}
-
-knut_status knut_sync_run(knut_sync *s, const knut_sync_run_options *o, int64_t *errors,
-                          knut_error *err)
-{
-    KNUT_ASSERT_ARG(err, s);
-    KNUT_CHECK_VERSION(o, KNUT_SYNC_RUN_OPTIONS_VERSION, err);
-    knut_sync_run_options def = KNUT_SYNC_RUN_OPTIONS_INIT;
-    if (!o)
-        o = &def;
-    int64_t interval = o->interval_ns > 0 ? o->interval_ns : (int64_t)10 * 1000000000;
-    int64_t max_backoff = o->max_backoff_ns > 0 ? o->max_backoff_ns : interval * 10;
-    int64_t wait = interval, bad = 0;
-    int fd = o->once ? -1 : watch_open(s->cfg);
-    knut_status st = KNUT_OK;
-    while (!knut_signal_stop_requested()) {
-        knut_sync_round_stats rs;
-        st = knut_sync_round(s, &rs, err);
-        if (st != KNUT_OK)
-            break;
-        if (rs.files_failed || rs.tables_failed)
-            bad++;
-        if (o->once || knut_signal_stop_requested())
-            break;
-        wait = knut_sync_backoff_next(wait, interval, max_backoff, rs.files_done > 0);
-        KNUT_LOG(KNUT_LOG_DEBUG, SYNC_LOG, "next round in %.3f s", (double)wait / 1e9);
-        wait_round(fd, wait);
-    }
-    if (fd >= 0)
-        close(fd);
-    if (errors)
-        *errors = bad;
-    return st;
+    knut_sync_progress p = {s->round,         table, s->prog.files, s->prog.rows,
+                            s->prog.files_done, knut_clock_mono_ns() - s->prog.t0, done};
+    s->progress(&p, s->progress_ctx);
 }

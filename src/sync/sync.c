@@ -2,8 +2,8 @@
  * A sync session: opens the sink (the embedded graph store by default,
  * FalkorDB with a URL), the ledger that matches it (the store's own table,
  * or a local JSON file for FalkorDB, or a Valkey hash shared by several
- * instances: ledger_valkey.c) and the in-memory staging engine;
- * and answers `knut sync status` from the ledger and the source folders.
+ * instances: ledger_valkey.c) and the in-memory staging engine
+ * (`knut sync status` opens read-only: status.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +50,13 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
     if (!s)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     s->cfg = cfg;
+    s->progress = opts->progress;
+    s->progress_ctx = opts->progress_ctx;
     knut_status st = KNUT_OK;
+    if (opts->status_only && opts->read_only) {
+        st = knut_sync__status_open(s, opts, err); /* status.c */
+        goto cleanup;
+    }
     if (!opts->status_only) {
         /* columns.c: declared types the sink cannot store are a config error */
         st = knut_sync__columns_sink_check(cfg, opts->falkordb_url != NULL, err);
@@ -154,6 +160,16 @@ cleanup:
         st = knut_sync__assets_open(&s->assets, cfg, opts, s->metrics, err);
     if (st == KNUT_OK && opts->metrics_addr && !opts->status_only)
         st = knut_sync__metrics_serve(s->metrics, opts->metrics_addr, err);
+    if (st == KNUT_OK && !opts->status_only) {
+        /* status_file.c: beside the store or the ledger file; a shared
+         * ledger is read from its server */
+        const char *beside = s->ledger.valkey ? NULL
+                             : s->ledger.file ? s->ledger.file
+                                              : (opts->store ? opts->store : cfg->store);
+        st = knut_sync__status_file_init(s, beside, err);
+        if (st == KNUT_OK)
+            knut_sync__status_file_write(s); /* status can read it from the start */
+    }
     if (st != KNUT_OK) {
         free(s->metrics_file); /* nothing ran: no metrics file */
         s->metrics_file = NULL;
@@ -187,35 +203,8 @@ void knut_sync_close(knut_sync *s)
     knut_sync__valkey_close(s->valkey); /* releases a lease still held */
     knut_sync__order_reset(&s->order);
     free(s->no_files);
+    knut_sync__notes_free(s->notes, s->n_notes);
+    free(s->status_file);
+    free(s->status_path);
     free(s);
-}
-
-knut_status knut_sync_status(knut_sync *s, knut_sync_status_fn fn, void *ctx, knut_error *err)
-{
-    KNUT_ASSERT_ARG(err, s && fn);
-    for (size_t t = 0; t < s->cfg->n_tables; t++) {
-        const knut_sync_table *tb = &s->cfg->tables[t];
-        for (size_t i = 0; i < s->ledger.n; i++) {
-            const sync_entry *e = &s->ledger.items[i];
-            if (strcmp(e->table, tb->name) != 0 || strcmp(e->status, SYNC_STATUS_REMOVED) == 0)
-                continue; /* a removed file of a full table is forgotten */
-            knut_sync_file_status fs = {tb->name, e->path, e->status,
-                                        e->reason, /* failed: why; done: a note */
-                                        e->rows, e->round};
-            fn(&fs, ctx);
-        }
-        sync_file_list files;
-        knut_status st = knut_sync__files_list(tb, &files, err);
-        if (st != KNUT_OK)
-            return st;
-        for (size_t i = 0; i < files.n; i++) {
-            const sync_entry *e = knut_sync__ledger_find(&s->ledger, tb->name, files.items[i].path);
-            if (e && e->size == files.items[i].size && e->mtime_ns == files.items[i].mtime_ns)
-                continue;
-            knut_sync_file_status fs = {tb->name, files.items[i].path, "pending", NULL, 0, 0};
-            fn(&fs, ctx);
-        }
-        knut_sync__files_reset(&files);
-    }
-    return KNUT_OK;
 }

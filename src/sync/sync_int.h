@@ -98,9 +98,15 @@ typedef struct sync_ledger {
     char *file;                /* file backend: the JSON file; NULL: embedded */
     knut_duck_conn *conn;      /* embedded backend: the store's connection */
     struct sync_valkey *valkey; /* shared backend (ledger_valkey.c), not owned; NULL: none */
+    uint64_t gen;              /* bumped on every change in memory (status_file.c) */
 } sync_ledger;
 
 knut_status knut_sync__ledger_open_store(sync_ledger *l, knut_duck_conn *conn, knut_error *err);
+/* Loads the store's ledger table into l (as open_store, without creating
+ * or altering it: read-only; has_config 0 for a ledger from before the
+ * config column). l->conn is left as it is. */
+knut_status knut_sync__ledger_load_store(sync_ledger *l, knut_duck_conn *conn, int has_config,
+                                         knut_error *err);
 /* The file ledger is read whole and rewritten whole on each commit: fine
  * for thousands of files (about 250 bytes an entry), and 256 MiB, a
  * million entries, is where it stops (a write that would pass it fails,
@@ -445,6 +451,42 @@ void knut_sync__round_table_done(struct knut_sync *s, size_t i, sync_table_stats
 knut_status knut_sync__bulk_round(struct knut_sync *s, knut_sync_round_stats *out, size_t *next,
                                   int64_t *failed, knut_error *err);
 
+/* ---- status_file.c: the status snapshot a running sync writes (docs/sync.md
+ * "Inspecting a running sync") ---- */
+/* What the sync knows of a table beyond the ledger, kept in the snapshot
+ * so a restart and `knut sync status` see it too. */
+typedef struct sync_table_note {
+    char *table;
+    int64_t last_success_us; /* wall clock of the last round that synced files; 0: none */
+    int64_t edges_skipped;   /* edge rows skipped for a missing endpoint, all rounds */
+} sync_table_note;
+/* The snapshot's name: "<store or ledger file>.status.json". */
+#define SYNC_STATUS_SUFFIX ".status.json"
+/* Sets s->status_file beside the ledger (NULL for a shared ledger, which
+ * several instances write: status reads it directly), makes s->notes for
+ * s->cfg's tables and takes the notes of a previous snapshot, if any. */
+knut_status knut_sync__status_file_init(struct knut_sync *s, const char *beside, knut_error *err);
+/* Rewrites the snapshot (temp, fsync, rename) when the ledger or the notes
+ * changed since the last write; a failure is logged once, never fatal. */
+void knut_sync__status_file_write(struct knut_sync *s);
+/* Reads the snapshot file: its pid, round and time, the notes into
+ * s->notes (by table name), and with l its ledger entries (KNUT_EPARSE if
+ * it has none: a FalkorDB sync's snapshot). KNUT_ENOTFOUND: no file. */
+knut_status knut_sync__status_file_read(struct knut_sync *s, const char *file,
+                                        struct sync_ledger *l, int64_t *pid, knut_error *err);
+/* The note of table (NULL: not one of the config's). */
+sync_table_note *knut_sync__note(struct knut_sync *s, const char *table);
+void knut_sync__notes_free(sync_table_note *n, size_t count);
+/* ---- status.c: opening for `knut sync status` (read-only) ---- */
+knut_status knut_sync__status_open(struct knut_sync *s, const knut_sync_options *o,
+                                   knut_error *err);
+/* round.c: the progress callback's counters of the round running */
+typedef struct sync_progress_state {
+    int64_t t0, files, rows, files_done;
+} sync_progress_state;
+/* Calls the progress callback (if any) with the counters of the round. */
+void knut_sync__progress(struct knut_sync *s, const char *table, int done);
+
 struct knut_sync {
     struct sync_metrics *metrics; /* NULL: none */
     char *metrics_file;           /* written on close; NULL: none */
@@ -465,6 +507,23 @@ struct knut_sync {
     char missing_note[SYNC_MISSING_NOTE_MAX]; /* missing.c: the last apply's note */
     unsigned char *no_files; /* check.c: per table, 1 while its path matches no file
                               * (warned once); NULL until first needed */
+    /* status_file.c, status.c */
+    char *status_file;        /* the snapshot this sync writes; NULL: none */
+    uint64_t status_gen;      /* ledger.gen when last written (+1: never written) */
+    int status_dirty;         /* notes changed since the last write */
+    int status_warned;        /* a failed write was logged */
+    sync_table_note *notes;   /* per config table (s->cfg order) */
+    size_t n_notes;
+    const char *status_kind;  /* status: "store", "store snapshot", "ledger file", ... */
+    char *status_path;        /* status: what was read */
+    int64_t status_pid, status_updated_us;
+    /* round.c */
+    int64_t idle_log_ns;      /* the loop's interval: an idle round logs once per it at
+                               * most, idle tables at debug; 0 (one round): every table */
+    int64_t last_idle_log_ns; /* when the last idle round was logged; 0: never */
+    knut_sync_progress_fn progress;
+    void *progress_ctx;
+    sync_progress_state prog;
 };
 
 /* ---- check.c: at run time ---- */

@@ -236,7 +236,7 @@ def assert_all_done(run_knut, root: Path, status_args, n_files: int):
     """`knut sync status` lists n_files files, every one done."""
     r = run_knut("sync", "status", "--config", root / "sync.yml", "--json", *status_args)
     assert r.returncode == 0, r.stderr
-    st = [json.loads(x) for x in r.stdout.splitlines()]
+    st = json.loads(r.stdout)["files"]
     assert {x["state"] for x in st} == {"done"}, f"seed {SEED}: {st}"
     assert len(st) == n_files, f"seed {SEED}: {len(st)} ledger entries, {n_files} files"
 

@@ -65,8 +65,10 @@ def q(run_knut, lake, sql):
 
 def status(run_knut, lake, *args):
     r = run_knut("sync", "status", "--config", lake / "sync.yml", "--json", *args)
-    assert r.returncode == 0, r.stderr
-    return [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode in (0, 1), r.stderr  # 1: a file failed
+    doc = json.loads(r.stdout)
+    assert r.returncode == (1 if doc["failed"] else 0)
+    return doc["files"]
 
 
 def person(run_knut, lake, pid):

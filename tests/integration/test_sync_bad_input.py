@@ -110,8 +110,9 @@ class Lake:
     def status(self) -> dict[str, dict]:
         r = self.run_knut("sync", "status", "--config", self.root / "sync.yml", "--json",
                           *self.status_args)
-        assert r.returncode == 0, r.stderr
-        return {Path(x["path"]).name: x for x in map(json.loads, r.stdout.splitlines())}
+        doc = json.loads(r.stdout)
+        assert r.returncode == (1 if doc["failed"] else 0), r.stderr  # 1: a file failed
+        return {Path(x["path"]).name: x for x in doc["files"]}
 
     def graph(self):
         if self.f:

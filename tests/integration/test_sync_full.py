@@ -95,8 +95,9 @@ def sync(run_knut, lake, *args):
 
 def status(run_knut, lake, *args):
     r = run_knut("sync", "status", "--config", lake / "sync.yml", "--json", *args)
-    assert r.returncode == 0, r.stderr
-    return [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    doc = json.loads(r.stdout)
+    assert r.returncode == (1 if doc["failed"] else 0), r.stderr  # 1: a file failed
+    return doc["files"]
 
 
 class Store:

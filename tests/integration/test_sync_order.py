@@ -92,8 +92,9 @@ def sync(run_knut, lake, *args, cfg="sync.yml", ok=True):
 
 def status(run_knut, lake, *args, cfg="sync.yml"):
     r = run_knut("sync", "status", "--config", lake / cfg, "--json", *args)
-    assert r.returncode == 0, r.stderr
-    return {Path(x["path"]).name: x for x in map(json.loads, r.stdout.splitlines())}
+    doc = json.loads(r.stdout)
+    assert r.returncode == (1 if doc["failed"] else 0), r.stderr  # 1: a file failed
+    return {Path(x["path"]).name: x for x in doc["files"]}
 
 
 # ---- the table order: edges after the tables of their endpoint labels ----

@@ -94,7 +94,7 @@ def test_passwords_from_files_never_shown(run_knut, knut, peers, tmp_path):
     st = run_knut("sync", "status", *common)
     sj = run_knut("sync", "status", "--json", *common)
     assert st.returncode == 0 and sj.returncode == 0, st.stderr + sj.stderr
-    assert "done" in st.stdout and json.loads(sj.stdout.splitlines()[0])["state"] == "done"
+    assert "done" in st.stdout and json.loads(sj.stdout)["files"][0]["state"] == "done"
     no_secret(r.stdout, r.stderr, st.stdout, st.stderr, sj.stdout, sj.stderr,
               (tmp_path / "m.prom").read_text())
 
@@ -224,7 +224,7 @@ def test_name_is_the_key_namespace(run_knut, valkey, falkordb, tmp_path):
     assert files_synced(sync(c2 / "sync.yml", "ga")) == 0  # done by the other copy
     st = run_knut("sync", "status", "--json", "--config", c2 / "sync.yml",
                   "--ledger-url", f"redis://{addr(valkey)}")
-    assert [json.loads(l)["state"] for l in st.stdout.splitlines()] == ["done"]
+    assert [f["state"] for f in json.loads(st.stdout)["files"]] == ["done"]
 
     # a shared ledger without name: is a config error naming file:line
     n = make_lake(tmp_path / "n", None)
