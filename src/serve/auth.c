@@ -119,11 +119,15 @@ static knut_status session_new(knut_serve__auth *a, const char *name, char *toke
     int64_t now = knut_clock_mono_ns();
     e.expires_ns = now + a->ttl_ns;
     pthread_mutex_lock(&a->lock);
-    size_t k = 0; /* expired ones go first */
-    for (size_t i = 0; i < a->n_sessions; i++)
-        if (a->sessions[i].expires_ns > now)
-            a->sessions[k++] = a->sessions[i];
-    a->n_sessions = k;
+    if (a->n_sessions == KNUT_SERVE__MAX_SESSIONS) {
+        /* full: expired ones go first (kept until then, so that a client
+         * with one hears "expired", not "not valid") */
+        size_t k = 0;
+        for (size_t i = 0; i < a->n_sessions; i++)
+            if (a->sessions[i].expires_ns > now)
+                a->sessions[k++] = a->sessions[i];
+        a->n_sessions = k;
+    }
     if (a->n_sessions == KNUT_SERVE__MAX_SESSIONS) { /* still full: the one that ends soonest */
         size_t old = 0;
         for (size_t i = 1; i < a->n_sessions; i++)
