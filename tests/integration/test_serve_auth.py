@@ -543,3 +543,47 @@ def test_auth_file_errors(knut, dbfile, tmp_path):
     for line in (r.stderr,):
         no_secrets(line)
     assert "tok-alice-1" not in start("token alice tok-alice-1 x\n").stderr
+
+
+# ---- the documented example ----
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_documented_auth_file(knut, dbfile, tmp_path):
+    """docs/serve.md shows examples/serve/serve.auth verbatim, and it works
+    as the page says; so does the page's recipe for a password hash."""
+    example = (REPO / "examples" / "serve" / "serve.auth").read_text()
+    page = (REPO / "docs" / "serve.md").read_text()
+    assert "```\n" + example + "```\n" in page
+    recipe = page[page.index("python3 -c 'import getpass"):]
+    recipe = recipe[:recipe.index("```")]
+    r = subprocess.run(["bash", "-c", recipe], input="s3cret\n", capture_output=True, text=True,
+                       start_new_session=True)  # no tty: getpass reads stdin
+    assert r.returncode == 0, r.stderr
+    hashed = r.stdout.strip()
+    assert hashed.startswith("pbkdf2-sha256$600000$")
+    auth = tmp_path / "serve.auth"
+    auth.write_text(example + f"user zoe {hashed}\nallow zoe people\n")
+    auth.chmod(0o600)
+    s = Server(knut, dbfile, tmp_path, "--auth-file", str(auth))
+    try:
+        c = fl.FlightClient(s.uri)
+        for tok in ("demo-token-2026-06", "demo-token-2026-12"):
+            assert rows(c, "SELECT count(*) AS n FROM graph.knows", bearer(tok)) == [{"n": 0}]
+        with pytest.raises(fl.FlightUnauthorizedError):
+            rows(c, "SELECT * FROM secret", bearer("demo-token-2026-12"))
+        assert rows(c, "SELECT count(*) AS n FROM secret", bearer("demo-token-etl")) == [{"n": 1}]
+        for user, pw in (("ada", "demo-password"), ("grace", "demo-grace"), ("zoe", "s3cret")):
+            opts = fl.FlightCallOptions(headers=[c.authenticate_basic_token(user, pw)])
+            if user == "grace":  # no allow line: no table
+                with pytest.raises(fl.FlightUnauthorizedError):
+                    rows(c, "SELECT * FROM people", opts)
+            else:
+                assert rows(c, "SELECT count(*) AS n FROM people", opts) == [{"n": 2}]
+    finally:
+        assert s.stop() == 0
+    log = s.stderr()
+    for secret in ("demo-token-2026-06", "demo-token-etl", "demo-password", "demo-grace",
+                   "s3cret"):
+        assert secret not in log
