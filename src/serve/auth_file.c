@@ -189,8 +189,9 @@ static knut_status parse_line(knut_serve__auth *a, char *line, const char *where
                                                     "PATTERN...'", where);
         return add_rule(a, f, n, where, err);
     }
-    return knut_error_set(err, KNUT_EINVAL, "%s: unknown directive '%.40s' (token, user, "
-                                            "allow)", where, name_ok(f[0]) ? f[0] : "?");
+    /* the word is not shown: a line of a bare secret would be quoted */
+    return knut_error_set(err, KNUT_EINVAL, "%s: unknown directive (expected token, user or "
+                                            "allow)", where);
 }
 
 static knut_status read_file(knut_serve__auth *a, const char *path, knut_error *err)

@@ -167,9 +167,7 @@ knut_status knut_serve__denied(knut_serve__who *who, knut_error *err, const char
     return KNUT_EPEER;
 }
 
-/* One name as DuckDB writes it ("x", "a"."b", c.s.t, then maybe
- * " AS alias") into its parts; -1 if it is not that shape. */
-static int name_parse(const char *s, char parts[MAX_PARTS][KNUT_SERVE__MAX_IDENT])
+int knut_serve__name_parse(const char *s, char parts[3][KNUT_SERVE__MAX_IDENT])
 {
     int n = 0;
     for (;;) {
@@ -296,7 +294,7 @@ knut_status knut_serve__authz_sql(knut_serve *s, knut_serve__who *who, knut_duck
     const char *name = names.data;
     for (; st == KNUT_OK && n > 0; n--, name += strlen(name) + 1) {
         char parts[MAX_PARTS][KNUT_SERVE__MAX_IDENT];
-        int k = name_parse(name, parts);
+        int k = knut_serve__name_parse(name, parts);
         const char *cat = s->catalog, *sch = "main", *tbl;
         if (k < 0) {
             st = knut_serve__denied(who, err, "the table name '%.200s' cannot be checked", name);

@@ -173,6 +173,10 @@ void knut_serve__auth_free(knut_serve__auth *a);
  * who->unauthenticated when the credentials do not hold. */
 knut_status knut_serve__auth_call(struct knut_serve *s, knut_net_grpc_call *call, int handshake,
                                   knut_serve__who *who, knut_error *err);
+/* One table name as DuckDB writes it (x, "a b"."c""d", c.s.t, maybe then
+ * " AS alias") into its 1 to 3 unquoted parts; the count, or -1 when it is
+ * not that shape (such a name is refused, never guessed at). */
+int knut_serve__name_parse(const char *s, char parts[3][KNUT_SERVE__MAX_IDENT]);
 /* 0 when pattern is TABLE, SCHEMA.TABLE or CATALOG.SCHEMA.TABLE. */
 int knut_serve__pattern_check(const char *pattern);
 /* Whether who reads everything; whether who may read cat.sch.tbl. */
