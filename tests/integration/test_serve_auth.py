@@ -118,7 +118,7 @@ def auth_file(tmp_path) -> Path:
 
 @pytest.fixture
 def server(knut, dbfile, tmp_path, auth_file):
-    s = Server(knut, dbfile, tmp_path, "--auth-file", str(auth_file), "--session-ttl", "1",
+    s = Server(knut, dbfile, tmp_path, "--auth-file", str(auth_file),
                env={"KNUT_SERVE_TOKEN": "erin:tok-env-erin"})
     yield s
     assert s.stop() == 0
@@ -201,34 +201,48 @@ def call_rpc(ch, method, kind, req, md) -> tuple[grpc.StatusCode, str]:
         return e.code(), e.details() or ""
 
 
-def test_every_rpc_needs_good_credentials(server):
-    stale = session_token(server.port, "carol", "pw-carol")
-    time.sleep(1.5)  # past --session-ttl 1
-    fresh = session_token(server.port, "dave", "pw-dave")
-    creds = {
-        "none": ([], False),
-        "bad": ([("authorization", "Bearer not-a-token")], False),
-        "unknown scheme": ([("authorization", "Digest abc")], False),
-        "basic off Handshake": ([("authorization", "Basic " + basic_b64("carol", "pw-carol",
-                                                                         True))], None),
-        "stale session": ([("authorization", f"Bearer {stale}")], False),
-        "good token": ([("authorization", "Bearer tok-alice-1")], True),
-        "good env token": ([("authorization", "Bearer tok-env-erin")], True),
-        "good session": ([("authorization", f"Bearer {fresh}")], True),
-    }
-    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+def matrix(port: int, creds: dict, extra_secrets=()) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
         for method, kind, req, good_code in rpc_calls():
-            for label, (md, ok) in creds.items():
+            for label, (md, ok, why) in creds.items():
                 code, details = call_rpc(ch, method, kind, req, md)
                 if ok is None:  # Basic: valid on Handshake only
                     ok = method == "Handshake"
                 want = good_code if ok else grpc.StatusCode.UNAUTHENTICATED
                 assert code == want, (method, label, code, details)
-                if label == "stale session":
-                    assert "expired" in details
-                for s in SECRETS + [stale, fresh]:
+                assert why in details, (method, label, details)
+                for s in SECRETS + list(extra_secrets):
                     assert s not in details
-    no_secrets(server.stderr(), [stale, fresh])
+
+
+def test_every_rpc_needs_good_credentials(server):
+    fresh = session_token(server.port, "dave", "pw-dave")
+    basic = "Basic " + basic_b64("carol", "pw-carol", True)
+    matrix(server.port, {
+        "none": ([], False, "authentication required"),
+        "bad": ([("authorization", "Bearer not-a-token")], False, "not valid"),
+        "unknown scheme": ([("authorization", "Digest abc")], False, "neither Bearer"),
+        "basic off Handshake": ([("authorization", basic)], None, ""),
+        "good token": ([("authorization", "Bearer tok-alice-1")], True, ""),
+        "good env token": ([("authorization", "Bearer tok-env-erin")], True, ""),
+        "good session": ([("authorization", f"Bearer {fresh}")], True, ""),
+    }, [fresh])
+    no_secrets(server.stderr(), [fresh])
+
+
+def test_every_rpc_refuses_a_stale_session(knut, dbfile, tmp_path, auth_file):
+    s = Server(knut, dbfile, tmp_path, "--auth-file", str(auth_file), "--session-ttl", "1")
+    try:
+        stale = session_token(s.port, "carol", "pw-carol")
+        time.sleep(1.5)  # past --session-ttl 1 (the check is only that it has expired)
+        matrix(s.port, {"stale session": ([("authorization", f"Bearer {stale}")], False,
+                                          "expired")}, [stale])
+        # a new Handshake gives a new token
+        fresh = session_token(s.port, "carol", "pw-carol")
+        assert fresh != stale
+    finally:
+        assert s.stop() == 0
+    no_secrets(s.stderr(), [stale, fresh])
 
 
 def test_basic_handshake_padded_and_unpadded(server):
