@@ -61,9 +61,7 @@ static int b64_value(unsigned char c)
     return c == '+' ? 62 : c == '/' ? 63 : -1;
 }
 
-/* Standard base64, padded (C++ Flight, pyarrow) or not (Go, so ADBC) into
- * out[0..*n). -1 for anything else. */
-static int b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *n)
+int knut_serve__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *n)
 {
     while (len > 0 && in[len - 1] == '=')
         len--;
@@ -191,7 +189,7 @@ static knut_status basic(knut_serve__auth *a, knut_net_grpc_call *call, const ch
 {
     uint8_t raw[MAX_BASIC + 1];
     size_t len = 0;
-    if (b64_decode(b64, n, raw, MAX_BASIC, &len) != 0) {
+    if (knut_serve__b64_decode(b64, n, raw, MAX_BASIC, &len) != 0) {
         wipe(raw, sizeof raw);
         return unauthenticated(who, err, "the Basic credentials are not base64");
     }

@@ -173,6 +173,10 @@ void knut_serve__auth_free(knut_serve__auth *a);
  * who->unauthenticated when the credentials do not hold. */
 knut_status knut_serve__auth_call(struct knut_serve *s, knut_net_grpc_call *call, int handshake,
                                   knut_serve__who *who, knut_error *err);
+/* Standard base64 (a Basic header's), padded (C++ Flight, pyarrow) or not
+ * (Go, so ADBC), into out[0..*n) of at most cap bytes; -1 for anything
+ * else (other characters, too long, a lone trailing character). */
+int knut_serve__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *n);
 /* One table name as DuckDB writes it (x, "a b"."c""d", c.s.t, maybe then
  * " AS alias") into its 1 to 3 unquoted parts; the count, or -1 when it is
  * not that shape (such a name is refused, never guessed at). */
