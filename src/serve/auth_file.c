@@ -268,6 +268,12 @@ knut_status knut_serve__auth_load(knut_serve__auth *a, const knut_serve_options 
         st = read_tokens(a, o->auth_tokens, err);
     if (st != KNUT_OK)
         return st;
+    /* the unknown user costs what the dearest known one does */
+    for (size_t i = 0; i < a->n_users; i++)
+        if (a->users[i].iterations > a->dummy.iterations)
+            a->dummy.iterations = a->users[i].iterations;
+    if (a->dummy.iterations && !(a->dummy.salt = strdup("no such user")))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     if (!(a->sessions = calloc(KNUT_SERVE__MAX_SESSIONS, sizeof *a->sessions)))
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     int mtls = o->tls && o->tls->ca_file;
@@ -288,6 +294,7 @@ void knut_serve__auth_free(knut_serve__auth *a)
         free(a->users[i].name);
         free(a->users[i].salt);
     }
+    free(a->dummy.salt);
     for (size_t i = 0; i < a->n_rules; i++) {
         for (size_t j = 0; j < a->rules[i].n; j++)
             free(a->rules[i].patterns[j]);

@@ -350,7 +350,7 @@ static const struct {
     const char *name;
     rpc_fn fn;
 } methods[KNUT_SERVE__N_METHODS] = {
-    {SERVE_PKG "Handshake", rpc_handshake},
+    {SERVE_PKG "Handshake", rpc_handshake}, /* index 0: where Basic credentials count */
     {SERVE_PKG "ListFlights", rpc_list_flights},
     {SERVE_PKG "GetFlightInfo", rpc_get_flight_info},
     {SERVE_PKG "PollFlightInfo", rpc_poll_flight_info},
