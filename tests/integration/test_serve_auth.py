@@ -230,6 +230,37 @@ def test_every_rpc_needs_good_credentials(server):
     no_secrets(server.stderr(), [fresh])
 
 
+def test_every_table_rpc_checks_the_identity(server):
+    """RPC x identity x table: what an identity may not read is
+    PERMISSION_DENIED wherever a query enters; what it may, OK."""
+    dave = session_token(server.port, "dave", "pw-dave")
+    who = {"alice": "tok-alice-1", "bob": "tok-bob", "dave": dave}
+    may = {("alice", "people"), ("alice", "secret"), ("bob", "people")}
+
+    def requests(sql):
+        desc = w.field_varint(1, 2) + w.field_bytes(2, w.statement_query(sql))
+        ticket = w.field_bytes(1, w.any_pack("TicketStatementQuery",
+                                             w.field_bytes(1, b"Q" + sql.encode())))
+        action = w.field_bytes(1, "CreatePreparedStatement") + w.field_bytes(
+            2, w.create_prepared(sql))
+        return [("GetFlightInfo", "unary_unary", desc), ("PollFlightInfo", "unary_unary", desc),
+                ("GetSchema", "unary_unary", desc), ("DoGet", "unary_stream", ticket),
+                ("DoAction", "unary_stream", action)]
+
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+        for name, tok in who.items():
+            md = [("authorization", f"Bearer {tok}")]
+            for table in ("people", "secret"):
+                for method, kind, req in requests(f"SELECT * FROM {table}"):
+                    code, details = call_rpc(ch, method, kind, req, md)
+                    want = (grpc.StatusCode.OK if (name, table) in may
+                            else grpc.StatusCode.PERMISSION_DENIED)
+                    assert code == want, (name, table, method, details)
+                    if want != grpc.StatusCode.OK:
+                        assert f"'{name}' may not read store.main.{table}" in details
+    no_secrets(server.stderr(), [dave])
+
+
 def test_every_rpc_refuses_a_stale_session(knut, dbfile, tmp_path, auth_file):
     s = Server(knut, dbfile, tmp_path, "--auth-file", str(auth_file), "--session-ttl", "1")
     try:
