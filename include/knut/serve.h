@@ -32,7 +32,7 @@ typedef struct knut_serve knut_serve;
 /* Prepared statements open at once, over all clients. */
 #define KNUT_SERVE_MAX_PREPARED 1024
 
-#define KNUT_SERVE_OPTIONS_VERSION 1
+#define KNUT_SERVE_OPTIONS_VERSION 2 /* 2: the auth fields */
 typedef struct knut_serve_options {
     int version;            /* KNUT_SERVE_OPTIONS_VERSION */
     const char *db_path;    /* DuckDB file, opened read-only; NULL: in-memory */
