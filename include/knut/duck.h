@@ -193,6 +193,20 @@ KNUT_EXTERN knut_status knut_duck_stmt_bind_date(knut_duck_stmt *stmt, size_t id
 /* Microseconds since 1970-01-01 00:00:00, no time zone (as Arrow "tsu:"). */
 KNUT_EXTERN knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size_t idx,
                                                       int64_t micros, knut_error *err);
+/* Non-zero when the statement is a query (DuckDB's SELECT type: also
+ * VALUES, DESCRIBE, SUMMARIZE, SHOW, which DuckDB runs as one), zero for
+ * anything that writes, configures (SET, PRAGMA, CALL) or explains. */
+KNUT_EXTERN int knut_duck_stmt_is_select(const knut_duck_stmt *stmt);
+/* The tables the one statement in sql reads, as DuckDB's binder finds
+ * them (views expanded to their tables, CTEs resolved, subqueries and
+ * query_table() included; DuckDB's own catalog views and table functions
+ * are not tables): each name as DuckDB writes it, qualified as the query
+ * wrote it, quoted where needed, possibly followed by " AS alias"; NUL
+ * after each, into out (cleared first), *n of them. KNUT_EINVAL when
+ * DuckDB cannot tell (the SQL does not parse or bind, several
+ * statements). */
+KNUT_EXTERN knut_status knut_duck_table_names(knut_duck_conn *conn, const char *sql,
+                                              knut_buf *out, size_t *n, knut_error *err);
 /* Unbinds every parameter. */
 KNUT_EXTERN knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *err);
 

@@ -386,6 +386,23 @@ KNUT_EXTERN const char *knut_net_grpc_call_method(const knut_net_grpc_call *c);
  * not in it). */
 KNUT_EXTERN const knut_net_grpc_metadata *knut_net_grpc_call_metadata(
     const knut_net_grpc_call *c);
+/* The subject of the client's certificate, as gRPC gives it (RFC 2253,
+ * "CN=alice,O=example"), into buf (NUL-terminated): 1 when the peer is a
+ * client certificate verified by the server's CA (mutual TLS), 0 otherwise
+ * (buf empty; also when the subject does not fit in n bytes). */
+KNUT_EXTERN int knut_net_grpc_call_peer_subject(const knut_net_grpc_call *c, char *buf,
+                                                size_t n);
+/* A response header (initial metadata: "authorization" for a Flight
+ * Handshake), sent with the first message or the status, or by
+ * knut_net_grpc_call_send_headers; before either only (KNUT_EINVAL after).
+ * The rules and caps of knut_net_grpc_metadata_add; the value is wiped
+ * when the call ends. */
+KNUT_EXTERN knut_status knut_net_grpc_call_add_header(knut_net_grpc_call *c, const char *key,
+                                                      const void *value, size_t len,
+                                                      knut_error *err);
+/* Sends the response headers now, without a message (clients that wait
+ * for headers before reading); KNUT_EINVAL when they are sent already. */
+KNUT_EXTERN knut_status knut_net_grpc_call_send_headers(knut_net_grpc_call *c, knut_error *err);
 /* Milliseconds until the client's deadline (0 when past); INT64_MAX if none. */
 KNUT_EXTERN int64_t knut_net_grpc_call_remaining_ms(const knut_net_grpc_call *c);
 /* Non-zero once the call is cancelled (by the client, its deadline, or the

@@ -32,7 +32,7 @@ typedef struct knut_serve knut_serve;
 /* Prepared statements open at once, over all clients. */
 #define KNUT_SERVE_MAX_PREPARED 1024
 
-#define KNUT_SERVE_OPTIONS_VERSION 1
+#define KNUT_SERVE_OPTIONS_VERSION 2 /* 2: the auth fields */
 typedef struct knut_serve_options {
     int version;            /* KNUT_SERVE_OPTIONS_VERSION */
     const char *db_path;    /* DuckDB file, opened read-only; NULL: in-memory */
@@ -42,8 +42,15 @@ typedef struct knut_serve_options {
     size_t max_message;     /* per FlightData sent; 0: KNUT_SERVE_DEFAULT_MAX_MESSAGE */
     int threads;            /* calls served at once; 0: 8 */
     const char *init_sql;   /* in-memory database only: SQL run once at start */
+    /* Authentication is on when either is set (docs/serve.md has the
+     * model): the auth file (tokens, users, allow-list; mode 0600), and
+     * bearer tokens "[NAME:]TOKEN ..." (what KNUT_SERVE_TOKEN holds). */
+    const char *auth_file;
+    const char *auth_tokens;
+    int64_t session_ttl_ms; /* session tokens of a Basic Handshake; 0: 1 hour */
 } knut_serve_options;
-#define KNUT_SERVE_OPTIONS_INIT {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL}
+#define KNUT_SERVE_OPTIONS_INIT \
+    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0}
 
 /* Opens the database and binds the server (the port is known from here
  * on); nothing is served before knut_serve_start. o is copied. Errors:

@@ -21,6 +21,8 @@ typedef struct serve_args {
     int64_t max_message_mib;
     int64_t threads;
     double grace;
+    double session_ttl;
+    const char *auth_file;
     int memory;
 } serve_args;
 
@@ -37,6 +39,11 @@ static const knut_cli_opt serve_opts[] = {
     KNUT_CLI_OPT_STR("tls-key", 0, serve_args, tls_key, "PEM", "the certificate's private key"),
     KNUT_CLI_OPT_STR("tls-ca", 0, serve_args, tls_ca, "PEM",
                      "require client certificates signed by this CA (mutual TLS)"),
+    KNUT_CLI_OPT_STR("auth-file", 0, serve_args, auth_file, "FILE",
+                     "require credentials: bearer tokens, users for Basic on Handshake, and "
+                     "the allow-list, one per line (mode 0600; see below)"),
+    KNUT_CLI_OPT_SECS("session-ttl", serve_args, session_ttl, 30 * 86400,
+                      "how long a session token from a Basic Handshake lasts (default 3600)"),
     KNUT_CLI_OPT_INT("max-receive", 0, serve_args, max_receive_mib, "MIB", 1, 1024,
                      "largest request message in MiB (default 16)"),
     KNUT_CLI_OPT_INT("max-message", 0, serve_args, max_message_mib, "MIB", 1, 1024,
@@ -62,8 +69,22 @@ const knut_cli_spec knut_cmd_serve_spec = {
         "Examples:\n"
         "  knut serve --db graph.duckdb\n"
         "  knut serve --db graph.duckdb --addr 0.0.0.0:32010 --tls-cert s.pem --tls-key s.key\n"
+        "  knut serve --db graph.duckdb --auth-file serve.auth   # chmod 600 serve.auth\n"
         "  python -c \"import adbc_driver_flightsql.dbapi as f; c = f.connect('grpc://127.0.0.1:32010');\n"
         "    cur = c.cursor(); cur.execute('SELECT 42'); print(cur.fetch_arrow_table())\"\n"
+        "\n"
+        "Authentication (off unless --auth-file or $KNUT_SERVE_TOKEN is given; then\n"
+        "every call needs credentials, else UNAUTHENTICATED):\n"
+        "  token NAME SECRET      'authorization: Bearer SECRET' is identity NAME\n"
+        "  user NAME PASSWORD     Basic NAME:PASSWORD on Handshake answers a session\n"
+        "                         token; PASSWORD plain or pbkdf2-sha256$ITER$SALT$HEX\n"
+        "  allow IDENTITY PAT...  IDENTITY ('*': anyone) reads tables TABLE, SCHEMA.TABLE\n"
+        "                         or CATALOG.SCHEMA.TABLE ('*' globs); no allow line:\n"
+        "                         everyone reads everything; else PERMISSION_DENIED\n"
+        "  $KNUT_SERVE_TOKEN      more bearer tokens, '[NAME:]TOKEN ...' (NAME: token)\n"
+        "  with --tls-ca          a call without a token is the identity of its client\n"
+        "                         certificate's subject (CN=...,O=...)\n"
+        "Secrets never go on the command line (every local user sees it).\n"
         "\n"
         "Exit status: 0 stopped by a signal, 1 the server failed, 2 usage error.\n",
 };
@@ -89,6 +110,9 @@ int knut_cmd_serve(int argc, char **argv)
         int json = fmt ? strcmp(fmt, "json") == 0 : !isatty(STDERR_FILENO);
         knut_log_set(KNUT_LOG_INFO, json ? knut_log_sink_json : knut_log_sink_human, stderr);
     }
+    char *tokens = NULL;
+    if (knut_cli_secret_read("serve", "KNUT_SERVE_TOKEN", NULL, "KNUT_SERVE_TOKEN", &tokens) != 0)
+        return KNUT_EXIT_FAIL;
     knut_error err = KNUT_ERROR_INIT;
     knut_serve *s = NULL;
     knut_net_grpc_tls tls = {a.tls_cert, a.tls_key, a.tls_ca, NULL};
@@ -99,6 +123,9 @@ int knut_cmd_serve(int argc, char **argv)
     so.max_receive = (size_t)a.max_receive_mib << 20;
     so.max_message = (size_t)a.max_message_mib << 20;
     so.threads = (int)a.threads;
+    so.auth_file = a.auth_file;
+    so.auth_tokens = tokens;
+    so.session_ttl_ms = (int64_t)(a.session_ttl * 1000);
     rc = KNUT_EXIT_FAIL;
     knut_status st = knut_signal_install(&err);
     if (st == KNUT_OK)
@@ -126,5 +153,6 @@ int knut_cmd_serve(int argc, char **argv)
     rc = KNUT_EXIT_OK;
 cleanup:
     knut_serve_free(s);
+    knut_net_secret_free(tokens);
     return rc;
 }

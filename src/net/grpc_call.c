@@ -96,26 +96,88 @@ knut_status knut_net_grpc_call_read(knut_net_grpc_call *c, knut_buf *msg, knut_e
 }
 
 /* ops[0] becomes the initial metadata when it is not sent yet; returns
- * where the caller's next op goes. */
-static size_t initial(knut_net_grpc_call *c, grpc_op *ops)
+ * where the caller's next op goes. *md gets the array the op points to
+ * (the caller frees it once the batch is over). */
+static size_t initial(knut_net_grpc_call *c, grpc_op *ops, grpc_metadata **md)
 {
+    *md = NULL;
     if (c->sent_initial)
         return 0;
     memset(&ops[0], 0, sizeof ops[0]);
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    knut_error e = KNUT_ERROR_INIT;
+    if (knut_net__grpc_md_out(&c->headers, md, &e) == KNUT_OK && *md) {
+        ops[0].data.send_initial_metadata.count = c->headers.count;
+        ops[0].data.send_initial_metadata.metadata = *md;
+    } /* out of memory for the array: the headers are left out, the call goes on */
     c->sent_initial = 1;
     return 1;
+}
+
+knut_status knut_net_grpc_call_add_header(knut_net_grpc_call *c, const char *key,
+                                          const void *value, size_t len, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, c && key);
+    if (c->sent_initial)
+        return knut_error_set(err, KNUT_EINVAL, "%s: the response headers are sent already",
+                              c->method);
+    return knut_net_grpc_metadata_add(&c->headers, key, value, len, err);
+}
+
+knut_status knut_net_grpc_call_send_headers(knut_net_grpc_call *c, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, c);
+    if (c->sent_initial || c->finished)
+        return knut_error_set(err, KNUT_EINVAL, "%s: the response headers are sent already",
+                              c->method);
+    grpc_op ops[1];
+    grpc_metadata *md;
+    initial(c, ops, &md);
+    int ok = start(c, ops, 1, &c->tag_op) && wait_for(c, &c->tag_op);
+    free(md);
+    if (!ok)
+        return knut_error_set(err, KNUT_ECANCELLED, "%s: the call was cancelled", c->method);
+    return KNUT_OK;
+}
+
+int knut_net_grpc_call_peer_subject(const knut_net_grpc_call *c, char *buf, size_t n)
+{
+    if (n)
+        buf[0] = 0;
+    if (!c || !c->call || n == 0)
+        return 0;
+    grpc_auth_context *ctx = grpc_call_auth_context(c->call);
+    if (!ctx)
+        return 0;
+    int got = 0;
+    /* only a certificate the TLS handshake verified: an insecure or TLS-only
+     * connection has no authenticated peer */
+    if (grpc_auth_context_peer_is_authenticated(ctx)) {
+        grpc_auth_property_iterator it =
+            grpc_auth_context_find_properties_by_name(ctx, GRPC_X509_SUBJECT_PROPERTY_NAME);
+        const grpc_auth_property *p = grpc_auth_property_iterator_next(&it);
+        if (p && p->value && p->value_length > 0 && p->value_length < n &&
+            !memchr(p->value, 0, p->value_length)) {
+            memcpy(buf, p->value, p->value_length);
+            buf[p->value_length] = 0;
+            got = 1;
+        }
+    }
+    grpc_auth_context_release(ctx);
+    return got;
 }
 
 /* Sends bb (consumed) as the next response message. */
 static knut_status write_bb(knut_net_grpc_call *c, grpc_byte_buffer *bb, knut_error *err)
 {
     grpc_op ops[2];
-    size_t n = initial(c, ops);
+    grpc_metadata *md;
+    size_t n = initial(c, ops, &md);
     memset(&ops[n], 0, sizeof ops[n]);
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n].data.send_message.send_message = bb;
     int ok = start(c, ops, n + 1, &c->tag_op) && wait_for(c, &c->tag_op);
+    free(md);
     grpc_byte_buffer_destroy(bb);
     if (!ok)
         return knut_error_set(err, KNUT_ECANCELLED, "%s: the call was cancelled", c->method);
@@ -192,7 +254,8 @@ knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int code, const cha
     c->finished = 1;
     grpc_slice details = grpc_slice_from_copied_string(message ? message : "");
     grpc_op ops[2];
-    size_t n = initial(c, ops);
+    grpc_metadata *md;
+    size_t n = initial(c, ops, &md);
     memset(&ops[n], 0, sizeof ops[n]);
     ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
     ops[n].data.send_status_from_server.status = (grpc_status_code)code;
@@ -202,6 +265,7 @@ knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int code, const cha
     int ok = start(c, ops, n + 1, &c->tag_op) && wait_for(c, &c->tag_op);
     grpc_slice_unref(details);
     free(tm);
+    free(md);
     if (!ok)
         return knut_error_set(err, KNUT_ECANCELLED, "%s: the call was cancelled", c->method);
     return KNUT_OK;
@@ -221,4 +285,5 @@ void knut_net__grpc_call_end(knut_net_grpc_call *c, knut_status st, const knut_e
         wait_for(c, &c->tag_close); /* nothing may complete on the queue after this */
     grpc_call_unref(c->call);
     knut_net_grpc_metadata_reset(&c->md);
+    knut_net_grpc_metadata_reset(&c->headers);
 }

@@ -57,6 +57,7 @@ struct knut_net_grpc_call {
     knut_net_grpc_metadata md;
     gpr_timespec deadline;
     size_t max_send;
+    knut_net_grpc_metadata headers; /* sent with the initial metadata */
     int sent_initial;
     int finished;
     int closed;    /* RECV_CLOSE_ON_SERVER completed */

@@ -13,6 +13,11 @@
 #include "serve_int.h"
 
 #define USER_DBS "(SELECT database_name FROM duckdb_databases() WHERE NOT internal)"
+/* A restricted identity's visible list (authz.c), or NULL for everything:
+ * keys of fields split by chr(31), rows by chr(30). */
+#define VISIBLE(param, key) \
+    " AND (CAST(" param " AS VARCHAR) IS NULL OR list_contains(string_split(" param \
+    ", chr(30)), " key "))"
 #define SKIP_SCHEMAS "('information_schema', 'pg_catalog')"
 /* At most this many table types in a GetTables filter (one placeholder each). */
 #define MAX_TABLE_TYPES 16
@@ -48,6 +53,15 @@ static void fix_table_types(struct ArrowSchema *s)
     set_nullable(s, 0);
 }
 
+/* Binds list i of vis (NULL when everything is visible). */
+static knut_status bind_visible(knut_duck_stmt *stmt, size_t idx, const knut_serve__visible *vis,
+                                int i, knut_error *err)
+{
+    if (!vis || !vis->on)
+        return knut_duck_stmt_bind_null(stmt, idx, err);
+    return knut_duck_stmt_bind_text(stmt, idx, vis->list[i].data, vis->list[i].len, err);
+}
+
 /* Binds an optional string filter: the value, or NULL (no filter). */
 static knut_status bind_opt(knut_duck_stmt *stmt, size_t idx, int present, const char *v,
                             knut_error *err)
@@ -66,8 +80,25 @@ static knut_status run(knut_duck_conn *conn, const char *sql, knut_duck_stmt **s
     return st;
 }
 
+static knut_status get_catalogs(knut_duck_conn *conn, const knut_serve__visible *vis,
+                                struct ArrowArrayStream *out, knut_error *err)
+{
+    knut_duck_stmt *stmt = NULL;
+    knut_status st = run(conn,
+                         "SELECT database_name AS catalog_name FROM " USER_DBS " t WHERE true"
+                         VISIBLE("$1", "database_name") " ORDER BY 1",
+                         &stmt, err);
+    if (st == KNUT_OK)
+        st = bind_visible(stmt, 1, vis, KNUT_SERVE__VIS_CATALOGS, err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_query(stmt, out, err);
+    knut_duck_stmt_free(stmt);
+    return st;
+}
+
 static knut_status get_db_schemas(knut_duck_conn *conn,
                                   const KnutServe__Flightsql__CommandGetDbSchemas *c,
+                                  const knut_serve__visible *vis,
                                   struct ArrowArrayStream *out, knut_error *err)
 {
     knut_duck_stmt *stmt = NULL;
@@ -77,6 +108,7 @@ static knut_status get_db_schemas(knut_duck_conn *conn,
                          " AND schema_name NOT IN " SKIP_SCHEMAS
                          " AND (CAST($1 AS VARCHAR) IS NULL OR catalog_name = $1)"
                          " AND (CAST($2 AS VARCHAR) IS NULL OR schema_name LIKE $2)"
+                         VISIBLE("$3", "catalog_name || chr(31) || schema_name")
                          " ORDER BY 1, 2",
                          &stmt, err);
     if (st == KNUT_OK)
@@ -84,6 +116,8 @@ static knut_status get_db_schemas(knut_duck_conn *conn,
     if (st == KNUT_OK)
         st = bind_opt(stmt, 2, c->_db_schema_filter_pattern_case != 0,
                       c->db_schema_filter_pattern, err);
+    if (st == KNUT_OK)
+        st = bind_visible(stmt, 3, vis, KNUT_SERVE__VIS_SCHEMAS, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_query(stmt, out, err);
     knut_duck_stmt_free(stmt);
@@ -93,6 +127,7 @@ static knut_status get_db_schemas(knut_duck_conn *conn,
 /* The types filter is one placeholder per type: values stay parameters. */
 knut_status knut_serve__meta_tables(knut_duck_conn *conn,
                                     const KnutServe__Flightsql__CommandGetTables *c,
+                                    const knut_serve__visible *vis,
                                     struct ArrowArrayStream *out, knut_error *err)
 {
     if (c->n_table_types > MAX_TABLE_TYPES)
@@ -106,9 +141,11 @@ knut_status knut_serve__meta_tables(knut_duck_conn *conn,
                         SKIP_SCHEMAS
                         " AND (CAST($1 AS VARCHAR) IS NULL OR table_catalog = $1)"
                         " AND (CAST($2 AS VARCHAR) IS NULL OR table_schema LIKE $2)"
-                        " AND (CAST($3 AS VARCHAR) IS NULL OR table_name LIKE $3)");
+                        " AND (CAST($3 AS VARCHAR) IS NULL OR table_name LIKE $3)"
+                        VISIBLE("$4", "table_catalog || chr(31) || table_schema || chr(31) || "
+                                      "table_name"));
     for (size_t i = 0; i < c->n_table_types; i++)
-        knut_buf_printf(&sql, "%s$%zu", i ? ", " : " AND table_type IN (", i + 4);
+        knut_buf_printf(&sql, "%s$%zu", i ? ", " : " AND table_type IN (", i + 5);
     knut_buf_puts(&sql, c->n_table_types ? ") ORDER BY 1, 2, 3, 4" : " ORDER BY 1, 2, 3, 4");
     knut_status st = knut_buf_check(&sql, err);
     if (st == KNUT_OK)
@@ -121,8 +158,10 @@ knut_status knut_serve__meta_tables(knut_duck_conn *conn,
     if (st == KNUT_OK)
         st = bind_opt(stmt, 3, c->_table_name_filter_pattern_case != 0,
                       c->table_name_filter_pattern, err);
+    if (st == KNUT_OK)
+        st = bind_visible(stmt, 4, vis, KNUT_SERVE__VIS_TABLES, err);
     for (size_t i = 0; st == KNUT_OK && i < c->n_table_types; i++)
-        st = bind_opt(stmt, i + 4, 1, c->table_types[i], err);
+        st = bind_opt(stmt, i + 5, 1, c->table_types[i], err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_query(stmt, out, err);
     knut_duck_stmt_free(stmt);
@@ -131,18 +170,17 @@ knut_status knut_serve__meta_tables(knut_duck_conn *conn,
 }
 
 knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *cmd,
-                                   struct ArrowArrayStream *out,
+                                   const knut_serve__visible *vis, struct ArrowArrayStream *out,
                                    void (**fix)(struct ArrowSchema *), knut_error *err)
 {
     out->release = NULL;
     switch (cmd->kind) {
     case KNUT_SERVE__CMD_GET_CATALOGS:
         *fix = fix_catalogs;
-        return knut_duck_query(conn, "SELECT database_name AS catalog_name FROM " USER_DBS
-                                     " t ORDER BY 1", out, err);
+        return get_catalogs(conn, vis, out, err);
     case KNUT_SERVE__CMD_GET_DB_SCHEMAS:
         *fix = fix_db_schemas;
-        return get_db_schemas(conn, (const void *)cmd->msg, out, err);
+        return get_db_schemas(conn, (const void *)cmd->msg, vis, out, err);
     case KNUT_SERVE__CMD_GET_TABLE_TYPES:
         /* the table types DuckDB's information_schema.tables uses */
         *fix = fix_table_types;
@@ -152,9 +190,9 @@ knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *
         const KnutServe__Flightsql__CommandGetTables *c = (const void *)cmd->msg;
         *fix = fix_tables;
         if (!c->include_schema)
-            return knut_serve__meta_tables(conn, c, out, err);
+            return knut_serve__meta_tables(conn, c, vis, out, err);
         struct ArrowArrayStream rows = {0};
-        knut_status st = knut_serve__meta_tables(conn, c, &rows, err);
+        knut_status st = knut_serve__meta_tables(conn, c, vis, &rows, err);
         if (st == KNUT_OK)
             st = knut_serve__meta_tables_with_schema(conn, &rows, out, err);
         knut_arrow_stream_release(&rows);

@@ -23,11 +23,13 @@ static int handle_eq(const knut_serve__prepared *p, const uint8_t *h, size_t n)
     return n == KNUT_SERVE__HANDLE_LEN && memcmp(p->handle, h, n) == 0;
 }
 
-/* The entry of handle h; the lock is held. */
-static knut_serve__prepared *find(knut_serve *s, const uint8_t *h, size_t n)
+/* The entry of handle h made by who; the lock is held. Another
+ * identity's handle is as unknown as one never made. */
+static knut_serve__prepared *find(knut_serve *s, const knut_serve__who *who, const uint8_t *h,
+                                  size_t n)
 {
     for (size_t i = 0; i < s->n_prepared; i++)
-        if (handle_eq(&s->prepared[i], h, n))
+        if (handle_eq(&s->prepared[i], h, n) && strcmp(s->prepared[i].owner, who->name) == 0)
             return &s->prepared[i];
     return NULL;
 }
@@ -38,8 +40,8 @@ static knut_status not_found(knut_error *err)
                                                "made before the server restarted)");
 }
 
-knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size_t len,
-                                        knut_buf *result, knut_error *err)
+knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, const uint8_t *body,
+                                        size_t len, knut_buf *result, knut_error *err)
 {
     ProtobufCMessage *m = NULL;
     knut_duck_conn *conn = NULL;
@@ -71,6 +73,8 @@ knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size
         knut_duck_error_trim(err);
         goto cleanup;
     }
+    if ((st = knut_serve__authz_sql(s, who, conn, sql, stmt, err)) != KNUT_OK)
+        goto cleanup;
     /* a schema known only at execution (SELECT $1 + 1) is sent empty, as
      * the protocol allows: the client then takes the stream's */
     st = knut_duck_stmt_schema(stmt, &ds, err);
@@ -93,6 +97,7 @@ knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size
         goto cleanup;
     }
     e.sql = sql;
+    snprintf(e.owner, sizeof e.owner, "%s", who->name);
     pthread_mutex_lock(&s->lock);
     if (s->n_prepared == KNUT_SERVE_MAX_PREPARED) {
         st = knut_error_set(err, KNUT_ETOOBIG, "%d prepared statements are open: close some",
@@ -144,8 +149,8 @@ static void entry_free(knut_serve__prepared *p)
     knut_buf_reset(&p->params);
 }
 
-knut_status knut_serve__prepared_close(knut_serve *s, const uint8_t *body, size_t len,
-                                       knut_error *err)
+knut_status knut_serve__prepared_close(knut_serve *s, knut_serve__who *who, const uint8_t *body,
+                                       size_t len, knut_error *err)
 {
     ProtobufCMessage *m = NULL;
     knut_status st = knut_serve__any_unpack(
@@ -156,7 +161,7 @@ knut_status knut_serve__prepared_close(knut_serve *s, const uint8_t *body, size_
         return st;
     const KnutServe__Flightsql__ActionClosePreparedStatementRequest *req = (void *)m;
     pthread_mutex_lock(&s->lock);
-    knut_serve__prepared *p = find(s, req->prepared_statement_handle.data,
+    knut_serve__prepared *p = find(s, who, req->prepared_statement_handle.data,
                                    req->prepared_statement_handle.len);
     if (!p)
         st = not_found(err);
@@ -196,7 +201,8 @@ static knut_status params_check(const knut_buf *bytes, knut_error *err)
     return KNUT_OK;
 }
 
-knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size_t hlen,
+knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                                      size_t hlen,
                                       knut_net_grpc_call *call,
                                       const KnutServe__FlightData *first,
                                       knut_error *err)
@@ -229,7 +235,7 @@ knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size
         st = params_check(&ipc, err);
     if (st == KNUT_OK) {
         pthread_mutex_lock(&s->lock);
-        knut_serve__prepared *p = find(s, handle, hlen);
+        knut_serve__prepared *p = find(s, who, handle, hlen);
         if (!p)
             st = not_found(err);
         else {
@@ -264,7 +270,8 @@ knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size
     return st;
 }
 
-knut_status knut_serve__prepared_stmt(knut_serve *s, const uint8_t *handle, size_t hlen,
+knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                                      size_t hlen,
                                       knut_duck_conn *conn, knut_duck_stmt **out,
                                       knut_error *err)
 {
@@ -273,7 +280,7 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, const uint8_t *handle, size
     knut_buf params = KNUT_BUF_INIT;
     knut_status st = KNUT_OK;
     pthread_mutex_lock(&s->lock);
-    knut_serve__prepared *p = find(s, handle, hlen);
+    knut_serve__prepared *p = find(s, who, handle, hlen);
     if (!p)
         st = not_found(err);
     else if (!(sql = strdup(p->sql)))
@@ -287,6 +294,9 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, const uint8_t *handle, size
     struct ArrowArray batch = {0};
     if (st == KNUT_OK)
         st = knut_duck_stmt_prepare(out, conn, sql, err);
+    /* checked again at each use, not only when it was made */
+    if (st == KNUT_OK)
+        st = knut_serve__authz_sql(s, who, conn, sql, *out, err);
     if (st == KNUT_OK && params.len) {
         knut_arrow_ipc_source src;
         st = knut_arrow_ipc_source_mem(&src, params.data, params.len, err);

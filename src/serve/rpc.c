@@ -37,11 +37,17 @@ static knut_status write_msg(knut_net_grpc_call *call, const ProtobufCMessage *m
     return st;
 }
 
-/* Handshake: no authentication yet, so any client is welcome; the
- * requests (none, or some) are read to the end and the call ends OK. */
-static knut_status rpc_handshake(void *ctx, knut_net_grpc_call *call, knut_error *err)
+/* Handshake: the credentials were checked before (Basic ones answered
+ * with a session token in the response headers, sent first: Go's client
+ * waits for them before it reads); the requests (none, or some) are read
+ * to the end and the call ends OK. */
+static knut_status rpc_handshake(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
+                                 knut_error *err)
 {
-    knut_serve *s = ctx;
+    (void)who;
+    knut_status hs = s->auth.on ? knut_net_grpc_call_send_headers(call, err) : KNUT_OK;
+    if (hs != KNUT_OK)
+        return hs;
     knut_buf msg;
     knut_buf_init(&msg, s->max_receive);
     knut_status st;
@@ -52,8 +58,10 @@ static knut_status rpc_handshake(void *ctx, knut_net_grpc_call *call, knut_error
 }
 
 /* ListFlights: there are no named flights here, only commands. */
-static knut_status rpc_list_flights(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_list_flights(knut_serve *ctx, knut_serve__who *who,
+                                    knut_net_grpc_call *call, knut_error *err)
 {
+    (void)who;
     knut_buf msg;
     knut_status st = read_one(ctx, call, &msg, err);
     KnutServe__Criteria *c =
@@ -69,8 +77,8 @@ static knut_status rpc_list_flights(void *ctx, knut_net_grpc_call *call, knut_er
 }
 
 /* The FlightInfo of the descriptor in msg, packed into out. */
-static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out,
-                               int schema_only, knut_error *err)
+static knut_status flight_info(knut_serve *s, knut_serve__who *who, const knut_buf *msg,
+                               knut_buf *out, int schema_only, knut_error *err)
 {
     KnutServe__FlightDescriptor *d = NULL;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
@@ -79,7 +87,7 @@ static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out
     knut_status st = knut_serve__descriptor_parse((const uint8_t *)msg->data, msg->len, &d, &cmd,
                                                   err);
     if (st == KNUT_OK)
-        st = knut_serve__sql_schema(s, &cmd, &schema, err);
+        st = knut_serve__sql_schema(s, who, &cmd, &schema, err);
     if (st == KNUT_EAGAIN && !schema_only) {
         /* known only once it runs (SELECT $1 + 1): an empty schema tells the
          * client to take the stream's own */
@@ -126,12 +134,13 @@ static knut_status flight_info(knut_serve *s, const knut_buf *msg, knut_buf *out
     return st;
 }
 
-static knut_status rpc_get_flight_info(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_get_flight_info(knut_serve *ctx, knut_serve__who *who,
+                                       knut_net_grpc_call *call, knut_error *err)
 {
     knut_buf msg, out = KNUT_BUF_INIT;
     knut_status st = read_one(ctx, call, &msg, err);
     if (st == KNUT_OK)
-        st = flight_info(ctx, &msg, &out, 0, err);
+        st = flight_info(ctx, who, &msg, &out, 0, err);
     if (st == KNUT_OK)
         st = knut_net_grpc_call_write(call, out.data, out.len, err);
     knut_buf_reset(&msg);
@@ -141,13 +150,14 @@ static knut_status rpc_get_flight_info(void *ctx, knut_net_grpc_call *call, knut
 
 /* PollFlightInfo: queries are not run ahead, so the info is final at once
  * (no descriptor to poll again, progress 1). */
-static knut_status rpc_poll_flight_info(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_poll_flight_info(knut_serve *ctx, knut_serve__who *who,
+                                        knut_net_grpc_call *call, knut_error *err)
 {
     knut_buf msg, out = KNUT_BUF_INIT;
     KnutServe__FlightInfo *fi = NULL;
     knut_status st = read_one(ctx, call, &msg, err);
     if (st == KNUT_OK)
-        st = flight_info(ctx, &msg, &out, 0, err);
+        st = flight_info(ctx, who, &msg, &out, 0, err);
     if (st == KNUT_OK &&
         !(fi = knut_serve__flight_info__unpack(NULL, out.len,
                                                             (const uint8_t *)out.data)))
@@ -166,12 +176,13 @@ static knut_status rpc_poll_flight_info(void *ctx, knut_net_grpc_call *call, knu
     return st;
 }
 
-static knut_status rpc_get_schema(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_get_schema(knut_serve *ctx, knut_serve__who *who,
+                                  knut_net_grpc_call *call, knut_error *err)
 {
     knut_buf msg, out = KNUT_BUF_INIT;
     knut_status st = read_one(ctx, call, &msg, err);
     if (st == KNUT_OK)
-        st = flight_info(ctx, &msg, &out, 1, err);
+        st = flight_info(ctx, who, &msg, &out, 1, err);
     if (st == KNUT_OK)
         st = knut_net_grpc_call_write(call, out.data, out.len, err);
     knut_buf_reset(&msg);
@@ -179,7 +190,8 @@ static knut_status rpc_get_schema(void *ctx, knut_net_grpc_call *call, knut_erro
     return st;
 }
 
-static knut_status rpc_do_get(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_do_get(knut_serve *ctx, knut_serve__who *who,
+                              knut_net_grpc_call *call, knut_error *err)
 {
     knut_buf msg;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
@@ -193,7 +205,7 @@ static knut_status rpc_do_get(void *ctx, knut_net_grpc_call *call, knut_error *e
     if (st == KNUT_OK)
         st = knut_serve__cmd_parse(t->ticket.data, t->ticket.len, &cmd, err);
     if (st == KNUT_OK)
-        st = knut_serve__sql_doget(ctx, call, &cmd, err);
+        st = knut_serve__sql_doget(ctx, who, call, &cmd, err);
     knut_serve__cmd_reset(&cmd);
     if (t)
         knut_serve__ticket__free_unpacked(t, NULL);
@@ -203,9 +215,9 @@ static knut_status rpc_do_get(void *ctx, knut_net_grpc_call *call, knut_error *e
 
 /* DoPut: parameters of a prepared statement. Updates need a writable
  * database, which this server does not open. */
-static knut_status rpc_do_put(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_do_put(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
+                              knut_error *err)
 {
-    knut_serve *s = ctx;
     knut_buf msg;
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
     knut_buf_init(&msg, s->max_receive);
@@ -229,7 +241,7 @@ static knut_status rpc_do_put(void *ctx, knut_net_grpc_call *call, knut_error *e
     }
     if (st == KNUT_OK && cmd.kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
         const KnutServe__Flightsql__CommandPreparedStatementQuery *p = (void *)cmd.msg;
-        st = knut_serve__prepared_bind(s, p->prepared_statement_handle.data,
+        st = knut_serve__prepared_bind(s, who, p->prepared_statement_handle.data,
                                        p->prepared_statement_handle.len, call, fd, err);
     } else if (st == KNUT_OK && (cmd.kind == KNUT_SERVE__CMD_STATEMENT_UPDATE ||
                                  cmd.kind == KNUT_SERVE__CMD_PREPARED_UPDATE)) {
@@ -255,8 +267,10 @@ static const struct {
                          "answer is NOT_CANCELLABLE: cancel the DoGet)"},
 };
 
-static knut_status rpc_list_actions(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_list_actions(knut_serve *ctx, knut_serve__who *who,
+                                    knut_net_grpc_call *call, knut_error *err)
 {
+    (void)who;
     knut_buf msg;
     knut_status st = read_one(ctx, call, &msg, err);
     for (size_t i = 0; st == KNUT_OK && i < sizeof actions / sizeof actions[0]; i++) {
@@ -269,9 +283,9 @@ static knut_status rpc_list_actions(void *ctx, knut_net_grpc_call *call, knut_er
     return st;
 }
 
-static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error *err)
+static knut_status rpc_do_action(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
+                                 knut_error *err)
 {
-    knut_serve *s = ctx;
     knut_buf msg, out = KNUT_BUF_INIT;
     knut_status st = read_one(s, call, &msg, err);
     KnutServe__Action *a =
@@ -284,14 +298,14 @@ static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error
     if (st != KNUT_OK) {
         /* nothing more */
     } else if (strcmp(type, "CreatePreparedStatement") == 0) {
-        st = knut_serve__prepared_create(s, a->body.data, a->body.len, &out, err);
+        st = knut_serve__prepared_create(s, who, a->body.data, a->body.len, &out, err);
         KnutServe__Result r = KNUT_SERVE__RESULT__INIT;
         r.body.data = (uint8_t *)out.data;
         r.body.len = out.len;
         if (st == KNUT_OK)
             st = write_msg(call, &r.base, err);
     } else if (strcmp(type, "ClosePreparedStatement") == 0) {
-        st = knut_serve__prepared_close(s, a->body.data, a->body.len, err);
+        st = knut_serve__prepared_close(s, who, a->body.data, a->body.len, err);
     } else if (strcmp(type, "CancelFlightInfo") == 0) {
         KnutServe__CancelFlightInfoRequest *req =
             knut_serve__cancel_flight_info_request__unpack(NULL, a->body.len,
@@ -329,24 +343,51 @@ static knut_status rpc_do_action(void *ctx, knut_net_grpc_call *call, knut_error
     return st;
 }
 
+typedef knut_status (*rpc_fn)(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
+                              knut_error *err);
+
+static const struct {
+    const char *name;
+    rpc_fn fn;
+} methods[KNUT_SERVE__N_METHODS] = {
+    {SERVE_PKG "Handshake", rpc_handshake}, /* index 0: where Basic credentials count */
+    {SERVE_PKG "ListFlights", rpc_list_flights},
+    {SERVE_PKG "GetFlightInfo", rpc_get_flight_info},
+    {SERVE_PKG "PollFlightInfo", rpc_poll_flight_info},
+    {SERVE_PKG "GetSchema", rpc_get_schema},
+    {SERVE_PKG "DoGet", rpc_do_get},
+    {SERVE_PKG "DoPut", rpc_do_put},
+    {SERVE_PKG "DoAction", rpc_do_action},
+    {SERVE_PKG "ListActions", rpc_list_actions},
+};
+
+/* Every method comes through here: who the call is first (nothing of the
+ * request is read before), then the method; a refusal by either ends the
+ * call UNAUTHENTICATED or PERMISSION_DENIED with its reason. */
+static knut_status rpc_entry(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    knut_serve__method *m = ctx;
+    knut_serve__who who;
+    knut_status st = knut_serve__auth_call(m->s, call, m->index == 0, &who, err);
+    if (st == KNUT_OK)
+        st = methods[m->index].fn(m->s, &who, call, err);
+    if (st != KNUT_OK && (who.unauthenticated || who.denied)) {
+        knut_error ferr = KNUT_ERROR_INIT;
+        knut_net_grpc_call_finish(call, who.unauthenticated ? KNUT_NET_GRPC_UNAUTHENTICATED
+                                                            : KNUT_NET_GRPC_PERMISSION_DENIED,
+                                  err->message, NULL, &ferr);
+    }
+    return st;
+}
+
 knut_status knut_serve__rpc_register(knut_serve *s, knut_error *err)
 {
-    static const struct {
-        const char *name;
-        knut_net_grpc_handler fn;
-    } methods[] = {
-        {SERVE_PKG "Handshake", rpc_handshake},
-        {SERVE_PKG "ListFlights", rpc_list_flights},
-        {SERVE_PKG "GetFlightInfo", rpc_get_flight_info},
-        {SERVE_PKG "PollFlightInfo", rpc_poll_flight_info},
-        {SERVE_PKG "GetSchema", rpc_get_schema},
-        {SERVE_PKG "DoGet", rpc_do_get},
-        {SERVE_PKG "DoPut", rpc_do_put},
-        {SERVE_PKG "DoAction", rpc_do_action},
-        {SERVE_PKG "ListActions", rpc_list_actions},
-    };
     knut_status st = KNUT_OK;
-    for (size_t i = 0; st == KNUT_OK && i < sizeof methods / sizeof methods[0]; i++)
-        st = knut_net_grpc_server_add_method(s->srv, methods[i].name, methods[i].fn, s, err);
+    for (int i = 0; st == KNUT_OK && i < KNUT_SERVE__N_METHODS; i++) {
+        s->methods[i].s = s;
+        s->methods[i].index = i;
+        st = knut_net_grpc_server_add_method(s->srv, methods[i].name, rpc_entry,
+                                             &s->methods[i], err);
+    }
     return st;
 }

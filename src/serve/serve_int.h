@@ -93,13 +93,131 @@ knut_status knut_serve__stream_send(knut_net_grpc_call *call, struct ArrowArrayS
 knut_status knut_serve__flightdata_to_ipc(const KnutServe__FlightData *fd,
                                           knut_buf *out, knut_error *err);
 
+/* ---- authentication and authorization (auth.c, auth_file.c, authz.c) ---- */
+
+#define KNUT_SERVE__MAX_IDENT 256
+#define KNUT_SERVE__DIGEST 32 /* SHA-256 */
+#define KNUT_SERVE__MAX_SESSIONS 4096
+
+/* A bearer token: its digest and the identity it stands for. */
+typedef struct knut_serve__secret {
+    uint8_t digest[KNUT_SERVE__DIGEST];
+    char *name;
+} knut_serve__secret;
+
+/* A user of Basic: the SHA-256 of a plain password (iterations 0), or a
+ * PBKDF2-HMAC-SHA256 hash with its salt and iterations. */
+typedef struct knut_serve__user {
+    char *name;
+    long iterations;
+    char *salt;
+    uint8_t hash[KNUT_SERVE__DIGEST];
+} knut_serve__user;
+
+typedef struct knut_serve__session {
+    uint8_t digest[KNUT_SERVE__DIGEST];
+    char name[KNUT_SERVE__MAX_IDENT];
+    int64_t expires_ns; /* monotonic clock */
+} knut_serve__session;
+
+/* allow IDENTITY PATTERN... */
+typedef struct knut_serve__rule {
+    char *ident;
+    char **patterns;
+    size_t n;
+} knut_serve__rule;
+
+typedef struct knut_serve__auth {
+    int on; /* credentials are required */
+    knut_serve__secret *tokens;
+    size_t n_tokens;
+    knut_serve__user *users;
+    size_t n_users;
+    knut_serve__user dummy; /* checked for an unknown user: the same cost */
+    knut_serve__rule *rules; /* none: everyone reads everything */
+    size_t n_rules;
+    int64_t ttl_ns;
+    pthread_mutex_t lock; /* the sessions */
+    knut_serve__session *sessions;
+    size_t n_sessions;
+} knut_serve__auth;
+
+/* Who a call is, from knut_serve__auth_call; the checks set a flag when
+ * they refuse, which the call's status tells (UNAUTHENTICATED,
+ * PERMISSION_DENIED). */
+typedef struct knut_serve__who {
+    const knut_serve__auth *auth;
+    char name[KNUT_SERVE__MAX_IDENT]; /* "" when authentication is off */
+    int unauthenticated;
+    int denied;
+} knut_serve__who;
+
+/* What the catalog commands may list to a restricted identity: keys
+ * "cat\x1fschema\x1ftable\x1e..." (and shorter for schemas, catalogs),
+ * bound as text and split by DuckDB. on == 0: everything. */
+enum { KNUT_SERVE__VIS_TABLES, KNUT_SERVE__VIS_SCHEMAS, KNUT_SERVE__VIS_CATALOGS };
+typedef struct knut_serve__visible {
+    int on;
+    knut_buf list[3];
+} knut_serve__visible;
+
+struct knut_serve;
+/* Reads the auth file and tokens of o (nothing: authentication off).
+ * Errors name the file and line, never a secret. Free with _auth_free
+ * (also after an error). */
+knut_status knut_serve__auth_load(knut_serve__auth *a, const knut_serve_options *o,
+                                  knut_error *err);
+void knut_serve__auth_free(knut_serve__auth *a);
+/* Who the call is (handshake: Basic credentials are taken, and answered
+ * with a session token in the response headers). KNUT_EPEER with
+ * who->unauthenticated when the credentials do not hold. */
+knut_status knut_serve__auth_call(struct knut_serve *s, knut_net_grpc_call *call, int handshake,
+                                  knut_serve__who *who, knut_error *err);
+/* Standard base64 (a Basic header's), padded (C++ Flight, pyarrow) or not
+ * (Go, so ADBC), into out[0..*n) of at most cap bytes; -1 for anything
+ * else (other characters, too long, a lone trailing character). */
+int knut_serve__b64_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *n);
+/* One table name as DuckDB writes it (x, "a b"."c""d", c.s.t, maybe then
+ * " AS alias") into its 1 to 3 unquoted parts; the count, or -1 when it is
+ * not that shape (such a name is refused, never guessed at). */
+int knut_serve__name_parse(const char *s, char parts[3][KNUT_SERVE__MAX_IDENT]);
+/* 0 when pattern is TABLE, SCHEMA.TABLE or CATALOG.SCHEMA.TABLE. */
+int knut_serve__pattern_check(const char *pattern);
+/* Whether who reads everything; whether who may read cat.sch.tbl. */
+int knut_serve__authz_full(const knut_serve__who *who);
+int knut_serve__authz_table(const knut_serve__who *who, const char *cat, const char *sch,
+                            const char *tbl);
+/* Sets who->denied and err (KNUT_EPERM-like: KNUT_EPEER); logs it. */
+knut_status knut_serve__denied(knut_serve__who *who, knut_error *err, const char *fmt, ...)
+    KNUT_PRINTF(3, 4);
+/* Checks that who may run sql (prepared as stmt on conn). */
+knut_status knut_serve__authz_sql(struct knut_serve *s, knut_serve__who *who,
+                                  knut_duck_conn *conn, const char *sql,
+                                  const knut_duck_stmt *stmt, knut_error *err);
+/* The lists of what who may see (v->on 0 when everything). */
+knut_status knut_serve__authz_visible(knut_serve__who *who, knut_duck_conn *conn,
+                                      knut_serve__visible *v, knut_error *err);
+void knut_serve__visible_reset(knut_serve__visible *v);
+/* Every cell of a stream of text columns, row by row, NUL after each,
+ * into out (cleared first); *n cells (a NULL is ""). */
+knut_status knut_serve__stream_strings(struct ArrowArrayStream *rows, knut_buf *out, size_t *n,
+                                       knut_error *err);
+
 /* ---- server state ---- */
 
 typedef struct knut_serve__prepared {
     uint8_t handle[KNUT_SERVE__HANDLE_LEN];
+    char owner[KNUT_SERVE__MAX_IDENT]; /* only its maker uses a handle */
     char *sql;
     knut_buf params; /* an IPC stream of the bound parameters; empty: none */
 } knut_serve__prepared;
+
+/* A Flight method's context on the gRPC server: the server, and which. */
+#define KNUT_SERVE__N_METHODS 9
+typedef struct knut_serve__method {
+    struct knut_serve *s;
+    int index;
+} knut_serve__method;
 
 struct knut_serve {
     knut_duck_db *db;
@@ -109,14 +227,18 @@ struct knut_serve {
     pthread_mutex_t lock; /* the prepared statements */
     knut_serve__prepared *prepared;
     size_t n_prepared, cap_prepared;
+    knut_serve__auth auth;
+    knut_serve__method methods[KNUT_SERVE__N_METHODS];
+    char catalog[KNUT_SERVE__MAX_IDENT]; /* the default catalog, for unqualified names */
 };
 
 /* ---- RPC families ---- */
 
 /* sql.c: the schema a query command would return, and its rows. */
-knut_status knut_serve__sql_schema(knut_serve *s, const knut_serve__cmd *cmd,
-                                   struct ArrowSchema *out, knut_error *err);
-knut_status knut_serve__sql_doget(knut_serve *s, knut_net_grpc_call *call,
+knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
+                                   const knut_serve__cmd *cmd, struct ArrowSchema *out,
+                                   knut_error *err);
+knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
                                   const knut_serve__cmd *cmd, knut_error *err);
 /* The ticket DoGet will get for cmd (the handle or the command itself). */
 knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cmd_bytes,
@@ -124,13 +246,14 @@ knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cm
 
 /* meta.c: Flight SQL metadata commands as queries on DuckDB's catalog. */
 knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *cmd,
-                                   struct ArrowArrayStream *out,
+                                   const knut_serve__visible *vis, struct ArrowArrayStream *out,
                                    void (**fix)(struct ArrowSchema *), knut_error *err);
 
 /* The 4-column GetTables rows; then (meta_schema.c) the same rows read to
  * their end with a fifth column, each table's schema in IPC form. */
 knut_status knut_serve__meta_tables(knut_duck_conn *conn,
                                     const KnutServe__Flightsql__CommandGetTables *c,
+                                    const knut_serve__visible *vis,
                                     struct ArrowArrayStream *out, knut_error *err);
 knut_status knut_serve__meta_tables_with_schema(knut_duck_conn *conn,
                                                 struct ArrowArrayStream *rows,
@@ -142,16 +265,19 @@ knut_status knut_serve__sqlinfo_query(knut_duck_conn *conn, const knut_serve__cm
 knut_status knut_serve__sqlinfo_schema(struct ArrowSchema *out, knut_error *err);
 
 /* prepared.c: the handle table and the actions and DoPut around it. */
-knut_status knut_serve__prepared_create(knut_serve *s, const uint8_t *body, size_t len,
-                                        knut_buf *result, knut_error *err);
-knut_status knut_serve__prepared_close(knut_serve *s, const uint8_t *body, size_t len,
-                                       knut_error *err);
-knut_status knut_serve__prepared_bind(knut_serve *s, const uint8_t *handle, size_t hlen,
+knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, const uint8_t *body,
+                                        size_t len, knut_buf *result, knut_error *err);
+knut_status knut_serve__prepared_close(knut_serve *s, knut_serve__who *who, const uint8_t *body,
+                                       size_t len, knut_error *err);
+knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                                      size_t hlen,
                                       knut_net_grpc_call *call,
                                       const KnutServe__FlightData *first,
                                       knut_error *err);
-/* A statement on conn for the handle, parameters bound; caller frees. */
-knut_status knut_serve__prepared_stmt(knut_serve *s, const uint8_t *handle, size_t hlen,
+/* A statement on conn for the handle, parameters bound, checked against
+ * what who may read; caller frees. */
+knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                                      size_t hlen,
                                       knut_duck_conn *conn, knut_duck_stmt **out,
                                       knut_error *err);
 void knut_serve__prepared_free_all(knut_serve *s);

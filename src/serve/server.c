@@ -5,6 +5,7 @@
  * connections are cheap and single-threaded), so calls run in parallel
  * up to the number of call threads.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,22 @@
 
 #define DEFAULT_THREADS 8
 #define FREE_GRACE_MS 5000
+
+/* The catalog unqualified names are in, for the allow-list. */
+static knut_status default_catalog(knut_serve *s, knut_duck_conn *conn, knut_error *err)
+{
+    struct ArrowArrayStream rows = {0};
+    knut_buf cells = KNUT_BUF_INIT;
+    size_t n = 0;
+    knut_status st = knut_duck_query(conn, "SELECT current_database()", &rows, err);
+    if (st == KNUT_OK)
+        st = knut_serve__stream_strings(&rows, &cells, &n, err);
+    if (st == KNUT_OK && n == 1)
+        snprintf(s->catalog, sizeof s->catalog, "%s", cells.data);
+    knut_buf_reset(&cells);
+    knut_arrow_stream_release(&rows);
+    return st;
+}
 
 knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_error *err)
 {
@@ -30,8 +47,12 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
     pthread_mutex_init(&s->lock, NULL);
     s->max_message = o->max_message ? o->max_message : KNUT_SERVE_DEFAULT_MAX_MESSAGE;
     s->max_receive = o->max_receive ? o->max_receive : KNUT_SERVE_DEFAULT_MAX_RECEIVE;
-    knut_status st = KNUT_OK;
     knut_duck_conn *conn = NULL;
+    knut_status st = knut_serve__auth_load(&s->auth, o, err);
+    if (st != KNUT_OK) {
+        knut_error_prefix(err, "serve: ");
+        goto cleanup;
+    }
     if (s->max_message < 4096 || s->max_message > ((size_t)1 << 30)) {
         st = knut_error_set(err, KNUT_EINVAL, "serve: message cap of %zu bytes (4 KiB to 1 GiB)",
                             s->max_message);
@@ -46,6 +67,8 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
     st = knut_duck_conn_open(&conn, s->db, err);
     if (st == KNUT_OK && o->init_sql && (st = knut_duck_exec(conn, o->init_sql, err)) != KNUT_OK)
         knut_error_prefix(err, "serve: init SQL: ");
+    if (st == KNUT_OK)
+        st = default_catalog(s, conn, err);
     /* Clients send any SQL: after the set-up, none of it may reach the
      * host (files, ATTACH, extensions, which would bring the network) or
      * change the settings every client shares. Not undoable by SQL. */
@@ -106,6 +129,7 @@ void knut_serve_free(knut_serve *s)
         return;
     knut_net_grpc_server_free(s->srv); /* waits for the calls: nothing uses the rest after */
     knut_serve__prepared_free_all(s);
+    knut_serve__auth_free(&s->auth);
     knut_duck_db_close(s->db);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -47,22 +47,41 @@ static knut_status cmd_sql(const knut_serve__cmd *cmd, char **out, knut_error *e
                     err);
 }
 
-/* A prepared statement for a query command, on conn. */
-static knut_status cmd_stmt(knut_serve *s, const knut_serve__cmd *cmd, knut_duck_conn *conn,
-                            knut_duck_stmt **out, knut_error *err)
+/* A prepared statement for a query command, on conn, that who may run. */
+static knut_status cmd_stmt(knut_serve *s, knut_serve__who *who, const knut_serve__cmd *cmd,
+                            knut_duck_conn *conn, knut_duck_stmt **out, knut_error *err)
 {
     *out = NULL;
     if (cmd->kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
         const KnutServe__Flightsql__CommandPreparedStatementQuery *p =
             (const void *)cmd->msg;
-        return knut_serve__prepared_stmt(s, p->prepared_statement_handle.data,
+        return knut_serve__prepared_stmt(s, who, p->prepared_statement_handle.data,
                                          p->prepared_statement_handle.len, conn, out, err);
     }
     char *sql = NULL;
     knut_status st = cmd_sql(cmd, &sql, err);
     if (st == KNUT_OK && (st = knut_duck_stmt_prepare(out, conn, sql, err)) != KNUT_OK)
         knut_duck_error_trim(err); /* DuckDB's reason without its echo of the SQL */
+    if (st == KNUT_OK)
+        st = knut_serve__authz_sql(s, who, conn, sql, *out, err);
+    if (st != KNUT_OK) {
+        knut_duck_stmt_free(*out);
+        *out = NULL;
+    }
     free(sql);
+    return st;
+}
+
+/* The catalog rows of cmd that who may see. */
+static knut_status meta_rows(knut_serve__who *who, knut_duck_conn *conn,
+                             const knut_serve__cmd *cmd, struct ArrowArrayStream *rows,
+                             void (**fix)(struct ArrowSchema *), knut_error *err)
+{
+    knut_serve__visible vis;
+    knut_status st = knut_serve__authz_visible(who, conn, &vis, err);
+    if (st == KNUT_OK)
+        st = knut_serve__meta_query(conn, cmd, &vis, rows, fix, err);
+    knut_serve__visible_reset(&vis);
     return st;
 }
 
@@ -73,8 +92,9 @@ static int is_meta(knut_serve__cmd_kind k)
            k == KNUT_SERVE__CMD_GET_SQL_INFO;
 }
 
-knut_status knut_serve__sql_schema(knut_serve *s, const knut_serve__cmd *cmd,
-                                   struct ArrowSchema *out, knut_error *err)
+knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
+                                   const knut_serve__cmd *cmd, struct ArrowSchema *out,
+                                   knut_error *err)
 {
     out->release = NULL;
     knut_duck_conn *conn = NULL;
@@ -91,14 +111,14 @@ knut_status knut_serve__sql_schema(knut_serve *s, const knut_serve__cmd *cmd,
     if (is_meta(cmd->kind)) {
         /* catalog queries are small: run one for its schema */
         void (*fix)(struct ArrowSchema *) = NULL;
-        st = knut_serve__meta_query(conn, cmd, &rows, &fix, err);
+        st = meta_rows(who, conn, cmd, &rows, &fix, err);
         int rc = st == KNUT_OK ? rows.get_schema(&rows, out) : 0;
         if (rc)
             st = knut_arrow_stream_error(&rows, rc, "catalog schema", err);
         if (st == KNUT_OK && fix)
             fix(out);
     } else {
-        st = cmd_stmt(s, cmd, conn, &stmt, err);
+        st = cmd_stmt(s, who, cmd, conn, &stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_schema(stmt, out, err);
     }
@@ -134,7 +154,7 @@ knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cm
     return st;
 }
 
-knut_status knut_serve__sql_doget(knut_serve *s, knut_net_grpc_call *call,
+knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
                                   const knut_serve__cmd *cmd, knut_error *err)
 {
     knut_duck_conn *conn = NULL;
@@ -153,9 +173,9 @@ knut_status knut_serve__sql_doget(knut_serve *s, knut_net_grpc_call *call,
     if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
         return st;
     if (is_meta(cmd->kind)) {
-        st = knut_serve__meta_query(conn, cmd, &rows, &fix, err);
+        st = meta_rows(who, conn, cmd, &rows, &fix, err);
     } else {
-        st = cmd_stmt(s, cmd, conn, &stmt, err);
+        st = cmd_stmt(s, who, cmd, conn, &stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_query(stmt, &rows, err);
     }
