@@ -209,6 +209,8 @@ knut_status knut_pipeline_resolve(knut_pipeline *p, knut_error *err)
             st = knut_pipeline__error_at(err, KNUT_ENOTFOUND, f->pos,
                                          "flow '%s' applies changes from '%s', which is no "
                                          "dataset of this pipeline", f->name, f->cdc->source);
+        if (st == KNUT_OK)
+            st = knut_pipeline__cdc_check(p, f, err);
         if (st != KNUT_OK)
             goto cleanup;
     }
