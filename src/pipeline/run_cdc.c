@@ -211,7 +211,8 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     }
     knut_buf_printf(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_batch AS SELECT __knut_rowid, "
-                         "(%s) AS __knut_seq, (CASE ", cdc->sequence_by);
+                         "(%s) AS __knut_seq, (CASE WHEN false THEN 0 ", cdc->sequence_by);
+    /* A condition that is NULL is no delete (nor truncate): an upsert. */
     if (cdc->truncate_when)
         knut_buf_printf(sql, "WHEN (%s) THEN 2 ", cdc->truncate_when);
     if (cdc->delete_when)
