@@ -209,11 +209,12 @@ knut_status knut_pipeline_resolve(knut_pipeline *p, knut_error *err)
             st = knut_pipeline__error_at(err, KNUT_ENOTFOUND, f->pos,
                                          "flow '%s' applies changes from '%s', which is no "
                                          "dataset of this pipeline", f->name, f->cdc->source);
-        if (st == KNUT_OK)
-            st = knut_pipeline__cdc_check(p, f, err);
         if (st != KNUT_OK)
             goto cleanup;
     }
+    for (size_t i = 0; i < p->nflows; i++)
+        if ((st = knut_pipeline__cdc_check(p, &p->flows[i], err)) != KNUT_OK)
+            goto cleanup;
     if ((st = knut_pipeline__dag_check(p, err)) == KNUT_OK)
         p->resolved = 1;
 cleanup:

@@ -498,6 +498,15 @@ knut_status knut_pipeline__cdc_check(const knut_pipeline *p, const knut_pipeline
                                        f->target);
     for (size_t i = 0; i < p->nflows; i++) {
         const knut_pipeline_flow *g = &p->flows[i];
+        /* Its rows are replaced, not appended: no rowid offset holds. */
+        for (size_t k = 0; k < g->nreads; k++)
+            if (g->reads[k].internal && g->reads[k].streaming &&
+                strcmp(g->reads[k].name, f->target) == 0)
+                return knut_pipeline__error_at(err, KNUT_EINVAL, g->reads[k].pos,
+                                               "flow '%s' reads STREAM(%s), the target of AUTO "
+                                               "CDC flow '%s', whose rows change in place; read "
+                                               "it as a batch (a materialized view)", g->name,
+                                               f->target, f->name);
         if (g == f || strcmp(g->target, f->target) != 0)
             continue;
         int same = g->kind == KNUT_PIPELINE_FLOW_CDC && g->cdc->scd_type == f->cdc->scd_type &&

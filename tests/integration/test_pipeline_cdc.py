@@ -502,3 +502,16 @@ def test_any_split_of_a_changelog_gives_the_same_table(tmp_path, clauses):
     # re-applying the whole accumulated changelog changes nothing
     batches(one, log)
     assert table(one) == want
+
+
+def test_stream_read_of_a_cdc_target_is_an_error_batch_read_is_fine(tmp_path):
+    root = cdc(tmp_path / "stream", SCD1,
+               extra="CREATE STREAMING TABLE down AS SELECT * FROM STREAM(target);\n")
+    p = knut("pipeline", "validate", root)
+    assert p.returncode == 1
+    assert ("flow 'down' reads STREAM(target), the target of AUTO CDC flow 'apply', whose rows "
+            "change in place" in p.stderr)
+    root = cdc(tmp_path / "batch", SCD1,
+               extra="CREATE MATERIALIZED VIEW n AS SELECT count(*) AS n FROM target;\n")
+    batches(root, [ch(1, "a", 1), ch(2, "b", 1)], [ch(1, None, 2, "D")])
+    assert rows(root, "SELECT n FROM n") == [{"n": 1}]
