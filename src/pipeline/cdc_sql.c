@@ -49,18 +49,28 @@ static void changes_cte(knut_buf *b, const knut_pipeline_cdc *cdc, const knut_pi
     knut_buf_puts(b, "WITH __knut_ev AS (SELECT ");
     knut_pipeline__cdc_names(b, &c->keys, "", 0);
     knut_pipeline__cdc_names(b, &c->payload, "", 1);
-    knut_buf_printf(b, ", __knut_seq, __knut_kind FROM %s SEMI JOIN %s USING (", log, keys);
-    knut_pipeline__cdc_names(b, &c->keys, "", 0);
-    knut_buf_puts(b, ") WHERE __knut_kind < 2");
+    knut_buf_printf(b, ", __knut_seq, __knut_kind FROM %s", log);
+    if (keys) {
+        knut_buf_printf(b, " SEMI JOIN %s USING (", keys);
+        knut_pipeline__cdc_names(b, &c->keys, "", 0);
+        knut_buf_putc(b, ')');
+    }
+    knut_buf_puts(b, " WHERE __knut_kind < 2");
     if (truncates) {
         /* A truncate is a delete of every key at its sequence value. */
         knut_buf_puts(b, " UNION ALL SELECT ");
         knut_pipeline__cdc_names(b, &c->keys, "__knut_k.", 0);
         for (size_t i = 0; i < c->payload.n; i++)
             knut_buf_puts(b, ", NULL");
-        knut_buf_printf(b, ", __knut_t.__knut_seq, 2::TINYINT FROM %s AS __knut_k CROSS JOIN "
-                           "(SELECT DISTINCT __knut_seq FROM %s WHERE __knut_kind = 2) AS "
-                           "__knut_t", keys, log);
+        knut_buf_puts(b, ", __knut_t.__knut_seq, 2::TINYINT FROM (SELECT DISTINCT ");
+        knut_pipeline__cdc_names(b, &c->keys, "", 0);
+        knut_buf_printf(b, " FROM %s WHERE __knut_kind < 2) AS __knut_k CROSS JOIN (SELECT "
+                           "DISTINCT __knut_seq FROM %s WHERE __knut_kind = 2) AS __knut_t",
+                        keys ? keys : log, log);
+    }
+    if (!cdc->ignore_null_updates) {
+        knut_buf_puts(b, "), __knut_filled AS (SELECT * FROM __knut_ev)");
+        return;
     }
     knut_buf_puts(b, "), __knut_lives AS (SELECT *, sum((__knut_kind > 0)::INTEGER) OVER (");
     partition(b, c, 0);
@@ -68,14 +78,11 @@ static void changes_cte(knut_buf *b, const knut_pipeline_cdc *cdc, const knut_pi
                      "(SELECT ");
     knut_pipeline__cdc_names(b, &c->keys, "", 0);
     for (size_t i = 0; i < c->payload.n; i++) {
-        knut_buf_puts(b, ", ");
-        if (cdc->ignore_null_updates) {
-            knut_buf_puts(b, "last_value(");
-            knut_duck_ident(b, c->payload.v[i]);
-            knut_buf_puts(b, " IGNORE NULLS) OVER (");
-            partition(b, c, 1);
-            knut_buf_puts(b, " ROWS UNBOUNDED PRECEDING) AS ");
-        }
+        knut_buf_puts(b, ", last_value(");
+        knut_duck_ident(b, c->payload.v[i]);
+        knut_buf_puts(b, " IGNORE NULLS) OVER (");
+        partition(b, c, 1);
+        knut_buf_puts(b, " ROWS UNBOUNDED PRECEDING) AS ");
         knut_duck_ident(b, c->payload.v[i]);
     }
     knut_buf_puts(b, ", __knut_seq, __knut_kind FROM __knut_lives)");
@@ -105,6 +112,29 @@ static void tracked_struct(knut_buf *b, const knut_pipeline__cdc_cols *c)
     knut_buf_putc(b, '}');
 }
 
+/* Where not every column is tracked: each change belongs to the segment
+ * its head (or delete) starts, and a version shows the values of the last
+ * change of its segment. */
+static void segment_values(knut_buf *b, const knut_pipeline__cdc_cols *c)
+{
+    knut_buf_puts(b, ", __knut_segs AS (SELECT *, sum((__knut_head OR __knut_kind > 0)::INTEGER)"
+                     " OVER (");
+    partition(b, c, 0);
+    knut_buf_puts(b, " ROWS UNBOUNDED PRECEDING) AS __knut_seg FROM __knut_heads), __knut_vals AS "
+                     "(SELECT ");
+    knut_pipeline__cdc_names(b, &c->keys, "", 0);
+    for (size_t i = 0; i < c->payload.n; i++) {
+        knut_buf_puts(b, ", last_value(");
+        knut_duck_ident(b, c->payload.v[i]);
+        knut_buf_puts(b, ") OVER (PARTITION BY ");
+        knut_pipeline__cdc_names(b, &c->keys, "", 0);
+        knut_buf_puts(b, ", __knut_seg ORDER BY __knut_seq, __knut_kind ROWS BETWEEN UNBOUNDED "
+                         "PRECEDING AND UNBOUNDED FOLLOWING) AS ");
+        knut_duck_ident(b, c->payload.v[i]);
+    }
+    knut_buf_puts(b, ", __knut_seq, __knut_kind, __knut_head FROM __knut_segs)");
+}
+
 /* SCD type 2: an upsert opens a version (is a head) when the key has no
  * open version before it (first change, or after a delete) or its
  * tracked values differ (IS DISTINCT FROM: NULL is a value, no COALESCE)
@@ -124,26 +154,16 @@ static void scd2(knut_buf *b, const knut_pipeline__cdc_cols *c)
     }
     knut_buf_puts(b, ") AS __knut_head FROM __knut_filled WINDOW __knut_w AS (");
     partition(b, c, 0);
-    knut_buf_puts(b, ")), __knut_segs AS (SELECT *, sum((__knut_head OR __knut_kind > 0)::INTEGER)"
-                     " OVER (");
+    knut_buf_puts(b, "))");
+    /* With every column tracked the changes of a version all have its
+     * head's values: the heads are the versions (one window pass less). */
+    int all_tracked = c->tracked.n == c->payload.n;
+    if (!all_tracked)
+        segment_values(b, c);
+    knut_buf_puts(b, ", __knut_bounds AS (SELECT *, lead(__knut_seq) OVER (");
     partition(b, c, 0);
-    knut_buf_puts(b, " ROWS UNBOUNDED PRECEDING) AS __knut_seg FROM __knut_heads), __knut_vals AS "
-                     "(SELECT ");
-    knut_pipeline__cdc_names(b, &c->keys, "", 0);
-    for (size_t i = 0; i < c->payload.n; i++) {
-        knut_buf_puts(b, ", last_value(");
-        knut_duck_ident(b, c->payload.v[i]);
-        knut_buf_puts(b, ") OVER (PARTITION BY ");
-        knut_pipeline__cdc_names(b, &c->keys, "", 0);
-        knut_buf_puts(b, ", __knut_seg ORDER BY __knut_seq, __knut_kind ROWS BETWEEN UNBOUNDED "
-                         "PRECEDING AND UNBOUNDED FOLLOWING) AS ");
-        knut_duck_ident(b, c->payload.v[i]);
-    }
-    knut_buf_puts(b, ", __knut_seq, __knut_kind, __knut_head FROM __knut_segs), __knut_bounds AS "
-                     "(SELECT *, lead(__knut_seq) OVER (");
-    partition(b, c, 0);
-    knut_buf_puts(b, ") AS __knut_end FROM __knut_vals WHERE __knut_head OR __knut_kind > 0) "
-                     "SELECT ");
+    knut_buf_printf(b, ") AS __knut_end FROM %s WHERE __knut_head OR __knut_kind > 0) SELECT ",
+                    all_tracked ? "__knut_heads" : "__knut_vals");
     knut_pipeline__cdc_names(b, &c->keys, "", 0);
     knut_pipeline__cdc_names(b, &c->payload, "", 1);
     knut_buf_puts(b, ", __knut_seq AS \"__START_AT\", __knut_end AS \"__END_AT\" FROM "

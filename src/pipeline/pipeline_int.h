@@ -234,9 +234,9 @@ typedef struct knut_pipeline__cdc_cols {
 /* ", a, b" (lead) or "a, b": the names quoted, each after pfx. */
 void knut_pipeline__cdc_names(knut_buf *b, const knut_pipeline__strvec *v, const char *pfx,
                               int lead);
-/* Appends the query giving the target rows of the keys in table keys from
- * every change in the change log table log (both already quoted);
- * truncates: the log holds truncates (SCD1). */
+/* Appends the query giving the target rows of the keys in table keys
+ * (NULL: every key) from every change in the change log table log (both
+ * already quoted); truncates: the log holds truncates (SCD1). */
 void knut_pipeline__cdc_apply_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
                                   const knut_pipeline__cdc_cols *c, const char *log,
                                   const char *keys, int truncates);

@@ -318,8 +318,13 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     if (st != KNUT_OK)
         goto done;
     /* Step 3: the changes the log does not hold yet; a delete's and a
-     * truncate's values do not matter, so they are not kept. */
-    knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
+     * truncate's values do not matter, so they are not kept. Without a
+     * log (the first apply) they are the log. */
+    const char *fresh = log_exists ? "__knut_cdc_new" : log.data;
+    if (log_exists)
+        knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
+    else
+        knut_buf_printf(sql, "CREATE TABLE %s AS SELECT DISTINCT ", log.data);
     for (size_t i = 0; i < c->keys.n; i++) {
         knut_buf_puts(sql, "CASE WHEN __knut_kind < 2 THEN ");
         knut_duck_ident(sql, c->keys.v[i]);
@@ -343,34 +348,42 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     }
     if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
         goto done;
-    st = knut_pipeline__query_each(r->conn,
-                                   "SELECT count(*), count(*) FILTER (WHERE __knut_kind = 0), "
-                                   "count(*) FILTER (WHERE __knut_kind = 1), count(*) FILTER "
-                                   "(WHERE __knut_kind = 2) FROM __knut_cdc_new",
-                                   NULL, 0, read_tally, t, ferr);
-    if (st != KNUT_OK || (t->v[0] == 0 && target_exists))
+    knut_buf_printf(sql, "SELECT count(*), count(*) FILTER (WHERE __knut_kind = 0), count(*) "
+                         "FILTER (WHERE __knut_kind = 1), count(*) FILTER (WHERE __knut_kind = "
+                         "2) FROM %s", fresh);
+    if ((st = knut_buf_check(sql, ferr)) != KNUT_OK ||
+        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, read_tally, t, ferr)) !=
+            KNUT_OK)
+        goto done;
+    knut_buf_clear(sql);
+    if (t->v[0] == 0 && target_exists)
         goto done; /* nothing new: the target stays as it is */
-    if (log_exists)
+    if (log_exists) {
         knut_buf_printf(sql, "INSERT INTO %s SELECT * FROM __knut_cdc_new", log.data);
-    else
-        knut_buf_printf(sql, "CREATE TABLE %s AS SELECT * FROM __knut_cdc_new", log.data);
-    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
-        goto done;
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+    }
     /* The keys to recompute: those of the new changes, or all after a
-     * truncate (or when the target is made). */
-    int all = t->v[3] > 0 || !target_exists;
-    knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_keys AS SELECT DISTINCT ");
-    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-    knut_buf_printf(sql, " FROM %s WHERE __knut_kind < 2", all ? log.data : "__knut_cdc_new");
-    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
-        goto done;
+     * truncate or when the target is made anew. */
+    int all = t->v[3] > 0 || !target_exists || !log_exists;
+    if (!all) {
+        knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_keys AS SELECT DISTINCT ");
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_buf_puts(sql, " FROM __knut_cdc_new WHERE __knut_kind < 2");
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+    }
     /* Step 4: after dedup, two upserts of a key at one value differ. */
     knut_buf_puts(sql, "SELECT 0, ");
     key_text(sql, c, "");
     knut_buf_puts(sql, " || ' ' || __knut_seq::VARCHAR FROM ");
-    knut_buf_printf(sql, "%s SEMI JOIN __knut_cdc_keys USING (", log.data);
-    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-    knut_buf_puts(sql, ") WHERE __knut_kind = 0 GROUP BY ");
+    knut_buf_puts(sql, log.data);
+    if (!all) {
+        knut_buf_puts(sql, " SEMI JOIN __knut_cdc_keys USING (");
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_buf_putc(sql, ')');
+    }
+    knut_buf_puts(sql, " WHERE __knut_kind = 0 GROUP BY ");
     knut_pipeline__cdc_names(sql, &c->keys, "", 0);
     knut_buf_puts(sql, ", __knut_seq HAVING count(*) > 1 ORDER BY ");
     knut_pipeline__cdc_names(sql, &c->keys, "", 0);
@@ -410,7 +423,8 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
             goto done;
         knut_buf_printf(sql, "INSERT INTO %s BY NAME ", target.data);
     }
-    knut_pipeline__cdc_apply_sql(sql, f->cdc, c, log.data, "__knut_cdc_keys", truncates > 0);
+    knut_pipeline__cdc_apply_sql(sql, f->cdc, c, log.data, all ? NULL : "__knut_cdc_keys",
+                                 truncates > 0);
     if ((st = knut_buf_check(sql, ferr)) == KNUT_OK)
         st = knut_pipeline__exec(r->conn, sql->data, NULL, 0, &changed, ferr);
     knut_buf_clear(sql);

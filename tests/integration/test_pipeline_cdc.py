@@ -515,3 +515,20 @@ def test_stream_read_of_a_cdc_target_is_an_error_batch_read_is_fine(tmp_path):
                extra="CREATE MATERIALIZED VIEW n AS SELECT count(*) AS n FROM target;\n")
     batches(root, [ch(1, "a", 1), ch(2, "b", 1)], [ch(1, None, 2, "D")])
     assert rows(root, "SELECT n FROM n") == [{"n": 1}]
+
+
+def test_docs_cdc_example(tmp_path):
+    """The CDC example of docs/pipelines.md runs and gives the table shown."""
+    import re
+    from test_pipeline import REPO
+    page = (REPO / "docs" / "pipelines.md").read_text()
+    blocks = re.findall(r"<!-- cdc-(file|output): ([^>]+?) -->\n```[a-z]*\n(.*?)```", page, re.S)
+    files = {name: text for kind, name, text in blocks if kind == "file"}
+    outputs = [(name, text) for kind, name, text in blocks if kind == "output"]
+    assert len(files) == 2 and len(outputs) == 1
+    root = project(tmp_path, files)
+    run(root)
+    sql, want = outputs[0]
+    p = knut("query", "--db", root / "storage" / "pipeline.duckdb", "--format", "csv", sql)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.replace("\r\n", "\n") == want
