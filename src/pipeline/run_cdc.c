@@ -289,6 +289,59 @@ static knut_status read_tally(void *ctx, const knut_arrow_view *v, int64_t row, 
     return KNUT_OK;
 }
 
+/* Two different upserts of one key at one sequence value. SCD2 keeps
+ * every change, so every such pair is refused. SCD1 keeps only the change
+ * that decides the row (see compact_sql), so only a pair at that place —
+ * the key's latest value, with no delete there — is: a superseded pair
+ * decides nothing, and refusing it would depend on the split into runs. */
+static void conflicts_sql(knut_buf *sql, const knut_pipeline_cdc *cdc,
+                          const knut_pipeline__cdc_cols *c, const char *log, const char *keys)
+{
+    knut_buf_puts(sql, "SELECT 0, ");
+    key_text(sql, c, "");
+    knut_buf_puts(sql, " || ' ' || __knut_seq::VARCHAR FROM (SELECT ");
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ", __knut_seq, __knut_kind, max(__knut_seq) OVER (PARTITION BY ");
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_printf(sql, ") AS __knut_m FROM %s", log);
+    if (keys) {
+        knut_buf_printf(sql, " SEMI JOIN %s USING (", keys);
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_buf_putc(sql, ')');
+    }
+    knut_buf_puts(sql, " WHERE __knut_kind < 2)");
+    if (cdc->scd_type == 1)
+        knut_buf_puts(sql, " WHERE __knut_seq = __knut_m");
+    knut_buf_puts(sql, " GROUP BY ");
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ", __knut_seq HAVING count(*) FILTER (WHERE __knut_kind = 0) > 1");
+    if (cdc->scd_type == 1)
+        knut_buf_puts(sql, " AND count(*) FILTER (WHERE __knut_kind = 1) = 0");
+    knut_buf_puts(sql, " ORDER BY ");
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ", __knut_seq LIMIT 1");
+}
+
+/* SCD1 without IGNORE NULL UPDATES: a key's row depends only on its
+ * latest change (and the latest truncate), so the log keeps just those —
+ * the tombstones and the winners — and stays as small as the table. */
+static void compact_sql(knut_buf *sql, const knut_pipeline__cdc_cols *c, const char *log,
+                        const char *keys)
+{
+    knut_buf_printf(sql, "DELETE FROM %s WHERE rowid IN (SELECT __knut_r FROM (SELECT "
+                         "__knut_l.rowid AS __knut_r, row_number() OVER (PARTITION BY ", log);
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ", __knut_kind = 2 ORDER BY __knut_seq DESC, __knut_kind DESC) AS "
+                       "__knut_rn FROM ");
+    knut_buf_printf(sql, "%s AS __knut_l", log);
+    if (keys) {
+        knut_buf_printf(sql, " SEMI JOIN %s USING (", keys);
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_buf_putc(sql, ')');
+    }
+    knut_buf_puts(sql, ") WHERE __knut_rn > 1)");
+}
+
 /* Steps 3-5, after stage(). */
 static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          const knut_pipeline_dataset *ds, const knut_pipeline__cdc_cols *c,
@@ -374,20 +427,7 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
             goto done;
     }
     /* Step 4: after dedup, two upserts of a key at one value differ. */
-    knut_buf_puts(sql, "SELECT 0, ");
-    key_text(sql, c, "");
-    knut_buf_puts(sql, " || ' ' || __knut_seq::VARCHAR FROM ");
-    knut_buf_puts(sql, log.data);
-    if (!all) {
-        knut_buf_puts(sql, " SEMI JOIN __knut_cdc_keys USING (");
-        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-        knut_buf_putc(sql, ')');
-    }
-    knut_buf_puts(sql, " WHERE __knut_kind = 0 GROUP BY ");
-    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-    knut_buf_puts(sql, ", __knut_seq HAVING count(*) > 1 ORDER BY ");
-    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-    knut_buf_puts(sql, ", __knut_seq LIMIT 1");
+    conflicts_sql(sql, f->cdc, c, log.data, all ? NULL : "__knut_cdc_keys");
     if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
@@ -428,6 +468,10 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     if ((st = knut_buf_check(sql, ferr)) == KNUT_OK)
         st = knut_pipeline__exec(r->conn, sql->data, NULL, 0, &changed, ferr);
     knut_buf_clear(sql);
+    if (st == KNUT_OK && f->cdc->scd_type == 1 && !f->cdc->ignore_null_updates) {
+        compact_sql(sql, c, log.data, all ? NULL : "__knut_cdc_keys");
+        st = knut_pipeline__step(r, sql, NULL, 0, ferr);
+    }
     if (st == KNUT_OK && all) {
         knut_buf_printf(sql, "SELECT count(*) FROM %s", target.data);
         if ((st = knut_buf_check(sql, ferr)) == KNUT_OK)

@@ -532,3 +532,30 @@ def test_docs_cdc_example(tmp_path):
     p = knut("query", "--db", root / "storage" / "pipeline.duckdb", "--format", "csv", sql)
     assert p.returncode == 0, p.stderr
     assert p.stdout.replace("\r\n", "\n") == want
+
+
+def test_scd1_a_superseded_tie_decides_nothing_scd2_refuses_it(tmp_path):
+    for split in (True, False):
+        r1 = cdc(tmp_path / f"one{split}", SCD1)
+        r2 = cdc(tmp_path / f"two{split}", SCD2)
+        first, late = [ch(1, "a", 5), ch(1, "c", 9)], [ch(1, "b", 5)]
+        for root in (r1, r2):
+            if split:
+                batches(root, first)
+                drop(root, late)
+            else:
+                drop(root, first + late)
+        run(r1)
+        assert table(r1) == [{"id": 1, "v": "c"}]
+        ev = flow_event(run(r2, code=1), "apply")
+        assert "two different changes of key and sequence value {'id': 1} 5" in ev["message"]
+
+
+def test_scd1_change_log_keeps_only_what_decides(tmp_path):
+    root = cdc(tmp_path, SCD1)
+    batches(root, [ch(1, "a", 1), ch(1, "b", 2), ch(2, "x", 1)], [ch(1, None, 3, "D"),
+                                                                  ch(2, "y", 2)])
+    assert rows(root, "SELECT id, __knut_seq AS s, __knut_kind AS k FROM "
+                      "_knut.target__cdc_log ORDER BY ALL") == [
+        {"id": 1, "s": 3, "k": 1}, {"id": 2, "s": 2, "k": 0}]
+    assert table(root) == [{"id": 2, "v": "y"}]
