@@ -324,22 +324,27 @@ static void conflicts_sql(knut_buf *sql, const knut_pipeline_cdc *cdc,
 
 /* SCD1 without IGNORE NULL UPDATES: a key's row depends only on its
  * latest change (and the latest truncate), so the log keeps just those —
- * the tombstones and the winners — and stays as small as the table. */
-static void compact_sql(knut_buf *sql, const knut_pipeline__cdc_cols *c, const char *log,
-                        const char *keys)
+ * the tombstones and the winners — and stays as small as the table.
+ * Without keys: the log is made anew from all changes in table from. */
+static void compact_sql(knut_buf *sql, const knut_pipeline__cdc_cols *c, const char *from,
+                        const char *log, const char *keys)
 {
+    if (!keys) {
+        /* All of it: a rewrite is much cheaper than deleting most rows. */
+        knut_buf_printf(sql, "CREATE OR REPLACE TABLE %s AS SELECT * FROM %s QUALIFY "
+                             "row_number() OVER (PARTITION BY ", log, from);
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_buf_puts(sql, ", __knut_kind = 2 ORDER BY __knut_seq DESC, __knut_kind DESC) = 1");
+        return;
+    }
     knut_buf_printf(sql, "DELETE FROM %s WHERE rowid IN (SELECT __knut_r FROM (SELECT "
                          "__knut_l.rowid AS __knut_r, row_number() OVER (PARTITION BY ", log);
     knut_pipeline__cdc_names(sql, &c->keys, "", 0);
     knut_buf_puts(sql, ", __knut_kind = 2 ORDER BY __knut_seq DESC, __knut_kind DESC) AS "
                        "__knut_rn FROM ");
-    knut_buf_printf(sql, "%s AS __knut_l", log);
-    if (keys) {
-        knut_buf_printf(sql, " SEMI JOIN %s USING (", keys);
-        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-        knut_buf_putc(sql, ')');
-    }
-    knut_buf_puts(sql, ") WHERE __knut_rn > 1)");
+    knut_buf_printf(sql, "%s AS __knut_l SEMI JOIN %s USING (", log, keys);
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ")) WHERE __knut_rn > 1)");
 }
 
 /* Steps 3-5, after stage(). */
@@ -373,8 +378,13 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     /* Step 3: the changes the log does not hold yet; a delete's and a
      * truncate's values do not matter, so they are not kept. Without a
      * log (the first apply) they are the log. */
-    const char *fresh = log_exists ? "__knut_cdc_new" : log.data;
-    if (log_exists)
+    int compact = f->cdc->scd_type == 1 && !f->cdc->ignore_null_updates;
+    /* The first apply writes the log directly, but a compacted one only
+     * once compacted (writing every change first costs more than it). */
+    int direct = !log_exists && !compact;
+    const char *fresh = direct ? log.data : "__knut_cdc_new";
+    const char *all_changes = log_exists ? log.data : fresh;
+    if (!direct)
         knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
     else
         knut_buf_printf(sql, "CREATE TABLE %s AS SELECT DISTINCT ", log.data);
@@ -427,7 +437,7 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
             goto done;
     }
     /* Step 4: after dedup, two upserts of a key at one value differ. */
-    conflicts_sql(sql, f->cdc, c, log.data, all ? NULL : "__knut_cdc_keys");
+    conflicts_sql(sql, f->cdc, c, all_changes, all ? NULL : "__knut_cdc_keys");
     if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
@@ -449,6 +459,13 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
             goto done;
         knut_buf_clear(sql);
     }
+    if (compact) {
+        /* First, so the rows are computed from the (smaller) result. */
+        compact_sql(sql, c, all_changes, log.data, all ? NULL : "__knut_cdc_keys");
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+        all_changes = log.data;
+    }
     if (all) {
         knut_buf_printf(sql, "CREATE OR REPLACE TABLE %s AS ", target.data);
     } else {
@@ -463,15 +480,11 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
             goto done;
         knut_buf_printf(sql, "INSERT INTO %s BY NAME ", target.data);
     }
-    knut_pipeline__cdc_apply_sql(sql, f->cdc, c, log.data, all ? NULL : "__knut_cdc_keys",
+    knut_pipeline__cdc_apply_sql(sql, f->cdc, c, all_changes, all ? NULL : "__knut_cdc_keys",
                                  truncates > 0);
     if ((st = knut_buf_check(sql, ferr)) == KNUT_OK)
         st = knut_pipeline__exec(r->conn, sql->data, NULL, 0, &changed, ferr);
     knut_buf_clear(sql);
-    if (st == KNUT_OK && f->cdc->scd_type == 1 && !f->cdc->ignore_null_updates) {
-        compact_sql(sql, c, log.data, all ? NULL : "__knut_cdc_keys");
-        st = knut_pipeline__step(r, sql, NULL, 0, ferr);
-    }
     if (st == KNUT_OK && all) {
         knut_buf_printf(sql, "SELECT count(*) FROM %s", target.data);
         if ((st = knut_buf_check(sql, ferr)) == KNUT_OK)
