@@ -209,5 +209,51 @@ knut_status knut_pipeline__event(knut_pipeline__run *r, const char *type, const 
 knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f,
                                     knut_pipeline__state *state, knut_buf *details,
                                     knut_error *ferr, knut_error *err);
+/* A full refresh of a streaming table (its target, quarantine table, CDC
+ * change log, and the checkpoints of the flows into it), inside the
+ * update of its first flow. */
+knut_status knut_pipeline__reset_target(knut_pipeline__run *r, const knut_pipeline_dataset *ds,
+                                        knut_buf *sql, knut_error *err);
+/* Records the stream offsets of f's update (in its transaction). */
+knut_status knut_pipeline__offsets_save(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                        const knut_pipeline__stream *sr, size_t nsr,
+                                        knut_error *err);
+/* Appends ,"streams_read":{...} (nothing when nsr is 0). */
+void knut_pipeline__streams_json(knut_buf *d, const char *key, const knut_pipeline__stream *sr,
+                                 size_t nsr);
+
+/* ---- CDC (cdc_sql.c, run_cdc.c) ------------------------------------------ */
+
+/* The columns of a CDC target: keys, the other columns (payload, in
+ * target order) and the payload columns whose changes open a new SCD2
+ * version. */
+typedef struct knut_pipeline__cdc_cols {
+    knut_pipeline__strvec keys, payload, tracked;
+} knut_pipeline__cdc_cols;
+
+/* ", a, b" (lead) or "a, b": the names quoted, each after pfx. */
+void knut_pipeline__cdc_names(knut_buf *b, const knut_pipeline__strvec *v, const char *pfx,
+                              int lead);
+/* Appends the query giving the target rows of the keys in table keys
+ * (NULL: every key) from every change in the change log table log (both
+ * already quoted); truncates: the log holds truncates (SCD1). */
+void knut_pipeline__cdc_apply_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
+                                  const knut_pipeline__cdc_cols *c, const char *log,
+                                  const char *keys, int truncates);
+/* One update of a CDC flow inside the open transaction: the new changes
+ * (sr: the source's new rows; nsr 0: all of it) into the target's change
+ * log, and the target rows of the keys they touch recomputed. A refused
+ * change (a NULL key or sequence, two different changes of one key at one
+ * sequence value) sets *state FAILED with ferr naming it. */
+knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                      const knut_pipeline_dataset *ds, size_t dsi,
+                                      const knut_pipeline__stream *sr, size_t nsr,
+                                      knut_pipeline__state *state, knut_buf *details,
+                                      knut_error *ferr);
+/* At resolve: the CDC flows into one target agree (keys, SCD type), no
+ * other kind of flow writes it, it has no expectations, and TRUNCATE is
+ * SCD1 only. */
+knut_status knut_pipeline__cdc_check(const knut_pipeline *p, const knut_pipeline_flow *f,
+                                     knut_error *err);
 
 #endif

@@ -66,12 +66,15 @@ static void quality_json(knut_buf *d, const knut_pipeline_flow *f, const counts 
     knut_buf_puts(d, "]}");
 }
 
-/* A full refresh of a streaming table, inside its first flow's update. */
-static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_dataset *ds,
-                                knut_buf *sql, knut_error *err)
+knut_status knut_pipeline__reset_target(knut_pipeline__run *r, const knut_pipeline_dataset *ds,
+                                        knut_buf *sql, knut_error *err)
 {
     knut_status st = KNUT_OK;
     int exists = 0;
+    /* A CDC target is made from its change log: both go. */
+    knut_buf_puts(sql, "DROP TABLE IF EXISTS ");
+    knut_pipeline__qualified(sql, "_knut", ds->name, "__cdc_log");
+    st = knut_pipeline__step(r, sql, NULL, 0, err);
     for (int q = 0; q < 2 && st == KNUT_OK; q++) {
         knut_buf name = KNUT_BUF_INIT;
         knut_buf_printf(&name, "%s%s", ds->name, q ? "__quarantine" : "");
@@ -111,6 +114,37 @@ static knut_status reset_target(knut_pipeline__run *r, const knut_pipeline_datas
 }
 
 
+knut_status knut_pipeline__offsets_save(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                        const knut_pipeline__stream *sr, size_t nsr,
+                                        knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; i < nsr && st == KNUT_OK; i++) {
+        char hi[32];
+        snprintf(hi, sizeof hi, "%lld", (long long)sr[i].hi);
+        const char *binds[] = {f->name, sr[i].name, hi};
+        st = knut_pipeline__exec(r->conn,
+                                 "INSERT OR REPLACE INTO _knut.offsets VALUES ($1, $2, $3::BIGINT)",
+                                 binds, 3, NULL, err);
+    }
+    return st;
+}
+
+void knut_pipeline__streams_json(knut_buf *d, const char *key, const knut_pipeline__stream *sr,
+                                 size_t nsr)
+{
+    for (size_t i = 0; i < nsr; i++) {
+        if (i == 0)
+            knut_buf_printf(d, ",\"%s\":{", key);
+        else
+            knut_buf_putc(d, ',');
+        knut_buf_put_json_str(d, sr[i].name, strlen(sr[i].name));
+        knut_buf_printf(d, ":%lld", (long long)(sr[i].hi - sr[i].lo));
+        if (i + 1 == nsr)
+            knut_buf_putc(d, '}');
+    }
+}
+
 /* The update inside the transaction; *state FAILED on a failed FAIL
  * expectation (with ferr set), else COMPLETED. */
 static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
@@ -123,7 +157,7 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
     int streaming = ds->kind == KNUT_PIPELINE_STREAMING_TABLE, exists = 0, qexists = 0, quar = 0;
     knut_status st = KNUT_OK;
     if (streaming && r->reset[dsi])
-        st = reset_target(r, ds, &sql, ferr);
+        st = knut_pipeline__reset_target(r, ds, &sql, ferr);
     if (st == KNUT_OK && streaming)
         st = knut_pipeline__table_exists(r, ds->name, &exists, ferr);
     if (st != KNUT_OK)
@@ -210,14 +244,8 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
         st = knut_pipeline__exec(r->conn, "INSERT INTO _knut.files VALUES ($1, $2, $3::BIGINT)",
                                  binds, 3, NULL, ferr);
     }
-    for (size_t i = 0; i < nsr && st == KNUT_OK; i++) {
-        char hi[32];
-        snprintf(hi, sizeof hi, "%lld", (long long)sr[i].hi);
-        const char *binds[] = {f->name, sr[i].name, hi};
-        st = knut_pipeline__exec(r->conn,
-                                 "INSERT OR REPLACE INTO _knut.offsets VALUES ($1, $2, $3::BIGINT)",
-                                 binds, 3, NULL, ferr);
-    }
+    if (st == KNUT_OK)
+        st = knut_pipeline__offsets_save(r, f, sr, nsr, ferr);
     if (st == KNUT_OK && f->kind == KNUT_PIPELINE_FLOW_APPEND_ONCE) {
         const char *binds[] = {f->name};
         st = knut_pipeline__exec(r->conn, "INSERT OR REPLACE INTO _knut.flows VALUES ($1, true)",
@@ -231,13 +259,7 @@ static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
                     (long long)(c.v[0] - c.v[1]));
     if (files)
         knut_buf_printf(details, ",\"files_read\":%zu", files->n);
-    for (size_t i = 0; i < nsr; i++) {
-        knut_buf_puts(details, i ? "," : ",\"streams_read\":{");
-        knut_buf_put_json_str(details, sr[i].name, strlen(sr[i].name));
-        knut_buf_printf(details, ":%lld", (long long)(sr[i].hi - sr[i].lo));
-        if (i + 1 == nsr)
-            knut_buf_putc(details, '}');
-    }
+    knut_pipeline__streams_json(details, "streams_read", sr, nsr);
     if (f->nexpectations)
         quality_json(details, f, &c);
     knut_buf_putc(details, '}');
@@ -260,14 +282,11 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     int views = 0;
     knut_status st = KNUT_OK;
     *state = KNUT_PIPELINE__COMPLETED;
-    if (f->kind == KNUT_PIPELINE_FLOW_CDC) {
-        *state = KNUT_PIPELINE__FAILED;
-        knut_pipeline__error_at(ferr, KNUT_EUNSUPPORTED, f->pos,
-                                "flow '%s': AUTO CDC / APPLY CHANGES is parsed and validated, "
-                                "but running it is not supported yet", f->name);
-        goto done;
-    }
-    int streaming = f->kind == KNUT_PIPELINE_FLOW_STREAMING;
+    int cdc = f->kind == KNUT_PIPELINE_FLOW_CDC;
+    /* A CDC flow over STREAM(source) reads only its new rows, as a
+     * streaming flow does; over a batch source it reads all of it each
+     * run (changes it applied before are recognised and skipped). */
+    int streaming = f->kind == KNUT_PIPELINE_FLOW_STREAMING || cdc;
     if (streaming && f->nsources) {
         per = calloc(f->nsources, sizeof *per);
         if (!per) {
@@ -296,7 +315,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
                 goto flow_failed;
             nsr++;
         }
-        int fresh = all.n > 0;
+        int fresh = all.n > 0 || (cdc && nsr == 0);
         for (size_t i = 0; i < nsr; i++)
             fresh |= sr[i].hi > sr[i].lo;
         if (!fresh && !r->reset[dsi]) {
@@ -311,7 +330,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
              * reset is done (the table is left empty). */
             knut_buf sql = KNUT_BUF_INIT;
             if ((st = knut_duck_conn_begin(r->conn, ferr)) == KNUT_OK &&
-                (st = reset_target(r, ds, &sql, ferr)) == KNUT_OK)
+                (st = knut_pipeline__reset_target(r, ds, &sql, ferr)) == KNUT_OK)
                 st = knut_duck_conn_commit(r->conn, ferr);
             knut_buf_reset(&sql);
             if (st != KNUT_OK) {
@@ -338,9 +357,11 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
             goto done;
         }
     }
-    knut_pipeline__rewrite(&query, p, f, per);
-    if ((st = knut_buf_check(&query, err)) != KNUT_OK)
-        goto done;
+    if (f->sql) {
+        knut_pipeline__rewrite(&query, p, f, per);
+        if ((st = knut_buf_check(&query, err)) != KNUT_OK)
+            goto done;
+    }
     if (!r->dry) {
         char msg[256];
         snprintf(msg, sizeof msg, "Flow '%.200s' is RUNNING.", f->name);
@@ -350,19 +371,15 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     }
     if (r->dry) {
         knut_buf_printf(details, "{\"plan\":\"%s\"",
-                        ds->kind == KNUT_PIPELINE_TEMPORARY_VIEW      ? "create view"
+                        cdc && r->reset[dsi]                          ? "full refresh"
+                        : cdc                                         ? "apply changes"
+                        : ds->kind == KNUT_PIPELINE_TEMPORARY_VIEW    ? "create view"
                         : ds->kind == KNUT_PIPELINE_MATERIALIZED_VIEW ? "recompute"
                         : r->reset[dsi]                               ? "full refresh"
                                                                       : "append");
         if (per)
             knut_buf_printf(details, ",\"files\":%zu", all.n);
-        for (size_t i = 0; i < nsr; i++) {
-            knut_buf_puts(details, i ? "," : ",\"stream_rows\":{");
-            knut_buf_put_json_str(details, sr[i].name, strlen(sr[i].name));
-            knut_buf_printf(details, ":%lld", (long long)(sr[i].hi - sr[i].lo));
-            if (i + 1 == nsr)
-                knut_buf_putc(details, '}');
-        }
+        knut_pipeline__streams_json(details, "stream_rows", sr, nsr);
         knut_buf_putc(details, '}');
         goto done;
     }
@@ -378,14 +395,17 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
         knut_buf_puts(details, "{}");
         goto done;
     }
-    if (nsr) {
+    if (nsr && !cdc) {
         views = 1;
         if ((st = knut_pipeline__stream_views(r, sr, nsr, ferr)) != KNUT_OK)
             goto flow_failed;
     }
     if ((st = knut_duck_conn_begin(r->conn, ferr)) != KNUT_OK)
         goto flow_failed;
-    st = update(r, f, ds, dsi, query.data, per ? &rel : NULL, sr, nsr, state, details, ferr);
+    if (cdc)
+        st = knut_pipeline__cdc_update(r, f, ds, dsi, sr, nsr, state, details, ferr);
+    else
+        st = update(r, f, ds, dsi, query.data, per ? &rel : NULL, sr, nsr, state, details, ferr);
     if (st == KNUT_OK && *state == KNUT_PIPELINE__COMPLETED)
         st = knut_duck_conn_commit(r->conn, ferr);
     if (st != KNUT_OK || *state != KNUT_PIPELINE__COMPLETED) {
