@@ -129,22 +129,64 @@ static const knut_cli_opt sync_opts[] = {
     KNUT_CLI_OPT_END,
 };
 
+/* The options of `sync status` and `sync retry` (the rest are the loop's). */
+#define SYNC_LEDGER_OPTS                                                                  \
+    "config store falkordb falkordb-password-file falkordb-timeout graph ledger ledger-url " \
+    "ledger-password-file"
+
+static const knut_cli_spec sync_status_spec = {
+    .name = "sync status",
+    .synopsis =
+        "usage: knut sync status --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                        [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
+        "                        [--ledger FILE|falkordb] [--ledger-url URL\n"
+        "                        [--ledger-password-file FILE]] [--json]\n",
+    .about = "Prints the ledger's view of every table of the config: the done files\n"
+             "(rows, round), the failed files with their reason, and the pending ones\n"
+             "(new or changed since recorded). Opens the ledger only.\n",
+    .opts = sync_opts,
+    .only = SYNC_LEDGER_OPTS " json",
+    .epilog = "Exit codes: 0 ok, 1 failure, 2 usage or config error (docs/cli.md).\n"
+              "\n"
+              "Example:\n"
+              "  knut sync status --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n",
+};
+
+static const knut_cli_spec sync_retry_spec = {
+    .name = "sync retry",
+    .synopsis =
+        "usage: knut sync retry --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                       [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
+        "                       [--ledger FILE|falkordb] [--ledger-url URL\n"
+        "                       [--ledger-password-file FILE] [--instance ID] [--lease SEC]]\n"
+        "                       [--table T] [--file F] [--skip]\n",
+    .about = "Re-queues failed files (the next round reads them again), or with --skip\n"
+             "marks them done unread; it reads and writes the ledger only (a shared\n"
+             "ledger's table under its lease).\n",
+    .opts = sync_opts,
+    .only = SYNC_LEDGER_OPTS " instance lease table file skip",
+    .epilog = "Exit codes: 0 ok, 1 failure, 2 usage or config error (docs/cli.md).\n"
+              "\n"
+              "Example:\n"
+              "  knut sync retry --config sync.yml --table people --file people/bad.csv\n",
+};
+
+static const knut_cli_spec *const sync_subs[] = {&sync_status_spec, &sync_retry_spec, NULL};
+
 const knut_cli_spec knut_cmd_sync_spec = {
     .name = "sync",
     .synopsis =
-        "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
-        "                 [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
-        "                 [--no-bulk]\n"
+        "usage: knut sync --config FILE [--store FILE [--memory-limit SIZE]\n"
+        "                 | --falkordb URL [--graph NAME] [--falkordb-password-file FILE]\n"
+        "                   [--falkordb-timeout SEC] [--no-bulk]]\n"
         "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
         "                 [--ledger-url URL [--ledger-password-file FILE]\n"
         "                  [--instance ID] [--lease SEC]]\n"
         "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
         "                  [--airflow-drain SEC]]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
-        "       knut sync status --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
-        "                        [--json]\n"
-        "       knut sync retry --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
-        "                       [--table T] [--file F] [--skip]\n",
+        "       knut sync status --config FILE [...]   (knut sync status --help)\n"
+        "       knut sync retry --config FILE [...]    (knut sync retry --help)\n",
     .about =
         "Keeps a property graph in step with tables of Parquet/CSV drops, as mapped\n"
         "by the YAML config (docs/sync.md). Each round picks up each table's new or\n"
@@ -156,13 +198,14 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "per round on stderr (KNUT_LOG_FORMAT=json; level info unless KNUT_LOG).\n"
         "SIGINT/SIGTERM finish the current round and exit 0; a second one stops at once.\n",
     .opts = sync_opts,
+    .omit = "json table file skip", /* status's and retry's */
+    .subs = sync_subs,
     .epilog =
-        "status lists, per table, the done files (rows, round), the failed files with\n"
-        "their reason, and the pending ones (new or changed since recorded).\n"
-        "retry re-queues failed files (the next round reads them again), or with --skip\n"
-        "marks them done unread; it reads and writes the ledger only.\n"
+        "status lists, per table, the done files, the failed ones and the pending ones;\n"
+        "retry re-queues failed files or skips them: see their own --help.\n"
         "\n"
-        "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure, 2 usage or config error.\n"
+        "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure (a file or table failed\n"
+        "with --once), 2 usage or config error (docs/cli.md).\n"
         "\n"
         "Example:\n"
         "  knut sync --once --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n"
@@ -170,11 +213,10 @@ const knut_cli_spec knut_cmd_sync_spec = {
 };
 
 /* Options that only mean something together; returns KNUT_CLI_RUN or 2. */
-static int check_args(const sync_args *a)
+static int check_args(const knut_cli_spec *sp, const sync_args *a)
 {
-    const knut_cli_spec *sp = &knut_cmd_sync_spec;
     if (!a->config)
-        return knut_cli_args_error(sp, "%s", "--config FILE is required");
+        return knut_cli_args_missing(sp, "--config FILE");
     if ((a->airflow_user || a->airflow_password_file || a->airflow_drain > 0) && !a->airflow_url)
         return knut_cli_args_error(sp, "%s", "--airflow-user/--airflow-password-file/"
                                              "--airflow-drain need --airflow-url");
@@ -190,10 +232,6 @@ static int check_args(const sync_args *a)
     if (a->falkordb_password_file && !a->falkordb)
         return knut_cli_args_error(sp, "%s", "--falkordb-password-file needs --falkordb (or "
                                              "KNUT_FALKORDB_URL)");
-    if (a->status && (a->metrics_addr || a->metrics_file))
-        return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
-    if (!a->retry && (a->retry_table || a->retry_file || a->skip))
-        return knut_cli_args_error(sp, "%s", "--table/--file/--skip belong to knut sync retry");
     if (a->store && a->falkordb)
         return knut_cli_args_error(sp, "%s", "--store and --falkordb exclude each other");
     return KNUT_CLI_RUN;
@@ -201,13 +239,15 @@ static int check_args(const sync_args *a)
 
 static int parse_args(int argc, char **argv, sync_args *a)
 {
+    const knut_cli_spec *sp = &knut_cmd_sync_spec;
     if (argc > 1 && (strcmp(argv[1], "status") == 0 || strcmp(argv[1], "retry") == 0)) {
         a->status = 1; /* both open the ledger only */
         a->retry = strcmp(argv[1], "retry") == 0;
+        sp = a->retry ? &sync_retry_spec : &sync_status_spec;
         argc--; /* "status" becomes argv[0], the name the parser skips */
         argv++;
     }
-    int rc = knut_cli_args_parse(&knut_cmd_sync_spec, argc, argv, a);
+    int rc = knut_cli_args_parse(sp, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     /* URLs from the environment, which other users cannot read (ps can) */
@@ -220,7 +260,7 @@ static int parse_args(int argc, char **argv, sync_args *a)
         a->ledger_url = e;
         a->ledger_env = 1;
     }
-    return check_args(a);
+    return check_args(sp, a);
 }
 
 static int read_secrets(const sync_args *a, sync_secrets *p)
@@ -301,12 +341,17 @@ int knut_cmd_sync(int argc, char **argv)
     }
     /* Handlers first: a SIGTERM while the store or FalkorDB is being opened
      * then means "run no round, exit 0" instead of the default kill. */
+    if ((rc = knut_cli_config_check("sync", a.config)) != 0)
+        goto cleanup;
+    rc = KNUT_EXIT_FAIL;
     knut_status st = a.status ? KNUT_OK : knut_signal_install(&err);
-    if (st == KNUT_OK)
-        st = knut_sync_config_load(&cfg, a.config, &err);
     if (st != KNUT_OK) {
         fprintf(stderr, "knut sync: %s\n", err.message);
-        rc = st == KNUT_EINVAL || st == KNUT_EPARSE ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
+        goto cleanup;
+    }
+    if ((st = knut_sync_config_load(&cfg, a.config, &err)) != KNUT_OK) {
+        fprintf(stderr, "knut sync: %s\n", err.message);
+        rc = knut_cli_config_exit(st);
         goto cleanup;
     }
     knut_sync_options so = KNUT_SYNC_OPTIONS_INIT;

@@ -156,6 +156,41 @@ void knut_duck_error_trim(knut_error *err)
     }
 }
 
+void knut_duck_error_reading(knut_error *err)
+{
+    if (!err || err->detail < KNUT_DUCK_ERR_OTHER || err->detail > KNUT_DUCK_ERR_TRANSACTION ||
+        !err->message[0])
+        return;
+    knut_duck_error_trim(err);
+    char *dump = strstr(err->message, "; file = ");
+    if (dump)
+        *dump = '\0';
+    /* after the kind's prefix ("what: Invalid Input Error: ..."), else
+     * after any "<Kind> Error: " DuckDB wrote */
+    const char *m = err->message, *text = NULL;
+    for (size_t i = 0; i < N_DUCK_KINDS && !text; i++) {
+        const char *p = duck_kinds[i].prefix ? strstr(m, duck_kinds[i].prefix) : NULL;
+        if (p)
+            text = p + strlen(duck_kinds[i].prefix);
+    }
+    if (!text && (text = strstr(m, " Error: ")))
+        text += strlen(" Error: ");
+    if (!text)
+        return;
+    char out[KNUT_ERROR_MSG_MAX];
+    static const char csv[] = "CSV Error on Line: ";
+    if (strncmp(text, csv, sizeof csv - 1) == 0) {
+        /* "CSV Error on Line: N; Original Line: <the data>; why" */
+        long long line = strtoll(text + sizeof csv - 1, NULL, 10);
+        const char *why = strrchr(text, ';');
+        why = why ? why + 1 + (why[1] == ' ') : text;
+        snprintf(out, sizeof out, "line %lld: %s", line, why);
+    } else {
+        snprintf(out, sizeof out, "%s", text);
+    }
+    snprintf(err->message, sizeof err->message, "%s", out);
+}
+
 /* ---- database ---------------------------------------------------------- */
 
 knut_status knut_duck_db_open(knut_duck_db **out, const char *path,
