@@ -33,8 +33,11 @@ int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *
         char *sub_argv[] = {argv[2], help, NULL};
         return s->run(2, sub_argv);
     }
-    if (argc < 2) {
-        fprintf(stderr, "knut %s: missing COMMAND; see 'knut %s --help'\n", group, group);
+    if (argc < 2) { /* one line, as every usage error, naming the choices */
+        fprintf(stderr, "knut %s: missing COMMAND (", group);
+        for (s = subs; s->name; s++)
+            fprintf(stderr, "%s%s", s == subs ? "" : ", ", s->name);
+        fprintf(stderr, "); see 'knut %s --help'\n", group);
         return KNUT_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

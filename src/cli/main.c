@@ -143,8 +143,11 @@ void knut_cli_log_setup(void)
 int main(int argc, char **argv)
 {
     knut_cli_log_setup();
-    if (argc < 2) {
-        fputs("knut: missing COMMAND; see 'knut help'\n", stderr);
+    if (argc < 2) { /* one line, as every usage error, naming the choices */
+        fputs("knut: missing COMMAND (", stderr);
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", commands[i].name);
+        fputs("); see 'knut help'\n", stderr);
         return KNUT_EXIT_USAGE;
     }
     const char *name = argv[1];

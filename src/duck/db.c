@@ -165,28 +165,45 @@ void knut_duck_error_reading(knut_error *err)
     char *dump = strstr(err->message, "; file = ");
     if (dump)
         *dump = '\0';
-    /* after the kind's prefix ("what: Invalid Input Error: ..."), else
-     * after any "<Kind> Error: " DuckDB wrote */
-    const char *m = err->message, *text = NULL;
-    for (size_t i = 0; i < N_DUCK_KINDS && !text; i++) {
-        const char *p = duck_kinds[i].prefix ? strstr(m, duck_kinds[i].prefix) : NULL;
-        if (p)
-            text = p + strlen(duck_kinds[i].prefix);
+    /* DuckDB's "<Kind> Error: " prefix, and knut's own "executing
+     * statement: " before it; a caller's context ("sql step: ") stays */
+    static const char *const internal[] = {"executing ", "preparing ", "running query",
+                                           "parsing SQL", "reading results", "converting "};
+    char *m = err->message, *kind = NULL;
+    size_t klen = 0;
+    for (size_t i = 0; i < N_DUCK_KINDS; i++) { /* the first one in the text */
+        char *at = duck_kinds[i].prefix ? strstr(m, duck_kinds[i].prefix) : NULL;
+        if (at && (!kind || at < kind)) {
+            kind = at;
+            klen = strlen(duck_kinds[i].prefix);
+        }
     }
-    if (!text && (text = strstr(m, " Error: ")))
-        text += strlen(" Error: ");
-    if (!text)
+    if (!kind)
         return;
+    char *cut = kind, *seg = kind; /* the start of what goes: the internal "what: " too */
+    if (kind - m >= 2 && kind[-2] == ':' && kind[-1] == ' ') {
+        seg = kind - 2;
+        while (seg - m >= 2 && !(seg[-2] == ':' && seg[-1] == ' '))
+            seg--;
+        if (seg - m < 2)
+            seg = m;
+        for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
+            if (strncmp(seg, internal[i], strlen(internal[i])) == 0)
+                cut = seg;
+    }
+    const char *text = kind + klen;
     char out[KNUT_ERROR_MSG_MAX];
+    size_t keep = (size_t)(cut - m); /* < sizeof out: both are message-sized */
+    memcpy(out, m, keep);
     static const char csv[] = "CSV Error on Line: ";
     if (strncmp(text, csv, sizeof csv - 1) == 0) {
         /* "CSV Error on Line: N; Original Line: <the data>; why" */
         long long line = strtoll(text + sizeof csv - 1, NULL, 10);
         const char *why = strrchr(text, ';');
         why = why ? why + 1 + (why[1] == ' ') : text;
-        snprintf(out, sizeof out, "line %lld: %s", line, why);
+        snprintf(out + keep, sizeof out - keep, "line %lld: %s", line, why);
     } else {
-        snprintf(out, sizeof out, "%s", text);
+        snprintf(out + keep, sizeof out - keep, "%s", text);
     }
     snprintf(err->message, sizeof err->message, "%s", out);
 }

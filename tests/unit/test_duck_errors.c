@@ -170,6 +170,12 @@ static void test_duck_error_reading_csv(void **state)
         strstr(e.message, "Error") || strstr(e.message, "Original Line") ||
         strstr(e.message, "preparing") || strstr(e.message, "file = "))
         fail_msg("got: %s", e.message);
+    /* a caller's context stays, knut's "preparing query: " goes */
+    e = csv_prepare_fails(f->conn, NOT_UTF8, "");
+    knut_error_prefix(&e, "sql step: ");
+    knut_duck_error_reading(&e);
+    if (strncmp(e.message, "sql step: line 2: ", 18) != 0)
+        fail_msg("got: %s", e.message);
 }
 
 static void test_duck_error_reading_other(void **state)
