@@ -85,14 +85,15 @@ typedef enum knut_duck_error_kind {
 KNUT_EXTERN void knut_duck_error_trim(knut_error *err);
 
 /* Rewrites a DuckDB error raised while reading a data file into the reason
- * a user reads (NULL-safe; an error not from DuckDB is left as it is):
+ * a user reads (NULL-safe):
  * trimmed as knut_duck_error_trim, and also of the reader's settings dump
  * ("file = ...; delimiter = ..."), without knut's "executing statement: "
  * and DuckDB's "Invalid Input Error: " prefixes, and a CSV error as
  * "line N: what is wrong" (without the line's text: it may be any data).
  * Every part that reads a file (sync, gar import) reports it this way, so
  * the same bad file reads the same everywhere; the caller adds the file's
- * name where its output does not already show it. */
+ * name where its output does not already show it. An error not from
+ * DuckDB (detail not a knut_duck_error_kind) is only trimmed. */
 KNUT_EXTERN void knut_duck_error_reading(knut_error *err);
 
 /* ---- database and connections ----------------------------------------- */

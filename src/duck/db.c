@@ -158,13 +158,16 @@ void knut_duck_error_trim(knut_error *err)
 
 void knut_duck_error_reading(knut_error *err)
 {
-    if (!err || err->detail < KNUT_DUCK_ERR_OTHER || err->detail > KNUT_DUCK_ERR_TRANSACTION ||
-        !err->message[0])
-        return;
     knut_duck_error_trim(err);
-    char *dump = strstr(err->message, "; file = ");
-    if (dump)
-        *dump = '\0';
+    if (!err || err->detail < KNUT_DUCK_ERR_OTHER || err->detail > KNUT_DUCK_ERR_TRANSACTION)
+        return;
+    /* the CSV reader's advice (a cast's kind) and the dump of its settings */
+    static const char *const tail[] = {"; Possible solutions:", "; file = "};
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+        char *p = strstr(err->message, tail[i]);
+        if (p)
+            *p = '\0';
+    }
     /* DuckDB's "<Kind> Error: " prefix, and knut's own "executing
      * statement: " before it; a caller's context ("sql step: ") stays */
     static const char *const internal[] = {"executing ", "preparing ", "running query",
@@ -197,10 +200,13 @@ void knut_duck_error_reading(knut_error *err)
     memcpy(out, m, keep);
     static const char csv[] = "CSV Error on Line: ";
     if (strncmp(text, csv, sizeof csv - 1) == 0) {
-        /* "CSV Error on Line: N; Original Line: <the data>; why" */
+        /* "CSV Error on Line: N; Original Line: <the data>; why" (the
+         * data is one line; it ends at its first "; ", short of a "; " in
+         * the data itself) */
         long long line = strtoll(text + sizeof csv - 1, NULL, 10);
-        const char *why = strrchr(text, ';');
-        why = why ? why + 1 + (why[1] == ' ') : text;
+        const char *why = strstr(text, "; Original Line: ");
+        why = why ? strstr(why + 2, "; ") : strstr(text, "; ");
+        why = why ? why + 2 : text;
         snprintf(out + keep, sizeof out - keep, "line %lld: %s", line, why);
     } else {
         snprintf(out + keep, sizeof out - keep, "%s", text);
