@@ -78,8 +78,8 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
-/* 1 if o is one of spec's options: listed in `only` (when set), not in
- * `omit`, and not a refusal (those are matched but never listed). */
+/* 1 if o is one of spec's options: listed in `only` (when set) and not in
+ * `omit` (a refusal the spec accepts still refuses, with its reason). */
 static int accepts(const knut_cli_spec *spec, const knut_cli_opt *o)
 {
     if (spec->only && !in_list(spec->only, o->name))

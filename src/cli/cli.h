@@ -95,7 +95,7 @@ typedef struct knut_cli_arg {
  * (from opts, then -h/--help), epilog; each text ends in a newline. */
 typedef struct knut_cli_spec {
     const char *name;      /* "query", "gar cat": errors read "knut NAME: ..." */
-    const char *synopsis;  /* the "usage: ..." lines, also shown after an error */
+    const char *synopsis;  /* the "usage: ..." lines, naming every option */
     const char *about;     /* what the command does (may be NULL) */
     const knut_cli_opt *opts;  /* ends with KNUT_CLI_OPT_END; NULL: none */
     const knut_cli_arg *args;  /* ends with KNUT_CLI_ARG_END; NULL: none */

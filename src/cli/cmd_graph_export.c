@@ -36,8 +36,9 @@ static const knut_cli_opt export_opts[] = {
 
 static const knut_cli_spec export_spec = {
     .name = "graph export",
-    .synopsis = "usage: knut graph export --db FILE --out DIR [--name G] [--file-type parquet|csv]\n"
-                "                         [--chunk-size N] [--edge-chunk-size N] [--overwrite]\n",
+    .synopsis = "usage: knut graph export --db FILE --out DIR [--name G]\n"
+                "                         [--file-type parquet|csv] [--chunk-size N]\n"
+                "                         [--edge-chunk-size N] [--overwrite]\n",
     .about = "Writes the embedded graph store FILE as a GraphAr (gar/v1) graph in DIR:\n"
              "one vertex type per vertex label, one edge type per (source label, edge\n"
              "type, destination label), adjacency lists ordered by source and by\n"

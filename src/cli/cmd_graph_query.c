@@ -75,10 +75,11 @@ static const knut_cli_arg gquery_pos[] = {
 static const knut_cli_spec gquery_spec = {
     .name = "graph query",
     .synopsis =
-        "usage: knut graph query --falkordb URL [--falkordb-password-file FILE] --graph NAME\n"
-        "                        [--read-only] [-f|--format table|csv|json|arrow] [--max-rows N]\n"
-        "                        [--max-width N] [--timeout MS] [-p|--param NAME=VALUE]...\n"
-        "                        [--stats] CYPHER\n"
+        "usage: knut graph query --falkordb URL [--falkordb-password-file FILE]\n"
+        "                        --graph NAME [--read-only]\n"
+        "                        [-f|--format table|csv|json|arrow] [--max-rows N]\n"
+        "                        [--max-width N] [--timeout MS]\n"
+        "                        [-p|--param NAME=VALUE]... [--stats] CYPHER\n"
         "       knut graph query [OPTIONS] -   (read the Cypher from stdin)\n",
     .about =
         "Runs one Cypher query on a FalkorDB graph (GRAPH.QUERY, or GRAPH.RO_QUERY\n"

@@ -47,7 +47,8 @@ const knut_cli_spec knut_cmd_load_spec = {
     .name = "load",
     .synopsis =
         "usage: knut load (--graphar PATH | --mapping SYNC.yml)\n"
-        "                 (--falkordb URL --graph NAME [--falkordb-password-file FILE] | --db FILE)\n"
+        "                 (--falkordb URL --graph NAME [--falkordb-password-file FILE]\n"
+        "                  | --db FILE)\n"
         "                 [--batch-rows N] [--no-bulk] [-q|--quiet]\n",
     .about =
         "Loads every vertex and edge of a GraphAr (gar/v1) graph into FalkorDB or\n"

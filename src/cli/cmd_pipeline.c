@@ -93,7 +93,8 @@ static const knut_cli_spec show_spec = {
 
 static const knut_cli_spec run_spec = {
     .name = "pipeline run",
-    .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run] [--json]\n",
+    .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run]\n"
+                "                         [--json]\n",
     .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
              "spec: materialized views are recomputed, streaming tables read only the\n"
              "files new since the last run. Each flow's update is one transaction: a\n"

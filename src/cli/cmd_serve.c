@@ -52,7 +52,8 @@ const knut_cli_spec knut_cmd_serve_spec = {
     .name = "serve",
     .synopsis = "usage: knut serve (--db FILE | --memory) [--addr IP:PORT]\n"
                 "                  [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]\n"
-                "                  [--max-receive MIB] [--max-message MIB] [--threads N] [--grace SEC]\n",
+                "                  [--max-receive MIB] [--max-message MIB] [--threads N]\n"
+                "                  [--grace SEC]\n",
     .about = "Serves a DuckDB database over Arrow Flight SQL (gRPC): BI tools and\n"
              "Arrow clients (the ADBC Flight SQL driver, pyarrow.flight) send SQL and\n"
              "get Arrow record batches back. The file is opened read-only; while it\n"

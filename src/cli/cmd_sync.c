@@ -137,10 +137,13 @@ static const knut_cli_opt sync_opts[] = {
 static const knut_cli_spec sync_status_spec = {
     .name = "sync status",
     .synopsis =
-        "usage: knut sync status --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
-        "                        [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
-        "                        [--ledger FILE|falkordb] [--ledger-url URL\n"
-        "                        [--ledger-password-file FILE]] [--json]\n",
+        "usage: knut sync status --config FILE\n"
+        "                        [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                         [--falkordb-password-file FILE]\n"
+        "                         [--falkordb-timeout SEC]]\n"
+        "                        [--ledger FILE|falkordb]\n"
+        "                        [--ledger-url URL [--ledger-password-file FILE]]\n"
+        "                        [--json]\n",
     .about = "Prints the ledger's view of every table of the config: the done files\n"
              "(rows, round), the failed files with their reason, and the pending ones\n"
              "(new or changed since recorded). Opens the ledger only.\n",
@@ -155,10 +158,13 @@ static const knut_cli_spec sync_status_spec = {
 static const knut_cli_spec sync_retry_spec = {
     .name = "sync retry",
     .synopsis =
-        "usage: knut sync retry --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
-        "                       [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
-        "                       [--ledger FILE|falkordb] [--ledger-url URL\n"
-        "                       [--ledger-password-file FILE] [--instance ID] [--lease SEC]]\n"
+        "usage: knut sync retry --config FILE\n"
+        "                       [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                        [--falkordb-password-file FILE]\n"
+        "                        [--falkordb-timeout SEC]]\n"
+        "                       [--ledger FILE|falkordb]\n"
+        "                       [--ledger-url URL [--ledger-password-file FILE]\n"
+        "                        [--instance ID] [--lease SEC]]\n"
         "                       [--table T] [--file F] [--skip]\n",
     .about = "Re-queues failed files (the next round reads them again), or with --skip\n"
              "marks them done unread; it reads and writes the ledger only (a shared\n"
@@ -179,11 +185,12 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "usage: knut sync --config FILE [--store FILE [--memory-limit SIZE]\n"
         "                 | --falkordb URL [--graph NAME] [--falkordb-password-file FILE]\n"
         "                   [--falkordb-timeout SEC] [--no-bulk]]\n"
-        "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
+        "                 [--once] [--interval SEC] [--max-backoff SEC]\n"
+        "                 [--ledger FILE|falkordb]\n"
         "                 [--ledger-url URL [--ledger-password-file FILE]\n"
         "                  [--instance ID] [--lease SEC]]\n"
-        "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
-        "                  [--airflow-drain SEC]]\n"
+        "                 [--airflow-url URL --airflow-user USER\n"
+        "                  [--airflow-password-file FILE] [--airflow-drain SEC]]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
         "       knut sync status --config FILE [...]   (knut sync status --help)\n"
         "       knut sync retry --config FILE [...]    (knut sync retry --help)\n",
