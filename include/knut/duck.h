@@ -84,6 +84,18 @@ typedef enum knut_duck_error_kind {
  * of the statement ("LINE 1: ..."), for reasons about a file, not the SQL. */
 KNUT_EXTERN void knut_duck_error_trim(knut_error *err);
 
+/* Rewrites a DuckDB error raised while reading a data file into the reason
+ * a user reads (NULL-safe):
+ * trimmed as knut_duck_error_trim, and also of the reader's settings dump
+ * ("file = ...; delimiter = ..."), without knut's "executing statement: "
+ * and DuckDB's "Invalid Input Error: " prefixes, and a CSV error as
+ * "line N: what is wrong" (without the line's text: it may be any data).
+ * Every part that reads a file (sync, gar import) reports it this way, so
+ * the same bad file reads the same everywhere; the caller adds the file's
+ * name where its output does not already show it. An error not from
+ * DuckDB (detail not a knut_duck_error_kind) is only trimmed. */
+KNUT_EXTERN void knut_duck_error_reading(knut_error *err);
+
 /* ---- database and connections ----------------------------------------- */
 
 /*

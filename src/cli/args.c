@@ -1,8 +1,9 @@
 /*
  * The one option parser of the knut commands: a command's table of options
  * (cli.h) parses its argv and writes the Options part of its help. Errors
- * name the option and what it needs, then show the synopsis, and are exit
- * code 2; every command thus fails the same way on the same mistakes.
+ * are one line naming the option or argument and what it needs, and a
+ * pointer to the command's --help, and are exit code 2; every command thus
+ * fails the same way on the same mistakes.
  */
 #include "cli.h"
 
@@ -28,14 +29,12 @@ typedef struct parser {
 static void verror(FILE *f, const knut_cli_spec *spec, const char *fmt, va_list ap)
     KNUT_PRINTF(3, 0);
 
+/* One line: the whole help would bury the one thing that is wrong. */
 static void verror(FILE *f, const knut_cli_spec *spec, const char *fmt, va_list ap)
 {
     fprintf(f, "knut %s: ", spec->name);
     vfprintf(f, fmt, ap);
-    fputc('\n', f);
-    if (spec->synopsis)
-        fputs(spec->synopsis, f);
-    fprintf(f, "Run 'knut %s --help' for the full help.\n", spec->name);
+    fprintf(f, "; see 'knut %s --help'\n", spec->name);
 }
 
 static int fail(const parser *p, const char *fmt, ...) KNUT_PRINTF(2, 3);
@@ -56,6 +55,36 @@ int knut_cli_args_error(const knut_cli_spec *spec, const char *fmt, ...)
     verror(stderr, spec, fmt, ap);
     va_end(ap);
     return KNUT_EXIT_USAGE;
+}
+
+int knut_cli_args_missing(const knut_cli_spec *spec, const char *what)
+{
+    return knut_cli_args_error(spec, "missing %s", what);
+}
+
+/* ---- which options of the table are the command's ------------------------ */
+
+/* 1 if the space-separated list holds name. */
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; *s;) {
+        size_t len = strcspn(s, " ");
+        if (len == n && strncmp(s, name, n) == 0)
+            return 1;
+        s += len;
+        s += strspn(s, " ");
+    }
+    return 0;
+}
+
+/* 1 if o is one of spec's options: listed in `only` (when set) and not in
+ * `omit` (a refusal the spec accepts still refuses, with its reason). */
+static int accepts(const knut_cli_spec *spec, const knut_cli_opt *o)
+{
+    if (spec->only && !in_list(spec->only, o->name))
+        return 0;
+    return !(spec->omit && in_list(spec->omit, o->name));
 }
 
 /* What the option's value must be, for "--NAME needs ..." (into buf). */
@@ -102,7 +131,7 @@ static const char *suggest(const knut_cli_spec *spec, const char *name, size_t n
     size_t limit = n <= 3 ? 1 : n <= 8 ? 2 : 3, best_d = SIZE_MAX;
     int prefixes = 0;
     for (const knut_cli_opt *o = spec->opts; o && o->name; o++) {
-        if (o->kind == KNUT_CLI_REFUSE)
+        if (o->kind == KNUT_CLI_REFUSE || !accepts(spec, o))
             continue;
         size_t d = knut_str_distance(name, n, o->name);
         if (d <= limit && d < best_d) {
@@ -209,6 +238,8 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* The option named name[0..n) in the table, whether spec accepts it or
+ * not (the caller tells the two apart). */
 static const knut_cli_opt *find_long(const knut_cli_spec *spec, const char *name, size_t n)
 {
     for (const knut_cli_opt *o = spec->opts; o && o->name; o++)
@@ -220,7 +251,7 @@ static const knut_cli_opt *find_long(const knut_cli_spec *spec, const char *name
 static const knut_cli_opt *find_short(const knut_cli_spec *spec, char c)
 {
     for (const knut_cli_opt *o = spec->opts; o && o->name; o++)
-        if (o->alias && o->alias == c)
+        if (o->alias && o->alias == c && accepts(spec, o))
             return o;
     return NULL;
 }
@@ -255,7 +286,10 @@ static int option(const parser *p, int argc, char **argv, int *i)
         n = eq ? (size_t)(eq - name) : strlen(name);
         if (eq)
             value = eq + 1;
-        if (!(o = find_long(p->spec, name, n))) {
+        if ((o = find_long(p->spec, name, n)) && !accepts(p->spec, o))
+            /* another form of the command takes it (`knut sync status --once`) */
+            return fail(p, "--%s is not an option of knut %s", o->name, p->spec->name);
+        if (!o) {
             const char *near = suggest(p->spec, name, n);
             if (near)
                 return fail(p, "unknown option --%.*s (did you mean --%s?)", (int)n, name, near);
@@ -305,7 +339,7 @@ int knut_cli_args_parse_to(const knut_cli_spec *spec, int argc, char **argv, voi
     }
     for (const knut_cli_arg *x = spec->args; x && x->name; x++, npos--)
         if (npos <= 0 && !x->optional)
-            return fail(&p, "no %s given", x->name);
+            return fail(&p, "missing %s", x->name);
     return KNUT_CLI_RUN;
 }
 
@@ -381,7 +415,7 @@ void knut_cli_args_usage(FILE *f, const knut_cli_spec *spec)
     if (spec->opts) {
         fputs("\nOptions:\n", f);
         for (const knut_cli_opt *o = spec->opts; o->name; o++)
-            if (o->kind != KNUT_CLI_REFUSE)
+            if (o->kind != KNUT_CLI_REFUSE && accepts(spec, o))
                 usage_opt(f, col, o->alias, o->name, o->metavar, o->help);
         usage_opt(f, col, 'h', "help", NULL, "show this help");
     }

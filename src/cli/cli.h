@@ -1,7 +1,8 @@
 /*
  * The knut command line: one binary, git-style subcommands from a table.
- * Each subcommand lives in cmd_<name>.c and returns an exit code:
- * 0 ok, 1 failure, 2 usage.
+ * Each subcommand lives in cmd_<name>.c and returns an exit code from the
+ * one table in docs/cli.md: 0 ok, 1 a data or runtime failure, 2 a usage
+ * or config error.
  */
 #ifndef KNUT_CLI_H
 #define KNUT_CLI_H
@@ -13,8 +14,8 @@
 #include "knut/core.h"
 
 #define KNUT_EXIT_OK 0
-#define KNUT_EXIT_FAIL 1
-#define KNUT_EXIT_USAGE 2
+#define KNUT_EXIT_FAIL 1  /* data or runtime: bad input file, SQL, peer, write */
+#define KNUT_EXIT_USAGE 2 /* usage or config: options, arguments, the config file */
 
 typedef int (*knut_cli_fn)(int argc, char **argv);
 
@@ -94,13 +95,22 @@ typedef struct knut_cli_arg {
  * (from opts, then -h/--help), epilog; each text ends in a newline. */
 typedef struct knut_cli_spec {
     const char *name;      /* "query", "gar cat": errors read "knut NAME: ..." */
-    const char *synopsis;  /* the "usage: ..." lines, also shown after an error */
+    const char *synopsis;  /* the "usage: ..." lines, naming every option */
     const char *about;     /* what the command does (may be NULL) */
     const knut_cli_opt *opts;  /* ends with KNUT_CLI_OPT_END; NULL: none */
     const knut_cli_arg *args;  /* ends with KNUT_CLI_ARG_END; NULL: none */
     const char *epilog;    /* examples, exit status (may be NULL) */
     const char *more_hint; /* added to the error for one argument too many */
     int col;               /* column of the option help texts; 0: 21 */
+    /* A form of a command that shares its table (`sync status` takes some
+     * of `sync`'s options): the space-separated names of the options it
+     * takes (NULL: all), and of those it does not (NULL: none). Another
+     * option of the table is refused naming the command. */
+    const char *only, *omit;
+    /* The forms a command parses itself (`knut sync status`), for
+     * `knut help sync status`; NULL-terminated, NULL: none. Their names
+     * are "NAME SUB". */
+    const struct knut_cli_spec *const *subs;
 } knut_cli_spec;
 
 /* knut_cli_args_parse: go on and run the command (else it is the exit code). */
@@ -119,9 +129,12 @@ int knut_cli_args_parse(const knut_cli_spec *spec, int argc, char **argv, void *
 /* Writes the command's full help to f. */
 void knut_cli_args_usage(FILE *f, const knut_cli_spec *spec);
 /* A usage error found after parsing (options that need each other, ...):
- * "knut NAME: message", the synopsis, a pointer to --help; returns
- * KNUT_EXIT_USAGE. */
+ * one line "knut NAME: message; see 'knut NAME --help'" on stderr;
+ * returns KNUT_EXIT_USAGE. Every usage error reads this way. */
 int knut_cli_args_error(const knut_cli_spec *spec, const char *fmt, ...) KNUT_PRINTF(2, 3);
+/* A required option or argument not given: "missing WHAT" ("--config
+ * FILE"), as knut_cli_args_error. */
+int knut_cli_args_missing(const knut_cli_spec *spec, const char *what);
 
 typedef struct knut_cli_cmd {
     const char *name;
@@ -146,6 +159,14 @@ typedef struct knut_cli_sub {
  */
 int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
                       char **argv);
+
+/* A config file (src/cli/config.c): 0 if path can be opened for reading
+ * and is not a directory, else prints "knut CMD: PATH: cannot read the
+ * config: why" and returns KNUT_EXIT_USAGE. */
+int knut_cli_config_check(const char *cmd, const char *path);
+/* The exit code after a config file's loader refused it with st:
+ * KNUT_EXIT_USAGE (a config error), KNUT_EXIT_FAIL for out of memory. */
+int knut_cli_config_exit(knut_status st);
 
 /* Reads all of stdin into b (capped by b->max); what names the text in
  * errors ("SQL", "Cypher"). Empty input is an error. */

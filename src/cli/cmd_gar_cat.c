@@ -54,7 +54,8 @@ static const knut_cli_arg cat_pos[] = {
 
 static const knut_cli_spec cat_spec = {
     .name = "gar cat",
-    .synopsis = "usage: knut gar cat [OPTIONS] PATH TYPE\n",
+    .synopsis = "usage: knut gar cat [-f|--format table|csv|json|arrow] [-n|--limit N]\n"
+                "                    [--adj-list TYPE] [--data-dir DIR] [--max-width N] PATH TYPE\n",
     .about =
         "Prints every vertex or edge of one type of a GraphAr (gar/v1) graph.\n"
         "PATH is a *.graph.yml, or a directory holding exactly one. TYPE is:\n"

@@ -41,7 +41,9 @@ static const knut_cli_opt import_opts[] = {
 
 static const knut_cli_spec import_spec = {
     .name = "gar import",
-    .synopsis = "usage: knut gar import --config FILE [OPTIONS]\n",
+    .synopsis = "usage: knut gar import -c|--config FILE [-o|--output DIR] [--overwrite]\n"
+                "                       [--memory-limit SIZE] [--temp-dir DIR] [--threads N]\n"
+                "                       [-q|--quiet]\n",
     .about =
         "Writes an Apache GraphAr (gar/v1) graph from tables: Parquet or CSV files\n"
         "(paths or globs) or SQL queries, mapped onto vertex and edge types by a\n"
@@ -58,8 +60,9 @@ static const knut_cli_spec import_spec = {
         "  knut gar import -c import.yml -o /data/graphs/ldbc --overwrite --memory-limit 4GB\n"
         "  knut gar import -c import.yml -q && knut gar validate out/ldbc.graph.yml\n"
         "\n"
-        "Exit status: 0 ok, 1 the config or the data was refused (the message names\n"
-        "the file, line and column, or the table, row and column), 2 usage error.\n",
+        "Exit status: 0 ok, 1 the data was refused (the message names the table,\n"
+        "row and column), 2 usage or config error (the config is missing or refused:\n"
+        "the message names its file, line and column).\n",
     .more_hint = "the config goes after --config",
     .col = 24,
 };
@@ -84,7 +87,7 @@ int knut_cmd_gar_import(int argc, char **argv)
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (!a.config)
-        return knut_cli_args_error(&import_spec, "%s", "--config FILE is required");
+        return knut_cli_args_missing(&import_spec, "--config FILE");
     a.o.threads = (int)a.threads;
     rc = KNUT_EXIT_OK;
     if (!a.quiet)
@@ -96,8 +99,14 @@ int knut_cmd_gar_import(int argc, char **argv)
      * removed; a second Ctrl-C kills at once. */
     if (knut_signal_install(&err) != KNUT_OK)
         fprintf(stderr, "knut gar import: %s (Ctrl-C will not clean up)\n", err.message);
-    if (knut_graphar_import_load(&imp, a.config, &err) != KNUT_OK ||
-        knut_graphar_import_run(imp, &a.o, &yml, &err) != KNUT_OK) {
+    knut_status st;
+    if ((rc = knut_cli_config_check("gar import", a.config)) != 0)
+        return rc;
+    if ((st = knut_graphar_import_load(&imp, a.config, &err)) != KNUT_OK) {
+        /* the config itself is refused: a config error, as for knut sync */
+        fprintf(stderr, "knut gar import: %s\n", err.message);
+        rc = knut_cli_config_exit(st);
+    } else if (knut_graphar_import_run(imp, &a.o, &yml, &err) != KNUT_OK) {
         fprintf(stderr, "knut gar import: %s\n", err.message);
         rc = KNUT_EXIT_FAIL;
     } else {

@@ -37,7 +37,7 @@ static const knut_cli_arg info_pos[] = {KNUT_CLI_ARG("PATH", info_args, path), K
 
 static const knut_cli_spec info_spec = {
     .name = "gar info",
-    .synopsis = "usage: knut gar info [OPTIONS] PATH\n",
+    .synopsis = "usage: knut gar info [-f|--format text|json] [--data-dir DIR] PATH\n",
     .about =
         "Describes a GraphAr (gar/v1) graph: its name, version and prefix; each\n"
         "vertex type (chunk size, vertex count, labels, property groups with their\n"

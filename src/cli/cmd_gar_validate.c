@@ -50,7 +50,8 @@ static const knut_cli_arg validate_pos[] = {
 
 static const knut_cli_spec validate_spec = {
     .name = "gar validate",
-    .synopsis = "usage: knut gar validate [OPTIONS] PATH\n"
+    .synopsis = "usage: knut gar validate [--info-only] [--require-data] [--format text|json]\n"
+                "                         [--max-issues N] [--data-dir DIR] PATH\n"
                 "       knut gar validate --list-rules\n",
     .about =
         "Checks a GraphAr (gar/v1) graph: the info YAML files against the rules\n"
@@ -78,11 +79,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     int rc = knut_cli_args_parse(&validate_spec, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    if (!a->path && !a->list_rules) { /* the whole help: which of the two forms */
-        fputs("knut gar validate: no PATH given\n", stderr);
-        knut_cli_args_usage(stderr, &validate_spec);
-        return KNUT_EXIT_USAGE;
-    }
+    if (!a->path && !a->list_rules)
+        return knut_cli_args_missing(&validate_spec, "PATH");
     a->opts.max_issues = (size_t)a->max_issues;
     return KNUT_CLI_RUN;
 }

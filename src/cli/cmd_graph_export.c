@@ -36,7 +36,9 @@ static const knut_cli_opt export_opts[] = {
 
 static const knut_cli_spec export_spec = {
     .name = "graph export",
-    .synopsis = "usage: knut graph export --db FILE --out DIR [OPTIONS]\n",
+    .synopsis = "usage: knut graph export --db FILE --out DIR [--name G]\n"
+                "                         [--file-type parquet|csv] [--chunk-size N]\n"
+                "                         [--edge-chunk-size N] [--overwrite]\n",
     .about = "Writes the embedded graph store FILE as a GraphAr (gar/v1) graph in DIR:\n"
              "one vertex type per vertex label, one edge type per (source label, edge\n"
              "type, destination label), adjacency lists ordered by source and by\n"
@@ -53,11 +55,10 @@ int knut_cmd_graph_export(int argc, char **argv)
     int rc = knut_cli_args_parse(&export_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    if (!a.db || !a.out) {
-        fputs("knut graph export: --db FILE and --out DIR are required\n", stderr);
-        knut_cli_args_usage(stderr, &export_spec);
-        return KNUT_EXIT_USAGE;
-    }
+    if (!a.db)
+        return knut_cli_args_missing(&export_spec, "--db FILE");
+    if (!a.out)
+        return knut_cli_args_missing(&export_spec, "--out DIR");
     const char *db = a.db, *out = a.out;
     knut_graph_store_export_options o = a.o;
     if (a.file_type >= 0)

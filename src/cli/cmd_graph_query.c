@@ -75,8 +75,12 @@ static const knut_cli_arg gquery_pos[] = {
 static const knut_cli_spec gquery_spec = {
     .name = "graph query",
     .synopsis =
-        "usage: knut graph query --falkordb URL --graph NAME [OPTIONS] CYPHER\n"
-        "       knut graph query --falkordb URL --graph NAME [OPTIONS] -   (Cypher from stdin)\n",
+        "usage: knut graph query --falkordb URL [--falkordb-password-file FILE]\n"
+        "                        --graph NAME [--read-only]\n"
+        "                        [-f|--format table|csv|json|arrow] [--max-rows N]\n"
+        "                        [--max-width N] [--timeout MS]\n"
+        "                        [-p|--param NAME=VALUE]... [--stats] CYPHER\n"
+        "       knut graph query [OPTIONS] -   (read the Cypher from stdin)\n",
     .about =
         "Runs one Cypher query on a FalkorDB graph (GRAPH.QUERY, or GRAPH.RO_QUERY\n"
         "with --read-only) and prints the rows it returns. Nodes and edges print as\n"
@@ -125,8 +129,8 @@ static int parse_args(int argc, char **argv, gquery_args *a)
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (!a->url) { /* the environment, which other users cannot read (ps can) */
-        const char *e = getenv("KNUT_FALKORDB_URL");
-        a->url = e && *e ? e : getenv("KNUT_FALKORDB");
+        const char *e = getenv("KNUT_FALKORDB_URL"), *old = getenv("KNUT_FALKORDB");
+        a->url = e && *e ? e : old && *old ? old : NULL; /* set but empty: not set */
         a->url_from_env = a->url != NULL;
     }
     a->render.format = (knut_cli_format)a->format;
@@ -135,11 +139,9 @@ static int parse_args(int argc, char **argv, gquery_args *a)
         if ((rc = add_param(a, a->param.v[i])) != KNUT_CLI_RUN)
             return rc;
     if (!a->url)
-        return knut_cli_args_error(&gquery_spec, "%s",
-                                   "no server: give --falkordb URL (or set KNUT_FALKORDB_URL)");
+        return knut_cli_args_missing(&gquery_spec, "--falkordb URL (or KNUT_FALKORDB_URL)");
     if (!a->graph || !*a->graph)
-        return knut_cli_args_error(&gquery_spec, "%s",
-                                   "no graph: give --graph NAME (or set KNUT_GRAPH)");
+        return knut_cli_args_missing(&gquery_spec, "--graph NAME (or KNUT_GRAPH)");
     return KNUT_CLI_RUN;
 }
 

@@ -46,8 +46,10 @@ static const knut_cli_opt load_opts[] = {
 const knut_cli_spec knut_cmd_load_spec = {
     .name = "load",
     .synopsis =
-        "usage: knut load --graphar PATH (--falkordb URL --graph NAME | --db FILE) [OPTIONS]\n"
-        "       knut load --mapping SYNC.yml (--falkordb URL --graph NAME | --db FILE)\n",
+        "usage: knut load (--graphar PATH | --mapping SYNC.yml)\n"
+        "                 (--falkordb URL --graph NAME [--falkordb-password-file FILE]\n"
+        "                  | --db FILE)\n"
+        "                 [--batch-rows N] [--no-bulk] [-q|--quiet]\n",
     .about =
         "Loads every vertex and edge of a GraphAr (gar/v1) graph into FalkorDB or\n"
         "into the embedded graph store (a DuckDB file, created if missing).\n"
@@ -132,10 +134,17 @@ int knut_cmd_load(int argc, char **argv)
     int url_from_env = !url && !db && env_url && *env_url;
     if (url_from_env)
         url = env_url;
-    if (!gar == !mapping || (!db && !url) || (db && url) || (url && !graph))
-        return knut_cli_args_error(&knut_cmd_load_spec, "%s",
-                                   "need --graphar PATH or --mapping FILE, and either "
-                                   "--falkordb URL --graph NAME or --db FILE");
+    const knut_cli_spec *sp = &knut_cmd_load_spec;
+    if (!gar && !mapping)
+        return knut_cli_args_missing(sp, "--graphar PATH or --mapping FILE");
+    if (gar && mapping)
+        return knut_cli_args_error(sp, "%s", "--graphar and --mapping exclude each other");
+    if (!db && !url)
+        return knut_cli_args_missing(sp, "--db FILE or --falkordb URL (or KNUT_FALKORDB_URL)");
+    if (db && url)
+        return knut_cli_args_error(sp, "%s", "--db and --falkordb exclude each other");
+    if (url && !graph)
+        return knut_cli_args_missing(sp, "--graph NAME (the FalkorDB graph to load into)");
     if (a.password_file && !url)
         return knut_cli_args_error(&knut_cmd_load_spec, "%s",
                                    "--falkordb-password-file needs --falkordb (or "

@@ -84,8 +84,14 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *pass
     int64_t started = knut_clock_mono_ns();
     tprogress prog = {isatty(STDERR_FILENO), quiet, 0, started, {0}};
 
-    if (knut_sync_config_load(&cfg, mapping, &err) != KNUT_OK)
+    knut_status cst;
+    if ((rc = knut_cli_config_check("load", mapping)) != 0)
+        return rc;
+    rc = KNUT_EXIT_FAIL;
+    if ((cst = knut_sync_config_load(&cfg, mapping, &err)) != KNUT_OK) {
+        rc = knut_cli_config_exit(cst);
         goto done;
+    }
     knut_sync_options so = KNUT_SYNC_OPTIONS_INIT;
     so.store = db;
     so.falkordb_url = url;

@@ -78,12 +78,12 @@ static const knut_cli_spec validate_spec = {
              "file:line:col. SPEC is a spec file, or a folder holding pipeline.yml.\n",
     .opts = validate_opts,
     .args = spec_pos,
-    .epilog = "Exit status: 0 valid, 1 invalid, 2 usage error.\n",
+    .epilog = "Exit status: 0 valid, 1 invalid, 2 usage error or the spec cannot be read.\n",
 };
 
 static const knut_cli_spec show_spec = {
     .name = "pipeline show",
-    .synopsis = "usage: knut pipeline show SPEC [--format text|json|dot]\n",
+    .synopsis = "usage: knut pipeline show SPEC [-f|--format text|json|dot] [--json]\n",
     .about = "Prints the resolved DAG: the flows in run order with their reads and\n"
              "expectations (text), one JSON object, or a Graphviz digraph.\n",
     .opts = show_opts,
@@ -93,7 +93,8 @@ static const knut_cli_spec show_spec = {
 
 static const knut_cli_spec run_spec = {
     .name = "pipeline run",
-    .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [--dry-run] [--json]\n",
+    .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run]\n"
+                "                         [--json]\n",
     .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
              "spec: materialized views are recomputed, streaming tables read only the\n"
              "files new since the last run. Each flow's update is one transaction: a\n"
@@ -105,8 +106,8 @@ static const knut_cli_spec run_spec = {
     .epilog = "Examples:\n"
               "  knut pipeline run demo\n"
               "  knut pipeline run demo --full-refresh raw_orders --json\n"
-              "Exit status: 0 every flow completed or was idle, 1 a flow failed or the\n"
-              "spec is invalid, 2 usage error.\n",
+              "Exit status: 0 every flow completed or was idle, 1 a flow failed, 2 usage\n"
+              "error or the spec is missing or invalid.\n",
 };
 
 /* SPEC or SPEC/pipeline.yml; the caller frees. */
@@ -134,13 +135,28 @@ static void print_error_json(const knut_error *err)
     json_decref(o);
 }
 
-/* Loads and resolves SPEC; prints the error itself (0 ok, else exit 1). */
+/* Loads and resolves SPEC; prints the error itself (0 ok, else the exit
+ * code). A spec that cannot be read is a config error (2) for every
+ * command; one that is refused is too, except for validate, whose answer
+ * it is (1, "invalid"). */
 static int load(const char *cmd, const char *spec, int json, knut_pipeline **out)
 {
     knut_error err = KNUT_ERROR_INIT;
     char *path = spec_file(spec);
-    knut_status st = path ? knut_pipeline_load(out, path, &err)
-                          : knut_error_set(&err, KNUT_ENOMEM, "out of memory");
+    if (!path) {
+        fprintf(stderr, "knut %s: out of memory\n", cmd);
+        return KNUT_EXIT_FAIL;
+    }
+    int rc = knut_cli_config_check(cmd, path);
+    if (rc != 0) {
+        if (json) {
+            knut_error_set(&err, KNUT_ENOTFOUND, "%s: cannot read the spec", path);
+            print_error_json(&err);
+        }
+        free(path);
+        return rc;
+    }
+    knut_status st = knut_pipeline_load(out, path, &err);
     if (st == KNUT_OK && (st = knut_pipeline_resolve(*out, &err)) != KNUT_OK) {
         knut_pipeline_free(*out);
         *out = NULL;
@@ -151,7 +167,9 @@ static int load(const char *cmd, const char *spec, int json, knut_pipeline **out
     if (json)
         print_error_json(&err);
     fprintf(stderr, "knut %s: %s\n", cmd, err.message);
-    return KNUT_EXIT_FAIL;
+    if (strcmp(cmd, "pipeline validate") == 0)
+        return KNUT_EXIT_FAIL; /* the answer: invalid */
+    return knut_cli_config_exit(st);
 }
 
 static int cmd_validate(int argc, char **argv)
@@ -376,7 +394,7 @@ static int cmd_run(int argc, char **argv)
         a.spec = names[--nnames];
     }
     if (!a.spec)
-        return knut_cli_args_error(&run_spec, "missing SPEC");
+        return knut_cli_args_missing(&run_spec, "SPEC");
     knut_cli_log_setup();
     knut_pipeline *p = NULL;
     if ((rc = load("pipeline run", a.spec, 0, &p)) != 0)

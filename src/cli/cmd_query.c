@@ -56,7 +56,9 @@ static const knut_cli_arg query_pos[] = {KNUT_CLI_ARG("SQL", query_args, sql), K
 
 const knut_cli_spec knut_cmd_query_spec = {
     .name = "query",
-    .synopsis = "usage: knut query [OPTIONS] SQL\n"
+    .synopsis = "usage: knut query [--db FILE [--read-only]] [-f|--format table|csv|json|arrow]\n"
+                "                  [--max-rows N] [--max-width N] [--set NAME=VALUE]...\n"
+                "                  [--strict] SQL\n"
                 "       knut query [OPTIONS] -        (read the SQL from stdin)\n",
     .about = "Runs SQL on the embedded engine (DuckDB) and prints the rows of the last\n"
              "statement. Several statements separated by ';' run in order. Parquet,\n"

@@ -57,8 +57,10 @@ static const knut_cli_opt serve_opts[] = {
 
 const knut_cli_spec knut_cmd_serve_spec = {
     .name = "serve",
-    .synopsis = "usage: knut serve --db FILE [OPTIONS]\n"
-                "       knut serve --memory [OPTIONS]\n",
+    .synopsis = "usage: knut serve (--db FILE | --memory) [--addr IP:PORT]\n"
+                "                  [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]\n"
+                "                  [--max-receive MIB] [--max-message MIB] [--threads N]\n"
+                "                  [--grace SEC] [--auth-file FILE] [--session-ttl SEC]\n",
     .about = "Serves a DuckDB database over Arrow Flight SQL (gRPC): BI tools and\n"
              "Arrow clients (the ADBC Flight SQL driver, pyarrow.flight) send SQL and\n"
              "get Arrow record batches back. The file is opened read-only; while it\n"
@@ -96,9 +98,11 @@ int knut_cmd_serve(int argc, char **argv)
     int rc = knut_cli_args_parse(&knut_cmd_serve_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    if (!a.db == !a.memory)
+    if (!a.db && !a.memory)
+        return knut_cli_args_missing(&knut_cmd_serve_spec, "--db FILE or --memory");
+    if (a.db && a.memory)
         return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
-                                   "give one of --db FILE or --memory");
+                                   "--db and --memory exclude each other");
     if (!a.tls_cert != !a.tls_key)
         return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
                                    "--tls-cert and --tls-key go together");

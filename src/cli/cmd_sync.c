@@ -136,23 +136,79 @@ static const knut_cli_opt sync_opts[] = {
     KNUT_CLI_OPT_END,
 };
 
+/* The options of `sync status` and `sync retry` (the rest are the loop's). */
+#define SYNC_LEDGER_OPTS                                                                  \
+    "config store falkordb falkordb-password-file falkordb-timeout graph ledger ledger-url " \
+    "ledger-password-file"
+
+static const knut_cli_spec sync_status_spec = {
+    .name = "sync status",
+    .synopsis =
+        "usage: knut sync status --config FILE\n"
+        "                        [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                         [--falkordb-password-file FILE]\n"
+        "                         [--falkordb-timeout SEC]]\n"
+        "                        [--ledger FILE|falkordb]\n"
+        "                        [--ledger-url URL [--ledger-password-file FILE]]\n"
+        "                        [--json]\n",
+    .about = "Says what it read, prints a line per table (done / failed / pending\n"
+             "files, rows, last success, edges skipped), then each file once in its\n"
+             "latest state: done (rows, round), failed (the reason) or pending (new or\n"
+             "changed since recorded). It opens nothing for writing and works while a\n"
+             "sync runs: with the embedded store it then reads the snapshot the sync\n"
+             "writes beside it (STORE.status.json); a FalkorDB sync's ledger file is\n"
+             "found from the config, without --falkordb.\n",
+    .opts = sync_opts,
+    .only = SYNC_LEDGER_OPTS " json",
+    .epilog = "Exit codes: 0 ok, 1 a file has failed (or status could not be read), 2\n"
+              "usage or config error (docs/cli.md).\n"
+              "\n"
+              "Example:\n"
+              "  knut sync status --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n",
+};
+
+static const knut_cli_spec sync_retry_spec = {
+    .name = "sync retry",
+    .synopsis =
+        "usage: knut sync retry --config FILE\n"
+        "                       [--store FILE | --falkordb URL [--graph NAME]\n"
+        "                        [--falkordb-password-file FILE]\n"
+        "                        [--falkordb-timeout SEC]]\n"
+        "                       [--ledger FILE|falkordb]\n"
+        "                       [--ledger-url URL [--ledger-password-file FILE]\n"
+        "                        [--instance ID] [--lease SEC]]\n"
+        "                       [--table T] [--file F] [--skip]\n",
+    .about = "Re-queues failed files (the next round reads them again), or with --skip\n"
+             "marks them done unread; it reads and writes the ledger only (a shared\n"
+             "ledger's table under its lease).\n",
+    .opts = sync_opts,
+    .only = SYNC_LEDGER_OPTS " instance lease table file skip",
+    .epilog = "Exit codes: 0 ok, 1 failure, 2 usage or config error (docs/cli.md).\n"
+              "\n"
+              "Example:\n"
+              "  knut sync retry --config sync.yml --table people --file people/bad.csv\n",
+};
+
+static const knut_cli_spec *const sync_subs[] = {&knut_cmd_sync_check_spec, &sync_status_spec,
+                                                  &sync_retry_spec, NULL};
+
 const knut_cli_spec knut_cmd_sync_spec = {
     .name = "sync",
     .synopsis =
-        "usage: knut sync --config FILE [--store FILE | --falkordb URL [--graph NAME]\n"
-        "                 [--falkordb-password-file FILE] [--falkordb-timeout SEC]]\n"
-        "                 [--no-bulk] [--dry-run]\n"
-        "                 [--once] [--interval SEC] [--max-backoff SEC] [--ledger FILE|falkordb]\n"
+        "usage: knut sync --config FILE [--store FILE [--memory-limit SIZE]\n"
+        "                 | --falkordb URL [--graph NAME] [--falkordb-password-file FILE]\n"
+        "                   [--falkordb-timeout SEC] [--no-bulk]]\n"
+        "                 [--dry-run [--json]]\n"
+        "                 [--once] [--interval SEC] [--max-backoff SEC]\n"
+        "                 [--ledger FILE|falkordb]\n"
         "                 [--ledger-url URL [--ledger-password-file FILE]\n"
         "                  [--instance ID] [--lease SEC]]\n"
-        "                 [--airflow-url URL --airflow-user USER [--airflow-password-file FILE]\n"
-        "                  [--airflow-drain SEC]]\n"
+        "                 [--airflow-url URL --airflow-user USER\n"
+        "                  [--airflow-password-file FILE] [--airflow-drain SEC]]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
-        "       knut sync check --config FILE [--store FILE | --falkordb URL] [--json]\n"
-        "       knut sync status --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
-        "                        [--json]\n"
-        "       knut sync retry --config FILE [--store FILE | --falkordb URL] [--ledger-url URL]\n"
-        "                       [--table T] [--file F] [--skip]\n",
+        "       knut sync check --config FILE [...]    (knut sync check --help)\n"
+        "       knut sync status --config FILE [...]   (knut sync status --help)\n"
+        "       knut sync retry --config FILE [...]    (knut sync retry --help)\n",
     .about =
         "Keeps a property graph in step with tables of Parquet/CSV drops, as mapped\n"
         "by the YAML config (docs/sync.md). Each round picks up each table's new or\n"
@@ -167,18 +223,15 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "one is logged and the old one kept). On a terminal a long round shows a\n"
         "progress line (files, rows, rows/s).\n",
     .opts = sync_opts,
+    .omit = "table file skip", /* retry's (--json: status and --dry-run) */
+    .subs = sync_subs,
     .epilog =
-        "status says what it read, prints a line per table (done / failed / pending\n"
-        "files, rows, last success, edges skipped), then each file once in its latest\n"
-        "state: done (rows, round), failed (the reason) or pending (new or changed\n"
-        "since recorded). It opens nothing for writing and works while a sync runs:\n"
-        "with the embedded store it then reads the snapshot the sync writes beside it\n"
-        "(STORE.status.json); a FalkorDB sync's ledger file is found from the config,\n"
-        "without --falkordb. Exit 1 when a file has failed.\n"
-        "retry re-queues failed files (the next round reads them again), or with --skip\n"
-        "marks them done unread; it reads and writes the ledger only.\n"
+        "check (or --dry-run) checks the config against its files and the sink and\n"
+        "writes nothing; status lists, per table, the done files, the failed ones and\n"
+        "the pending ones, also while a sync runs; retry re-queues failed files or skips them: see their own --help.\n"
         "\n"
-        "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure, 2 usage or config error.\n"
+        "Exit codes: 0 ok (also after SIGINT/SIGTERM), 1 failure (a file or table failed\n"
+        "with --once), 2 usage or config error (docs/cli.md).\n"
         "\n"
         "Example:\n"
         "  knut sync --once --config examples/lakehouse/sync.yml --store demo/graph.duckdb\n"
@@ -186,11 +239,10 @@ const knut_cli_spec knut_cmd_sync_spec = {
 };
 
 /* Options that only mean something together; returns KNUT_CLI_RUN or 2. */
-static int check_args(const sync_args *a)
+static int check_args(const knut_cli_spec *sp, const sync_args *a)
 {
-    const knut_cli_spec *sp = &knut_cmd_sync_spec;
     if (!a->config)
-        return knut_cli_args_error(sp, "%s", "--config FILE is required");
+        return knut_cli_args_missing(sp, "--config FILE");
     if ((a->airflow_user || a->airflow_password_file || a->airflow_drain > 0) && !a->airflow_url)
         return knut_cli_args_error(sp, "%s", "--airflow-user/--airflow-password-file/"
                                              "--airflow-drain need --airflow-url");
@@ -206,12 +258,6 @@ static int check_args(const sync_args *a)
     if (a->falkordb_password_file && !a->falkordb)
         return knut_cli_args_error(sp, "%s", "--falkordb-password-file needs --falkordb (or "
                                              "KNUT_FALKORDB_URL)");
-    if (a->status && (a->metrics_addr || a->metrics_file))
-        return knut_cli_args_error(sp, "%s", "status takes no --metrics-addr/--metrics-file");
-    if (a->dry_run && a->status)
-        return knut_cli_args_error(sp, "%s", "--dry-run belongs to knut sync itself");
-    if (!a->retry && (a->retry_table || a->retry_file || a->skip))
-        return knut_cli_args_error(sp, "%s", "--table/--file/--skip belong to knut sync retry");
     if (a->store && a->falkordb)
         return knut_cli_args_error(sp, "%s", "--store and --falkordb exclude each other");
     return KNUT_CLI_RUN;
@@ -219,13 +265,15 @@ static int check_args(const sync_args *a)
 
 static int parse_args(int argc, char **argv, sync_args *a)
 {
+    const knut_cli_spec *sp = &knut_cmd_sync_spec;
     if (argc > 1 && (strcmp(argv[1], "status") == 0 || strcmp(argv[1], "retry") == 0)) {
         a->status = 1; /* both open the ledger only */
         a->retry = strcmp(argv[1], "retry") == 0;
+        sp = a->retry ? &sync_retry_spec : &sync_status_spec;
         argc--; /* "status" becomes argv[0], the name the parser skips */
         argv++;
     }
-    int rc = knut_cli_args_parse(&knut_cmd_sync_spec, argc, argv, a);
+    int rc = knut_cli_args_parse(sp, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     /* URLs from the environment, which other users cannot read (ps can) */
@@ -238,7 +286,7 @@ static int parse_args(int argc, char **argv, sync_args *a)
         a->ledger_url = e;
         a->ledger_env = 1;
     }
-    return check_args(a);
+    return check_args(sp, a);
 }
 
 static int read_secrets(const sync_args *a, sync_secrets *p)
@@ -294,14 +342,19 @@ int knut_cmd_sync(int argc, char **argv)
     }
     /* Handlers first: a SIGTERM while the store or FalkorDB is being opened
      * then means "run no round, exit 0" instead of the default kill. */
+    if ((rc = knut_cli_config_check("sync", a.config)) != 0)
+        goto cleanup;
+    rc = KNUT_EXIT_FAIL;
     knut_status st = a.status ? KNUT_OK : knut_signal_install(&err);
     if (st == KNUT_OK && !a.status && !a.once) /* SIGHUP: the config again (sync_live.c) */
         st = knut_signal_install_reload(&err);
-    if (st == KNUT_OK)
-        st = knut_sync_config_load(&cfg, a.config, &err);
     if (st != KNUT_OK) {
         fprintf(stderr, "knut sync: %s\n", err.message);
-        rc = st == KNUT_EINVAL || st == KNUT_EPARSE ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
+        goto cleanup;
+    }
+    if ((st = knut_sync_config_load(&cfg, a.config, &err)) != KNUT_OK) {
+        fprintf(stderr, "knut sync: %s\n", err.message);
+        rc = knut_cli_config_exit(st);
         goto cleanup;
     }
     knut_sync_options so = KNUT_SYNC_OPTIONS_INIT;

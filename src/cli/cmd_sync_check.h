@@ -5,6 +5,8 @@
 #ifndef KNUT_CLI_CMD_SYNC_CHECK_H
 #define KNUT_CLI_CMD_SYNC_CHECK_H
 
+#include "cli.h"
+
 /* What the check needs of the command line; the secrets already read. */
 typedef struct knut_cli_sync_check {
     const char *config, *store, *falkordb, *graph, *ledger, *ledger_url;
@@ -19,5 +21,8 @@ int knut_cli_sync_check_run(const knut_cli_sync_check *a);
 
 /* `knut sync check ...` (argv[0] is "check"). */
 int knut_cmd_sync_check(int argc, char **argv);
+
+/* Its help, for `knut help sync check` (cmd_sync.c lists it among the forms). */
+extern const knut_cli_spec knut_cmd_sync_check_spec;
 
 #endif

@@ -33,14 +33,26 @@ int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *
         char *sub_argv[] = {argv[2], help, NULL};
         return s->run(2, sub_argv);
     }
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        group_usage(argc < 2 ? stderr : stdout, group, about, subs);
-        return argc < 2 ? KNUT_EXIT_USAGE : KNUT_EXIT_OK;
+    if (argc < 2) { /* one line, as every usage error, naming the choices */
+        fprintf(stderr, "knut %s: missing COMMAND (", group);
+        for (s = subs; s->name; s++)
+            fprintf(stderr, "%s%s", s == subs ? "" : ", ", s->name);
+        fprintf(stderr, "); see 'knut %s --help'\n", group);
+        return KNUT_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        (strcmp(argv[1], "help") == 0 && argc == 2)) {
+        group_usage(stdout, group, about, subs);
+        return KNUT_EXIT_OK;
+    }
+    if (strcmp(argv[1], "help") == 0) {
+        fprintf(stderr, "knut %s: unknown command '%s'; see 'knut %s --help'\n", group, argv[2],
+                group);
+        return KNUT_EXIT_USAGE;
     }
     if ((s = find(subs, argv[1])))
         return s->run(argc - 1, argv + 1);
-    fprintf(stderr, "knut %s: unknown command '%s' (see 'knut %s --help')\n", group, argv[1],
+    fprintf(stderr, "knut %s: unknown command '%s'; see 'knut %s --help'\n", group, argv[1],
             group);
     return KNUT_EXIT_USAGE;
 }

@@ -61,7 +61,7 @@ static const char main_usage_head[] =
 static const char main_usage_tail[] =
     "\n"
     "Run 'knut help COMMAND' or 'knut COMMAND --help' for one command.\n"
-    "Exit codes: 0 ok, 1 failure, 2 usage error.\n"
+    "Exit codes: 0 ok, 1 data or runtime failure, 2 usage or config error.\n"
     "Environment: KNUT_LOG=trace|debug|info|warn|error|off (default warn),\n"
     "             KNUT_LOG_FORMAT=json|human (default: human on a terminal).\n";
 
@@ -93,15 +93,27 @@ static int cmd_help(int argc, char **argv)
     }
     const knut_cli_cmd *cmd = knut_cli_find(a.command);
     if (!cmd) {
-        fprintf(stderr, "knut: unknown command '%s'\n", a.command);
+        fprintf(stderr, "knut help: unknown command '%s'; see 'knut help'\n", a.command);
         return KNUT_EXIT_USAGE;
     }
     if (cmd->spec && !a.sub) {
         knut_cli_args_usage(stdout, cmd->spec);
         return KNUT_EXIT_OK;
     }
-    if (cmd->spec)
-        return knut_cli_args_error(&help_spec, "%s has no sub-commands", a.command);
+    if (cmd->spec) { /* a form the command parses itself: `knut help sync status` */
+        size_t n = strlen(a.command);
+        for (const knut_cli_spec *const *sub = cmd->spec->subs; sub && *sub; sub++) {
+            const char *name = (*sub)->name;
+            if (strncmp(name, a.command, n) == 0 && name[n] == ' ' &&
+                strcmp(name + n + 1, a.sub) == 0) {
+                knut_cli_args_usage(stdout, *sub);
+                return KNUT_EXIT_OK;
+            }
+        }
+        if (!cmd->spec->subs)
+            return knut_cli_args_error(&help_spec, "%s has no sub-commands", a.command);
+        return knut_cli_args_error(&help_spec, "%s has no sub-command '%s'", a.command, a.sub);
+    }
     /* A group prints its own list, or its sub-command's help. */
     char help[] = "help", *sub = (char *)a.sub;
     char *group_argv[] = {(char *)a.command, help, sub, NULL};
@@ -131,8 +143,11 @@ void knut_cli_log_setup(void)
 int main(int argc, char **argv)
 {
     knut_cli_log_setup();
-    if (argc < 2) {
-        main_usage(stderr);
+    if (argc < 2) { /* one line, as every usage error, naming the choices */
+        fputs("knut: missing COMMAND (", stderr);
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", commands[i].name);
+        fputs("); see 'knut help'\n", stderr);
         return KNUT_EXIT_USAGE;
     }
     const char *name = argv[1];
@@ -142,7 +157,7 @@ int main(int argc, char **argv)
         return cmd_help(1, argv + 1);
     const knut_cli_cmd *cmd = knut_cli_find(name);
     if (!cmd) {
-        fprintf(stderr, "knut: unknown command '%s' (see 'knut help')\n", name);
+        fprintf(stderr, "knut: unknown command '%s'; see 'knut help'\n", name);
         return KNUT_EXIT_USAGE;
     }
     return cmd->run(argc - 1, argv + 1);

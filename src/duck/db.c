@@ -156,6 +156,64 @@ void knut_duck_error_trim(knut_error *err)
     }
 }
 
+void knut_duck_error_reading(knut_error *err)
+{
+    knut_duck_error_trim(err);
+    if (!err || err->detail < KNUT_DUCK_ERR_OTHER || err->detail > KNUT_DUCK_ERR_TRANSACTION)
+        return;
+    /* the CSV reader's advice (a cast's kind) and the dump of its settings */
+    static const char *const tail[] = {"; Possible solutions:", "; file = "};
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++) {
+        char *p = strstr(err->message, tail[i]);
+        if (p)
+            *p = '\0';
+    }
+    /* DuckDB's "<Kind> Error: " prefix, and knut's own "executing
+     * statement: " before it; a caller's context ("sql step: ") stays */
+    static const char *const internal[] = {"executing ", "preparing ", "running query",
+                                           "parsing SQL", "reading results", "converting "};
+    char *m = err->message, *kind = NULL;
+    size_t klen = 0;
+    for (size_t i = 0; i < N_DUCK_KINDS; i++) { /* the first one in the text */
+        char *at = duck_kinds[i].prefix ? strstr(m, duck_kinds[i].prefix) : NULL;
+        if (at && (!kind || at < kind)) {
+            kind = at;
+            klen = strlen(duck_kinds[i].prefix);
+        }
+    }
+    if (!kind)
+        return;
+    char *cut = kind, *seg = kind; /* the start of what goes: the internal "what: " too */
+    if (kind - m >= 2 && kind[-2] == ':' && kind[-1] == ' ') {
+        seg = kind - 2;
+        while (seg - m >= 2 && !(seg[-2] == ':' && seg[-1] == ' '))
+            seg--;
+        if (seg - m < 2)
+            seg = m;
+        for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
+            if (strncmp(seg, internal[i], strlen(internal[i])) == 0)
+                cut = seg;
+    }
+    const char *text = kind + klen;
+    char out[KNUT_ERROR_MSG_MAX];
+    size_t keep = (size_t)(cut - m); /* < sizeof out: both are message-sized */
+    memcpy(out, m, keep);
+    static const char csv[] = "CSV Error on Line: ";
+    if (strncmp(text, csv, sizeof csv - 1) == 0) {
+        /* "CSV Error on Line: N; Original Line: <the data>; why" (the
+         * data is one line; it ends at its first "; ", short of a "; " in
+         * the data itself) */
+        long long line = strtoll(text + sizeof csv - 1, NULL, 10);
+        const char *why = strstr(text, "; Original Line: ");
+        why = why ? strstr(why + 2, "; ") : strstr(text, "; ");
+        why = why ? why + 2 : text;
+        snprintf(out + keep, sizeof out - keep, "line %lld: %s", line, why);
+    } else {
+        snprintf(out + keep, sizeof out - keep, "%s", text);
+    }
+    snprintf(err->message, sizeof err->message, "%s", out);
+}
+
 /* ---- database ---------------------------------------------------------- */
 
 knut_status knut_duck_db_open(knut_duck_db **out, const char *path,

@@ -91,6 +91,7 @@ knut_status knut_graphar__import_describe(knut_duck_conn *conn, const char *rel,
         st = knut_graphar__write_rows_open(&r, conn, sql.data, err);
     knut_buf_reset(&sql);
     if (st) {
+        knut_duck_error_reading(err); /* as sync says it of the same file */
         knut_error_prefix(err, "reading %s: ", name);
         return st;
     }

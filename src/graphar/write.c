@@ -141,7 +141,7 @@ knut_status knut_graphar__write_prepare_dir(knut_graphar_writer *w, const char *
     if (has && !w->overwrite)
         return knut_error_set(err, KNUT_EINVAL,
                               "%s exists and is not empty (an earlier graph?); remove it or "
-                              "allow overwriting",
+                              "pass --overwrite",
                               dir);
     knut_status st = KNUT_OK;
     if (has) {

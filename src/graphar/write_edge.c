@@ -114,8 +114,10 @@ static knut_status check_columns(ejob *j, knut_error *err)
     char **cols = NULL;
     size_t n = 0;
     knut_status st = knut_graphar__write_columns(j->w->conn, j->rel.data, &cols, &n, err);
-    if (st)
+    if (st) {
+        knut_duck_error_reading(err); /* as sync says it of the same file */
         return knut_error_prefix(err, "%s: reading %s: ", j->what, j->name);
+    }
     const char *missing = NULL, *role = NULL;
     for (size_t k = 0; !missing && k < j->src->n_src_keys; k++)
         if (!has_column(cols, n, j->src->src_keys[k]))

@@ -461,6 +461,7 @@ knut_status knut_graphar__write_report_cast_failure(knut_graphar_writer *w, cons
         knut_error_prefix(err, "%s: ", what);
         return d;
     }
+    knut_duck_error_reading(err); /* as sync says it of the same file */
     knut_error_prefix(err, "%s: reading %s: ", what, source_name);
     return st;
 }

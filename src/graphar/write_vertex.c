@@ -475,6 +475,7 @@ knut_status knut_graphar_writer_write_vertices(knut_graphar_writer *w, const cha
     if ((st = knut_buf_check(&j.rel, err)))
         goto cleanup;
     if ((st = knut_graphar__write_columns(w->conn, j.rel.data, &cols, &ncols, err))) {
+        knut_duck_error_reading(err); /* as sync says it of the same file */
         knut_error_prefix(err, "%s: reading %s: ", j.what, j.name);
         goto cleanup;
     }

@@ -60,7 +60,7 @@ knut_status knut_sync__stage_explain(knut_duck_conn *c, const sync_file *f, knut
         return knut_error_set(err, KNUT_ENOTFOUND, "vanished while being read");
     /* DuckDB's advice and the echo of our statement cut off: the reason
      * keeps what broke and where (file, line), not our SQL text. */
-    knut_duck_error_trim(err);
+    knut_duck_error_reading(err);
     if (!err || f->format != KNUT_SYNC_FORMAT_CSV || f->size > SYNC_CSV_DIAG_MAX_BYTES)
         return st;
     /* DuckDB's sniffer gave up on the header: one column named like

@@ -643,8 +643,8 @@ def test_usage_errors_and_list_rules(run_knut):
                  "version.bad", "edge.vertex_type_missing", "column.type_mismatch"):
         assert rule in ids
     assert len(ids) == len(set(ids))
-    p = run_knut("gar", "validate")
-    assert "--info-only" in p.stderr
+    p = run_knut("gar", "validate")  # one line naming what is missing
+    assert p.stderr == "knut gar validate: missing PATH; see 'knut gar validate --help'\n"
     p = run_knut("gar", "validate", "--help")
     assert p.returncode == 0 and "--info-only" in p.stdout
     p = run_knut("gar")  # the sub-command list

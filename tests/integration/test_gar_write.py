@@ -423,7 +423,9 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
     assert got["edges"]["ordered_by_source"]["size"] == E - 1
 
 
-@pytest.mark.parametrize("body,message", [
+# The config refused is a config error (exit 2); the data (or a config that
+# does not fit the data) refused is exit 1 (docs/cli.md, "Exit codes").
+@pytest.mark.parametrize("body,message,code", [
     # A typo in a key is refused at its position, not ignored.
     ("""\
      graph: g
@@ -431,13 +433,13 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
      vertices:
        - type: person
          tabel: person.parquet
-     """, "bad.yml:5:12: vertices[0]: unknown key 'tabel'"),
+     """, "bad.yml:5:12: vertices[0]: unknown key 'tabel'", 2),
     ("""\
      graph: g
      output: o
      vertices:
        - {type: person, table: person.parquet, key: id, chunk_size: -3}
-     """, "bad.yml:4:64: vertices[0]: 'chunk_size' must be an integer > 0"),
+     """, "bad.yml:4:64: vertices[0]: 'chunk_size' must be an integer > 0", 2),
     ("""\
      graph: g
      output: o
@@ -446,14 +448,14 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
      edges:
        - {type: knows, src: {type: person, key: src}, dst: {type: city, key: dst},
           table: knows.parquet}
-     """, "bad.yml:6:62: edges[0].dst: no vertex type 'city' in vertices"),
+     """, "bad.yml:6:62: edges[0].dst: no vertex type 'city' in vertices", 2),
     ("""\
      graph: g
      output: o
      file_type: orc
      vertices:
        - {type: person, table: person.parquet, key: id}
-     """, "bad.yml:3:12: file_type: file_type orc cannot be written"),
+     """, "bad.yml:3:12: file_type: file_type orc cannot be written", 2),
     ("""\
      graph: g
      output: o
@@ -464,7 +466,7 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
          properties:
            - id
            - {name: x, column: nope}
-     """, "bad.yml:9:9: vertex person property 'x': no column 'nope' in"),
+     """, "bad.yml:9:9: vertex person property 'x': no column 'nope' in", 1),
     # Data errors name the table, row and column.
     ("""\
      graph: g
@@ -474,7 +476,7 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
          table: person.csv
          key: id
          properties: [id, {name: gender, type: int64}]
-     """, "person.csv: row 1, column 'gender': cannot convert 'male' to BIGINT"),
+     """, "person.csv: row 1, column 'gender': cannot convert 'male' to BIGINT", 1),
     ("""\
      graph: g
      output: o
@@ -483,7 +485,7 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
          table: person.csv
          key: gender
          properties: [id]
-     """, "key (gender) = (male) appears 25 times (rows 1 and 49)"),
+     """, "key (gender) = (male) appears 25 times (rows 1 and 49)", 1),
     # A key that does not even convert to the vertex key's type is unknown.
     ("""\
      graph: g
@@ -495,12 +497,12 @@ def test_unknown_endpoints_rejected_or_recorded(src, knut, run_knut, tmp_path):
          src: {type: person, key: a}
          dst: {type: person, key: dst}
          query: "SELECT 'v' || src AS a, dst FROM 'knows.parquet'"
-     """, "row 1: src key (a) = (v1000) matches no 'person' vertex (300 edge rows"),
+     """, "row 1: src key (a) = (v1000) matches no 'person' vertex (300 edge rows", 1),
 ])
-def test_config_and_data_errors(src, run_knut, tmp_path, body, message):
+def test_config_and_data_errors(src, run_knut, tmp_path, body, message, code):
     cfg = write_config(src, "bad.yml", body)
     r = run_knut("gar", "import", "-c", cfg, "-o", tmp_path / "out")
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == code, r.stderr
     assert message in r.stderr, r.stderr
 
 

@@ -15,6 +15,9 @@
 
 #include "cli/cli.h"
 
+/* The end of every usage error: one line, then where the help is. */
+#define SEE "; see 'knut t --help'\n"
+
 typedef struct t_args {
     const char *db, *path, *more;
     int verbose, format;
@@ -64,6 +67,9 @@ typedef struct run {
     char *argv[32]; /* writable copies; the values point into them */
 } run;
 
+/* The spec parse() uses: t_spec unless a test sets another. */
+static const knut_cli_spec *spec_now = &t_spec;
+
 /* Parses the NULL-terminated words, after argv[0] = "t". */
 static void parse(run *r, ...)
 {
@@ -79,7 +85,7 @@ static void parse(run *r, ...)
     FILE *out = open_memstream(&r->out, &r->nout), *err = open_memstream(&r->err, &r->nerr);
     assert_non_null(out);
     assert_non_null(err);
-    r->rc = knut_cli_args_parse_to(&t_spec, argc, r->argv, &r->a, out, err);
+    r->rc = knut_cli_args_parse_to(spec_now, argc, r->argv, &r->a, out, err);
     fclose(out);
     fclose(err);
 }
@@ -144,7 +150,7 @@ static void test_repeated_options(void **state)
 
     parse(&r, "-s", "a", "-s", "b", "-s", "c", "-s", "d", "p", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: --set may be given at most 3 times\n"));
+    assert_non_null(strstr(r.err, "knut t: --set may be given at most 3 times" SEE));
     done(&r);
 }
 
@@ -178,25 +184,24 @@ static void test_missing_value_and_arguments(void **state)
     run r;
     parse(&r, "p", "--db", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_string_equal(r.err, "knut t: --db needs a value (FILE)\n"
-                               "usage: knut t [OPTIONS] PATH [MORE]\n"
-                               "Run 'knut t --help' for the full help.\n");
+    /* one line: what is wrong, and where the help is */
+    assert_string_equal(r.err, "knut t: --db needs a value (FILE)" SEE);
     assert_string_equal(r.out, "");
     done(&r);
 
     parse(&r, "p", "--max-rows", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: --max-rows needs a whole number from 0 to 100\n"));
+    assert_non_null(strstr(r.err, "knut t: --max-rows needs a whole number from 0 to 100" SEE));
     done(&r);
 
     parse(&r, "-v", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: no PATH given\n"));
+    assert_non_null(strstr(r.err, "knut t: missing PATH" SEE));
     done(&r);
 
     parse(&r, "a", "b", "c", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: unexpected argument 'c'; quote it\n"));
+    assert_non_null(strstr(r.err, "knut t: unexpected argument 'c'; quote it" SEE));
     done(&r);
 }
 
@@ -211,7 +216,7 @@ static void test_bad_numbers_and_choices(void **state)
         assert_int_equal(r.rc, KNUT_EXIT_USAGE);
         char want[128];
         snprintf(want, sizeof want,
-                 "knut t: --max-rows needs a whole number from 0 to 100, not '%s'\n",
+                 "knut t: --max-rows needs a whole number from 0 to 100, not '%s'" SEE,
                  bad_int[i]);
         assert_non_null(strstr(r.err, want));
         done(&r);
@@ -231,7 +236,8 @@ static void test_bad_numbers_and_choices(void **state)
 
     parse(&r, "-f", "pink", "p", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: --format needs one of red, green, blue, not 'pink'\n"));
+    assert_non_null(
+        strstr(r.err, "knut t: --format needs one of red, green, blue, not 'pink'" SEE));
     done(&r);
 }
 
@@ -241,46 +247,47 @@ static void test_unknown_options(void **state)
     run r;
     parse(&r, "--max-row", "5", "p", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: unknown option --max-row (did you mean --max-rows?)\n"));
+    assert_non_null(
+        strstr(r.err, "knut t: unknown option --max-row (did you mean --max-rows?)" SEE));
     done(&r);
 
     parse(&r, "--fromat=red", "p", NULL); /* a swap, and the value is not shown */
-    assert_non_null(strstr(r.err, "unknown option --fromat (did you mean --format?)\n"));
+    assert_non_null(strstr(r.err, "unknown option --fromat (did you mean --format?)" SEE));
     done(&r);
 
     parse(&r, "--verb", "p", NULL); /* the beginning of exactly one option */
-    assert_non_null(strstr(r.err, "unknown option --verb (did you mean --verbose?)\n"));
+    assert_non_null(strstr(r.err, "unknown option --verb (did you mean --verbose?)" SEE));
     done(&r);
 
     parse(&r, "--hepl", NULL);
-    assert_non_null(strstr(r.err, "unknown option --hepl (did you mean --help?)\n"));
+    assert_non_null(strstr(r.err, "unknown option --hepl (did you mean --help?)" SEE));
     done(&r);
 
     parse(&r, "--bogus", "p", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: unknown option --bogus\n"));
+    assert_non_null(strstr(r.err, "knut t: unknown option --bogus" SEE));
     done(&r);
 
     parse(&r, "--passwords", "p", NULL); /* a refused option is never suggested */
-    assert_non_null(strstr(r.err, "knut t: unknown option --passwords\n"));
+    assert_non_null(strstr(r.err, "knut t: unknown option --passwords" SEE));
     done(&r);
 
     /* Short options take no attached value and do not cluster. */
     parse(&r, "-fred", "p", NULL);
-    assert_non_null(strstr(r.err, "knut t: unknown option -fred\n"));
+    assert_non_null(strstr(r.err, "knut t: unknown option -fred" SEE));
     done(&r);
     parse(&r, "-x", "p", NULL);
-    assert_non_null(strstr(r.err, "knut t: unknown option -x\n"));
+    assert_non_null(strstr(r.err, "knut t: unknown option -x" SEE));
     done(&r);
 
     parse(&r, "--verbose=yes", "p", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: --verbose takes no value ('--verbose=yes')\n"));
+    assert_non_null(strstr(r.err, "knut t: --verbose takes no value ('--verbose=yes')" SEE));
     done(&r);
 
     parse(&r, "--password", "x", "p", NULL);
     assert_int_equal(r.rc, KNUT_EXIT_USAGE);
-    assert_non_null(strstr(r.err, "knut t: no password on the command line\n"));
+    assert_non_null(strstr(r.err, "knut t: no password on the command line" SEE));
     done(&r);
 }
 
@@ -349,6 +356,50 @@ static void test_long_option_names_get_their_own_line(void **state)
     free(text);
 }
 
+/* A form of a command sharing its table (`sync status`): only its options
+ * parse and show; another of the table's is refused naming the form. */
+static void test_forms_sharing_a_table(void **state)
+{
+    (void)state;
+    static const knut_cli_spec sub = {.name = "t sub", .synopsis = "usage: knut t sub\n",
+                                      .opts = t_opts, .args = t_pos, .only = "db verbose"};
+    static const knut_cli_spec main_form = {.name = "t", .synopsis = "usage: knut t\n",
+                                            .opts = t_opts, .args = t_pos, .omit = "db"};
+    run r;
+    spec_now = &sub;
+    parse(&r, "--db", "x", "-v", "p", NULL);
+    assert_int_equal(r.rc, KNUT_CLI_RUN);
+    assert_string_equal(r.a.db, "x");
+    done(&r);
+    parse(&r, "--max-rows", "3", "p", NULL);
+    assert_int_equal(r.rc, KNUT_EXIT_USAGE);
+    assert_string_equal(r.err, "knut t sub: --max-rows is not an option of knut t sub; see "
+                               "'knut t sub --help'\n");
+    done(&r);
+    parse(&r, "-f", "red", "p", NULL); /* a short alias of another form's option */
+    assert_int_equal(r.rc, KNUT_EXIT_USAGE);
+    done(&r);
+    parse(&r, "--verbos", "p", NULL); /* suggestions come from its own options */
+    assert_non_null(strstr(r.err, "(did you mean --verbose?)"));
+    done(&r);
+    parse(&r, "--help", NULL);
+    assert_int_equal(r.rc, KNUT_EXIT_OK);
+    assert_non_null(strstr(r.out, "--db FILE"));
+    assert_non_null(strstr(r.out, "--verbose"));
+    assert_null(strstr(r.out, "--max-rows"));
+    assert_null(strstr(r.out, "--format"));
+    done(&r);
+    spec_now = &main_form;
+    parse(&r, "--db", "x", "p", NULL);
+    assert_int_equal(r.rc, KNUT_EXIT_USAGE);
+    assert_non_null(strstr(r.err, "--db is not an option of knut t;"));
+    done(&r);
+    parse(&r, "--max-rows", "3", "p", NULL);
+    assert_int_equal(r.rc, KNUT_CLI_RUN);
+    done(&r);
+    spec_now = &t_spec;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_unknown_options),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_long_option_names_get_their_own_line),
+        cmocka_unit_test(test_forms_sharing_a_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

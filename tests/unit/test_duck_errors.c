@@ -157,6 +157,43 @@ static void test_duck_error_trim_possible_fixes(void **state)
     knut_duck_error_trim(NULL);
 }
 
+/* ---- knut_duck_error_reading: the reason a user reads ------------------ */
+
+static void test_duck_error_reading_csv(void **state)
+{
+    fixture *f = *state; /* the line number, what is wrong; no prefixes, no data */
+    knut_error e = csv_prepare_fails(f->conn, NOT_UTF8, "");
+    knut_duck_error_reading(&e);
+    assert_int_equal(e.code, KNUT_EINVAL);
+    assert_int_equal(e.detail, KNUT_DUCK_ERR_INVALID_INPUT);
+    if (strncmp(e.message, "line 2: ", 8) != 0 || !strstr(e.message, "not utf-8 encoded") ||
+        strstr(e.message, "Error") || strstr(e.message, "Original Line") ||
+        strstr(e.message, "preparing") || strstr(e.message, "file = "))
+        fail_msg("got: %s", e.message);
+    /* a caller's context stays, knut's "preparing query: " goes */
+    e = csv_prepare_fails(f->conn, NOT_UTF8, "");
+    knut_error_prefix(&e, "sql step: ");
+    knut_duck_error_reading(&e);
+    if (strncmp(e.message, "sql step: line 2: ", 18) != 0)
+        fail_msg("got: %s", e.message);
+}
+
+static void test_duck_error_reading_other(void **state)
+{
+    fixture *f = *state; /* not a CSV error: DuckDB's text without the prefixes */
+    knut_error e = prepare_fails(f->conn, "SELECT * FROM read_csv('/nonexistent/knut/x.csv')");
+    knut_duck_error_reading(&e);
+    if (strstr(e.message, "IO Error") || strstr(e.message, "preparing") ||
+        !strstr(e.message, "/nonexistent/knut/x.csv"))
+        fail_msg("got: %s", e.message);
+    /* not DuckDB's: left alone */
+    knut_error mine = KNUT_ERROR_INIT;
+    knut_error_set(&mine, KNUT_EINVAL, "x: Invalid Input Error: kept");
+    knut_duck_error_reading(&mine);
+    assert_string_equal(mine.message, "x: Invalid Input Error: kept");
+    knut_duck_error_reading(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +208,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_duck_error_trim_statement_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duck_error_trim_possible_solution, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duck_error_trim_possible_fixes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_reading_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duck_error_reading_other, setup, teardown),
     };
     return cmocka_run_group_tests_name("duck_errors", tests, NULL, NULL);
 }
