@@ -83,8 +83,8 @@ typedef struct knut_pipeline_cols {
     int except; /* 1: every column but names; 0 with n == 0: not given */
 } knut_pipeline_cols;
 
-/* The clauses of AUTO CDC INTO / APPLY CHANGES INTO (parsed; the run
- * refuses CDC flows for now, see docs/pipelines.md). */
+/* The clauses of AUTO CDC INTO / APPLY CHANGES INTO (semantics:
+ * docs/pipelines.md, "CDC"). */
 typedef struct knut_pipeline_cdc {
     const char *source; /* the FROM name */
     int source_stream;  /* FROM STREAM(source) */

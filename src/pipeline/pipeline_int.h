@@ -250,6 +250,13 @@ knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow 
                                       const knut_pipeline__stream *sr, size_t nsr,
                                       knut_pipeline__state *state, knut_buf *details,
                                       knut_error *ferr);
+/* The target's columns of CDC flow f from its source's columns src
+ * (KNUT_EINVAL naming the flow and the column: a reserved name, a name
+ * not in the source, a key COLUMNS leaves out, a TRACK HISTORY name that
+ * is no payload column). */
+knut_status knut_pipeline__cdc_plan_columns(const knut_pipeline_flow *f,
+                                            const knut_pipeline__strvec *src,
+                                            knut_pipeline__cdc_cols *c, knut_error *err);
 /* At resolve: the CDC flows into one target agree (keys, SCD type), no
  * other kind of flow writes it, it has no expectations, and TRUNCATE is
  * SCD1 only. */
