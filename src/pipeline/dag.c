@@ -198,6 +198,9 @@ knut_status knut_pipeline_resolve(knut_pipeline *p, knut_error *err)
     if ((st = knut_duck_db_open(&db, NULL, NULL, 0, err)) != KNUT_OK ||
         (st = knut_duck_conn_open(&conn, db, err)) != KNUT_OK)
         goto cleanup;
+    int64_t files_per_update; /* settings.c: a bad setting is the spec's error */
+    if ((st = knut_pipeline__settings_apply(p, conn, &files_per_update, err)) != KNUT_OK)
+        goto cleanup;
     for (size_t i = 0; i < p->nflows; i++) {
         knut_pipeline_flow *f = &p->flows[i];
         f->nreads = 0;

@@ -89,6 +89,14 @@ const knut_pipeline_flow *knut_pipeline__writer(const knut_pipeline *p, const ch
 knut_status knut_pipeline__error_at(knut_error *err, knut_status code, knut_pipeline_pos pos,
                                     const char *fmt, ...) KNUT_PRINTF(4, 5);
 
+/* ---- the spec's configuration (settings.c) -------------------------------- */
+
+/* Applies p's `configuration:` on conn: knut.* settings into
+ * *files_per_update, the rest with SET. A bad setting is KNUT_EINVAL
+ * naming its file:line:col. */
+knut_status knut_pipeline__settings_apply(const knut_pipeline *p, knut_duck_conn *conn,
+                                          int64_t *files_per_update, knut_error *err);
+
 /* ---- SQL with bound text parameters (sqlutil.c) --------------------------- */
 
 /* Runs sql with binds[0..n) as $1.. (NULL: SQL NULL); *changes may be NULL. */

@@ -143,33 +143,7 @@ static knut_status open_storage(knut_pipeline__run *r, knut_error *err)
         knut_error_prefix(err, "storage %s: ", r->dir);
         goto done;
     }
-    r->files_per_update = KNUT_PIPELINE_FILES_PER_UPDATE;
-    for (size_t i = 0; i < p->nconfiguration && st == KNUT_OK; i++) {
-        if (strncmp(p->configuration[i].name, "knut.", 5) == 0) {
-            /* knut's own settings; everything else is DuckDB's. */
-            char *end = NULL;
-            long long v = strtoll(p->configuration[i].value, &end, 10);
-            if (strcmp(p->configuration[i].name, "knut.max_files_per_update") != 0 || !end ||
-                *end || v < 1 || v > KNUT_PIPELINE_FILES_PER_UPDATE)
-                st = knut_pipeline__error_at(err, KNUT_EINVAL, p->configuration[i].pos,
-                                             "configuration %s: unknown, or not a number from 1 "
-                                             "to %d (knut.max_files_per_update)",
-                                             p->configuration[i].name,
-                                             KNUT_PIPELINE_FILES_PER_UPDATE);
-            else
-                r->files_per_update = v;
-            continue;
-        }
-        knut_buf_clear(&b);
-        knut_buf_puts(&b, "SET ");
-        knut_duck_ident(&b, p->configuration[i].name);
-        knut_buf_puts(&b, " = ");
-        knut_duck_literal(&b, p->configuration[i].value, strlen(p->configuration[i].value));
-        if ((st = knut_buf_check(&b, err)) == KNUT_OK &&
-            (st = knut_duck_exec(r->conn, b.data, err)) != KNUT_OK)
-            knut_pipeline__error_at(err, st, p->configuration[i].pos, "configuration %s: %s",
-                                    p->configuration[i].name, err->message);
-    }
+    st = knut_pipeline__settings_apply(p, r->conn, &r->files_per_update, err); /* settings.c */
     if (st != KNUT_OK || (r->dry && exists))
         goto schema;
     if ((st = knut_duck_exec(r->conn, setup_sql, err)) != KNUT_OK)

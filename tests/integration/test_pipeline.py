@@ -586,10 +586,16 @@ def test_bad_configuration_names_its_line(tmp_path):
     spec = ("name: a\nstorage: s\nconfiguration:\n  threads: lots\n"
             "libraries:\n  - glob:\n      include: t/**\n")
     root = project(tmp_path, {"t/a.sql": "CREATE MATERIALIZED VIEW a AS SELECT 1 AS x;"}, spec)
+    # a config error (docs/cli.md): exit 2, found before the storage is made
     p = knut("pipeline", "run", root)
-    assert p.returncode == 1
+    assert p.returncode == 2, p.stderr
     assert p.stderr.startswith(f"knut pipeline run: {root}/pipeline.yml:4:12: configuration "
                                "threads: ")
+    assert not (root / "s").exists()
+    v = knut("pipeline", "validate", root)  # validate's answer: invalid
+    assert v.returncode == 1
+    assert f"{root}/pipeline.yml:4:12: configuration threads: " in v.stderr
+    assert knut("pipeline", "show", root).returncode == 2
 
 
 def test_full_refresh_names_before_spec(tmp_path):
@@ -621,5 +627,5 @@ def test_files_per_update_cap_splits_into_updates(tmp_path):
     bad = project(tmp_path / "bad", {"t/a.sql": "CREATE MATERIALIZED VIEW a AS SELECT 1 AS x;"},
                   spec.replace("knut.max_files_per_update: '2'", "knut.nope: '2'"))
     p = knut("pipeline", "run", bad)
-    assert p.returncode == 1
+    assert p.returncode == 2
     assert "pipeline.yml:4:14: configuration knut.nope: unknown" in p.stderr
