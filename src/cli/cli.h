@@ -175,7 +175,7 @@ knut_status knut_cli_read_stdin(knut_buf *b, const char *what, knut_error *err);
 /* `knut load --mapping`: every file of every table of a sync config, in
  * rounds until none is left (src/cli/cmd_load_tables.c). Returns an exit code. */
 int knut_cli_load_mapping(const char *mapping, const char *url, const char *password,
-                          const char *graph, const char *db, int quiet);
+                          const char *graph, const char *db, int no_bulk, int quiet);
 
 /* The query text of a command: arg itself, or all of stdin (capped at max,
  * read into input, which the caller resets) when arg is "-". */

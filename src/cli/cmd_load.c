@@ -139,6 +139,9 @@ int knut_cmd_load(int argc, char **argv)
         return knut_cli_args_missing(sp, "--graphar PATH or --mapping FILE");
     if (gar && mapping)
         return knut_cli_args_error(sp, "%s", "--graphar and --mapping exclude each other");
+    if (mapping && a.o.batch_rows != 0) /* 0: not given (the default 5000) */
+        return knut_cli_args_error(sp, "%s", "--batch-rows is for --graphar (a --mapping load "
+                                             "batches as knut sync does)");
     if (!db && !url)
         return knut_cli_args_missing(sp, "--db FILE or --falkordb URL (or KNUT_FALKORDB_URL)");
     if (db && url)
@@ -157,7 +160,7 @@ int knut_cmd_load(int argc, char **argv)
     progress_state ps = {isatty(STDERR_FILENO), a.quiet, {0}};
     knut_graph_load_options o = a.o;
     if (mapping) {
-        rc = knut_cli_load_mapping(mapping, url, password, graph, db, ps.quiet);
+        rc = knut_cli_load_mapping(mapping, url, password, graph, db, a.o.no_bulk, ps.quiet);
         knut_net_secret_free(password);
         return rc;
     }

@@ -72,7 +72,7 @@ static void progress_round(tprogress *p, const knut_sync_round_stats *t,
 }
 
 int knut_cli_load_mapping(const char *mapping, const char *url, const char *password,
-                          const char *graph, const char *db, int quiet)
+                          const char *graph, const char *db, int no_bulk, int quiet)
 {
     knut_error err = KNUT_ERROR_INIT;
     knut_sync_config *cfg = NULL;
@@ -97,6 +97,7 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *pass
     so.falkordb_url = url;
     so.falkordb_password = password;
     so.graph = graph;
+    so.no_bulk = no_bulk; /* FalkorDB: MERGE even into a new graph */
     if (url) {
         if (!mkdtemp(dir)) {
             knut_error_set(&err, KNUT_EIO, "cannot create a temporary ledger folder");

@@ -316,6 +316,24 @@ def test_load_mapping_bad_file_fails(knut, tmp_path):
     r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
                         "--graphar", "x", "--db", "y"], capture_output=True, text=True)
     assert r.returncode == 2
+    # --batch-rows is the GraphAr loader's: refused with --mapping, not ignored
+    r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
+                        "--batch-rows", "10", "--db", "y"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "--batch-rows is for --graphar" in r.stderr, r.stderr
+
+
+def test_load_mapping_no_bulk_merges(knut, falkordb, tmp_path):
+    """--no-bulk reaches the sync engine: a new graph gets MERGE, not GRAPH.BULK."""
+    lake = _lake_copy(tmp_path)
+    r = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"), "--no-bulk",
+                        "--falkordb", url(falkordb), "--graph", "lake"],
+                       capture_output=True, text=True, env={**os.environ, "KNUT_LOG": "info"})
+    assert r.returncode == 0, r.stderr
+    assert '"path":"bulk"' not in r.stderr and "path=bulk" not in r.stderr, r.stderr
+    with falkordb.client() as c:
+        assert c.execute_command("GRAPH.QUERY", "lake",
+                                 "MATCH (n:Person) RETURN count(n)")[1][0][0] == 10
 
 
 def test_load_mapping_progress_json_lines_and_bar(knut, tmp_path):
