@@ -380,9 +380,12 @@ KNUT_EXTERN knut_status knut_graph_falkor_bulk_new(knut_graph_falkor_bulk **out,
  * utf8): the caller's test before choosing the bulk path. */
 KNUT_EXTERN int knut_graph_falkor_bulk_types_ok(const struct ArrowSchema *schema,
                                                 int64_t first);
-/* Sends every row of rows as a node labelled `label`, each column a
- * property (a null one is left out); *first_id gets the id of its first
- * row, *n the rows sent. Every row needs one non-null column. */
+/* Sends every row of rows as a node labelled `label`: column 0 is the
+ * row's position in the set (int64: 0, 1, 2, ... in stream order; checked,
+ * not sent: the caller's numbering, such as a fresh table's rowid, so
+ * node id = *first_id + position), every other column a property (a
+ * null one is left out); *first_id gets the id of its first row, *n the
+ * rows sent. Every row needs one non-null property. */
 KNUT_EXTERN knut_status knut_graph_falkor_bulk_nodes(knut_graph_falkor_bulk *b,
                                                      const char *label,
                                                      struct ArrowArrayStream *rows,

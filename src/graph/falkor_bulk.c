@@ -66,14 +66,15 @@ int knut_graph_falkor_bulk_types_ok(const struct ArrowSchema *schema, int64_t fi
     return 1;
 }
 
-/* Streams rows into blobs; first = 2 for edges (the two id columns). */
+/* Streams rows into blobs; first = 2 for edges (the two id columns), 1
+ * for nodes (the position, checked against the row count). */
 static knut_status send_rows(knut_graph_falkor_bulk *b, const char *name, int is_node,
                              struct ArrowArrayStream *rows, int64_t *n, knut_error *err)
 {
     struct ArrowSchema sc = {0};
     struct ArrowArray batch = {0};
     knut_arrow_view view = {0};
-    int64_t first = is_node ? 0 : 2, row = 0;
+    int64_t first = is_node ? 1 : 2, row = 0;
     knut_status st = KNUT_OK;
     *n = 0;
     if (b->failed)
@@ -83,6 +84,8 @@ static knut_status send_rows(knut_graph_falkor_bulk *b, const char *name, int is
     if (st == KNUT_OK && rows->get_schema(rows, &sc) != 0)
         st = knut_error_set(err, KNUT_EIO, "bulk %s: %s", name, rows->get_last_error(rows));
     if (st == KNUT_OK && (sc.n_children < first + (is_node ? 1 : 0) ||
+                          strcmp(sc.children[0]->format, "l") != 0 ||
+                          strcmp(sc.children[first - 1]->format, "l") != 0 ||
                           !knut_graph_falkor_bulk_types_ok(&sc, first)))
         st = knut_error_set(err, KNUT_EUNSUPPORTED, "bulk %s: columns without a bulk code",
                             name);
@@ -105,7 +108,13 @@ static knut_status send_rows(knut_graph_falkor_bulk *b, const char *name, int is
             int64_t r = knut_arrow_view_child_row(&view, i), set = 0;
             if (b->io.blob_rows == 0)
                 knut_graph__fbulk_header(&b->io.blob, name, &sc, first, n_props);
-            if (!is_node) {
+            if (is_node && (knut_arrow_view_is_null(&view.children[0], r) ||
+                            knut_arrow_view_get_int64(&view.children[0], r) != row)) {
+                /* an id would name another row's node */
+                st = knut_error_set(err, KNUT_EINVAL, "bulk %s: row %" PRId64
+                                    " is not at its position", name, row);
+                break;
+            } else if (!is_node) {
                 int64_t s = knut_arrow_view_get_int64(&view.children[0], r);
                 int64_t d = knut_arrow_view_get_int64(&view.children[1], r);
                 if (knut_arrow_view_is_null(&view.children[0], r) ||

@@ -162,12 +162,17 @@ static void join_on(knut_buf *q, const char *alias, const knut_sync_endpoint *ep
 }
 
 /*
- * Checks an edge step against the bulk: every column has a bulk code, the
- * endpoint key columns have the types of the vertices' keys, and every
- * row finds both endpoints. *ok = 0 otherwise (the table goes MERGE).
+ * Checks an edge step against the bulk and resolves its endpoints: every
+ * column has a bulk code, the endpoint key columns have the types of the
+ * vertices' keys, and every row finds both endpoints. The rows go into
+ * table _knut_be<ei> with the endpoints' node ids first (_knut_src,
+ * _knut_dst, then the properties): one join, whose result is a table, so
+ * the send is a plain scan (a join streamed straight to the server ran
+ * out of the staging engine's 128 MB over a view batch). *ok = 0
+ * otherwise (the table goes MERGE).
  */
-static knut_status edge_check(bulk_run *b, knut_duck_conn *c, const knut_sync_edge_step *e,
-                              const char *sql, size_t ne, int *ok, knut_error *err)
+static knut_status edge_resolve(bulk_run *b, knut_duck_conn *c, const knut_sync_edge_step *e,
+                                size_t ei, const char *sql, size_t ne, int *ok, knut_error *err)
 {
     struct ArrowSchema sc = {0}, vs[2] = {{0}, {0}};
     knut_buf q = KNUT_BUF_INIT;
@@ -195,13 +200,27 @@ static knut_status edge_check(bulk_run *b, knut_duck_conn *c, const knut_sync_ed
         const bulk_label *ld = label_find(b, e->to.label, b->n_labels);
         knut_buf_clear(&q);
         /* two hash joins (NOT EXISTS ... OR NOT EXISTS plans as a cross product) */
-        knut_buf_printf(&q, "SELECT count(*) FROM (%s) e LEFT JOIN _knut_bv%d s ON ", sql,
-                        ls->table);
+        knut_buf_printf(&q, "CREATE OR REPLACE TABLE _knut_be%zu AS SELECT s.rowid + %lld AS "
+                            "_knut_src, d.rowid + %lld AS _knut_dst, e.*",
+                        ei, (long long)ls->first, (long long)ld->first);
+        if (ne) {
+            knut_buf_puts(&q, " EXCLUDE (");
+            for (size_t k = 0; k < e->from.n_keys + e->to.n_keys; k++)
+                knut_buf_printf(&q, "%s_knut_%c%u", k ? ", " : "",
+                                k < e->from.n_keys ? 's' : 'd',
+                                (unsigned)(k < e->from.n_keys ? k : k - e->from.n_keys));
+            knut_buf_puts(&q, ")");
+        }
+        knut_buf_printf(&q, " FROM (%s) e LEFT JOIN _knut_bv%d s ON ", sql, ls->table);
         join_on(&q, "s", &e->from, 's');
         knut_buf_printf(&q, " LEFT JOIN _knut_bv%d d ON ", ld->table);
         join_on(&q, "d", &e->to, 'd');
-        knut_buf_puts(&q, " WHERE s.rowid IS NULL OR d.rowid IS NULL");
         if ((st = knut_buf_check(&q, err)) == KNUT_OK)
+            st = knut_duck_exec(c, q.data, err);
+        knut_buf_clear(&q);
+        knut_buf_printf(&q, "SELECT count(*) FROM _knut_be%zu WHERE _knut_src IS NULL OR "
+                            "_knut_dst IS NULL", ei);
+        if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
             st = knut_sync__q_int(c, q.data, NULL, &lost, err);
         *ok = st == KNUT_OK && lost == 0;
     }
@@ -230,32 +249,27 @@ static knut_status send_vertices(bulk_run *b, knut_duck_conn *c, const knut_sync
     knut_buf q = KNUT_BUF_INIT;
     struct ArrowArrayStream rows = {0};
     int n = (int)b->n_sets++;
-    int64_t first = 0, sent = 0, want = 0;
+    int64_t first = 0, sent = 0;
     *out = 0;
     /* A fresh table's rowids are 0..n-1: a node's id is first + rowid (a
-     * row_number() over the whole set would be one unspillable window). */
+     * row_number() over the whole set would be one unspillable window).
+     * The scan comes in insertion order, so no sort; the writer checks
+     * each row's rowid against its position (a row out of place fails
+     * the bulk, and the round goes MERGE). */
     knut_buf_printf(&q, "CREATE OR REPLACE TABLE _knut_bv%d AS %s", n, sql);
     knut_status st = knut_buf_check(&q, err);
     if (st == KNUT_OK && (st = knut_duck_exec(c, q.data, err)) != KNUT_OK)
         knut_error_prefix(err, "numbering the vertices: ");
     knut_buf_clear(&q);
-    /* rowids dense from 0, or the ids would be wrong: checked, not assumed */
-    knut_buf_printf(&q, "SELECT CASE WHEN count(*) = 0 OR (min(rowid) = 0 AND max(rowid) + 1 = "
-                        "count(*)) THEN count(*) ELSE -1 END FROM _knut_bv%d", n);
-    if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
-        st = knut_sync__q_int(c, q.data, NULL, &want, err);
-    knut_buf_clear(&q);
-    knut_buf_printf(&q, "SELECT * FROM _knut_bv%d ORDER BY rowid", n);
-    if (st == KNUT_OK && want < 0)
-        st = knut_error_set(err, KNUT_ERROR, "bulk: the staged vertices' rowids have gaps");
+    knut_buf_printf(&q, "SELECT rowid AS _knut_pos, * FROM _knut_bv%d", n);
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = stream_of(b->s->stage, q.data, &rows, err);
     if (st == KNUT_OK)
         st = knut_graph_falkor_bulk_nodes(b->w, t->vertices[vi].labels[0], &rows, &first, &sent,
                                           err);
-    if (st == KNUT_OK && (first != b->next_id || sent != want))
-        st = knut_error_set(err, KNUT_ERROR, "bulk: %lld of %lld vertices sent from id %lld",
-                            (long long)sent, (long long)want, (long long)first);
+    if (st == KNUT_OK && first != b->next_id)
+        st = knut_error_set(err, KNUT_ERROR, "bulk: %lld vertices sent from id %lld, not %lld",
+                            (long long)sent, (long long)first, (long long)b->next_id);
     if (st == KNUT_OK) {
         *out = sent;
         b->next_id += sent;
@@ -266,34 +280,18 @@ static knut_status send_vertices(bulk_run *b, knut_duck_conn *c, const knut_sync
     return st;
 }
 
-static knut_status send_edges(bulk_run *b, const knut_sync_edge_step *e, const char *sql,
-                              size_t ne, int64_t *sent, knut_error *err)
+/* Sends edge step ei's resolved rows (_knut_be<ei>, edge_resolve). */
+static knut_status send_edges(bulk_run *b, const knut_sync_edge_step *e, size_t ei,
+                              int64_t *sent, knut_error *err)
 {
-    knut_buf q = KNUT_BUF_INIT;
     struct ArrowArrayStream rows = {0};
-    const bulk_label *ls = label_find(b, e->from.label, b->n_labels);
-    const bulk_label *ld = label_find(b, e->to.label, b->n_labels);
-    knut_buf_printf(&q, "SELECT s.rowid + %lld AS _knut_src, d.rowid + %lld AS _knut_dst, e.*",
-                    (long long)ls->first, (long long)ld->first);
-    if (ne) {
-        knut_buf_puts(&q, " EXCLUDE (");
-        for (size_t k = 0; k < e->from.n_keys + e->to.n_keys; k++)
-            knut_buf_printf(&q, "%s_knut_%c%u", k ? ", " : "", k < e->from.n_keys ? 's' : 'd',
-                            (unsigned)(k < e->from.n_keys ? k : k - e->from.n_keys));
-        knut_buf_puts(&q, ")");
-    }
-    knut_buf_printf(&q, " FROM (%s) e JOIN _knut_bv%d s ON ", sql, ls->table);
-    join_on(&q, "s", &e->from, 's');
-    knut_buf_printf(&q, " JOIN _knut_bv%d d ON ", ld->table);
-    join_on(&q, "d", &e->to, 'd');
-    knut_status st = knut_buf_check(&q, err);
-    if (st == KNUT_OK)
-        st = stream_of(b->s->stage, q.data, &rows, err);
+    char q[64];
+    snprintf(q, sizeof q, "SELECT * FROM _knut_be%zu", ei);
+    knut_status st = stream_of(b->s->stage, q, &rows, err);
     if (st == KNUT_OK)
         st = knut_graph_falkor_bulk_edges(b->w, e->type, &rows, sent, err);
     if (st == KNUT_OK)
         b->types[b->n_types++] = e->type;
-    knut_buf_reset(&q);
     return st;
 }
 
@@ -308,15 +306,16 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
     size_t n_sets = t->n_vertices + t->n_edges;
     knut_buf *sql = calloc(n_sets, sizeof *sql);
     size_t *nk = calloc(n_sets, sizeof *nk);
+    int *win = calloc(n_sets, sizeof *win);
     knut_duck_conn *c = NULL;
-    knut_status st = sql && nk ? knut_duck_conn_open(&c, s->stage, err)
+    knut_status st = sql && nk && win ? knut_duck_conn_open(&c, s->stage, err)
                                : knut_error_set(err, KNUT_ENOMEM, "out of memory");
     *ok = 1;
     for (size_t i = 0; st == KNUT_OK && i < n_sets; i++) {
         int edge = i >= t->n_vertices;
         size_t j = edge ? i - t->n_vertices : i;
         knut_buf_init(&sql[i], 0);
-        st = knut_sync__map_step_sql(s->stage, t, edge, j, &sql[i], &nk[i], err);
+        st = knut_sync__map_step_sql(s->stage, t, edge, j, &sql[i], &nk[i], &win[i], err);
         if (st == KNUT_EINVAL) { /* the file's shape: the MERGE path reports it */
             knut_error_clear(err);
             st = KNUT_OK;
@@ -332,25 +331,28 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
         if (!*ok)
             break;
     }
-    /* An edge set is copied out of the batch first: the join then reads a
-     * plain table (joined straight over the batch's window query, DuckDB
-     * ran out of its 128 MB in one run). */
+    /* An edge set that drops repeated keys is copied out of the batch
+     * first: the join then reads a plain table (joined straight over the
+     * window query, DuckDB ran out of its 128 MB in one run). A plain scan
+     * is joined as it is. */
     for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_edges; i++) {
         knut_buf *q = &sql[t->n_vertices + i];
+        if (!win[t->n_vertices + i])
+            continue;
         knut_buf mk = KNUT_BUF_INIT;
-        knut_buf_printf(&mk, "CREATE OR REPLACE TABLE _knut_be%zu AS %s", i, q->data);
+        knut_buf_printf(&mk, "CREATE OR REPLACE TABLE _knut_bw%zu AS %s", i, q->data);
         if ((st = knut_buf_check(&mk, err)) == KNUT_OK)
             st = knut_duck_exec(c, mk.data, err);
         knut_buf_reset(&mk);
         knut_buf_clear(q);
-        knut_buf_printf(q, "SELECT * FROM _knut_be%zu", i);
+        knut_buf_printf(q, "SELECT * FROM _knut_bw%zu", i);
         if (st == KNUT_OK)
             st = knut_buf_check(q, err);
     }
     /* vertices first: the table's own edges cannot name them (table_ok) */
     for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_edges; i++)
-        st = edge_check(b, c, &t->edges[i], sql[t->n_vertices + i].data, nk[t->n_vertices + i],
-                        ok, err);
+        st = edge_resolve(b, c, &t->edges[i], i, sql[t->n_vertices + i].data,
+                          nk[t->n_vertices + i], ok, err);
     for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_vertices; i++) {
         int64_t sent = 0;
         st = send_vertices(b, c, t, i, sql[i].data, &sent, err);
@@ -358,19 +360,21 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
     }
     for (size_t i = 0; st == KNUT_OK && *ok && i < t->n_edges; i++) {
         int64_t sent = 0;
-        st = send_edges(b, &t->edges[i], sql[t->n_vertices + i].data, nk[t->n_vertices + i],
-                        &sent, err);
+        st = send_edges(b, &t->edges[i], i, &sent, err);
         bt->ts.sink.edges_written += sent;
     }
     for (size_t i = 0; c && i < t->n_edges; i++) {
         char q[64];
         snprintf(q, sizeof q, "DROP TABLE IF EXISTS _knut_be%zu", i);
         knut_duck_exec(c, q, NULL);
+        snprintf(q, sizeof q, "DROP TABLE IF EXISTS _knut_bw%zu", i);
+        knut_duck_exec(c, q, NULL);
     }
     for (size_t i = 0; sql && i < n_sets; i++)
         knut_buf_reset(&sql[i]);
     free(sql);
     free(nk);
+    free(win);
     knut_duck_conn_close(c);
     return st;
 }
@@ -472,7 +476,7 @@ static knut_status table_turn(bulk_run *b, const knut_sync_table *t, bulk_table 
         st = knut_sync__round_stage(b->s, t, &bt->files, cand, n_cand, &bt->ts, &bt->sg, err);
     if (st != KNUT_OK || n_cand == 0 || bt->sg.n_good == 0)
         return st;
-    st = knut_sync__stage_batch(b->s->stage, bt->sg.good_idx, bt->sg.n_good, err);
+    st = knut_sync__stage_batch(b->s->stage, bt->sg.good_idx, bt->sg.n_good, 1, err);
     if (st == KNUT_EINVAL) { /* files that disagree on a type: MERGE tries them one by one */
         knut_error_clear(err);
         *ok = 0;

@@ -110,8 +110,8 @@ static void drop_staged(knut_sync *s, const knut_sync_table *t, size_t n)
         snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS _knut_old_e%zu", i);
         knut_duck_exec(c, sql, NULL);
     }
-    knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch", NULL);
     knut_duck_conn_close(c);
+    knut_sync__stage_batch_drop(s->stage);
 }
 
 /* Stages every file; bad ones are recorded failed (*bad counts them),
@@ -200,7 +200,7 @@ knut_status knut_sync__full_table(knut_sync *s, const knut_sync_table *t, sync_f
     r->failed += bad;
     if (st != KNUT_OK || bad > 0 || r->pending > 0)
         goto cleanup; /* not a whole snapshot: apply nothing */
-    st = knut_sync__stage_batch(s->stage, idx, files->n, err);
+    st = knut_sync__stage_batch(s->stage, idx, files->n, 0, err);
     /* An empty snapshot upserts nothing; its column types (a header-only
      * CSV reads as text) must not meet the stored ones. */
     if (st == KNUT_OK)

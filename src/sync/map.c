@@ -29,6 +29,7 @@ typedef struct sel {
     const knut_sync_table *t; /* set: note the columns declared VARCHAR */
     const char *text[256];    /* their property names (borrowed) */
     size_t n_text;
+    int unique; /* no two batch rows share the set's keys: no window */
 } sel;
 
 static void sel_col(sel *s, const char *column, const char *as)
@@ -92,6 +93,8 @@ static void sel_tail(sel *s, const knut_sync_table *t, const char *extra_where,
     knut_buf_puts(&s->sql, " FROM " BATCH " WHERE true");
     if (extra_where)
         knut_buf_printf(&s->sql, " AND %s", extra_where);
+    if (s->unique)
+        return; /* every key once: the window would keep every row */
     knut_buf_puts(&s->sql, " QUALIFY row_number() OVER (PARTITION BY ");
     key_list(&s->sql, keys, n_keys);
     knut_buf_puts(&s->sql, " ORDER BY " ORD " DESC) = 1");
@@ -104,6 +107,42 @@ static void sel_deletes(sel *s, const knut_sync_table *t, const char *const *key
     knut_buf_puts(&s->sql, " FROM ");
     cdc_last_events(&s->sql, t, keys, n_keys);
     knut_buf_puts(&s->sql, " WHERE " KNUT_SYNC_CHANGE_COLUMN " = 'DELETE'");
+}
+
+/* The batch columns a step's rows are told apart by (at most 64). */
+static size_t step_keys(const knut_sync_table *t, int kind, size_t i, const char **kc)
+{
+    size_t n = 0;
+    if (kind == 0) {
+        for (size_t k = 0; k < t->vertices[i].n_keys && n < 64; k++)
+            kc[n++] = t->vertices[i].keys[k].column;
+    } else if (kind == 1) {
+        for (size_t k = 0; k < t->edges[i].from.n_keys && n < 64; k++)
+            kc[n++] = t->edges[i].from.keys[k].column;
+        for (size_t k = 0; k < t->edges[i].to.n_keys && n < 64; k++)
+            kc[n++] = t->edges[i].to.keys[k].column;
+    } else {
+        kc[n++] = t->vertices[0].keys[0].column;
+        kc[n++] = t->fk_edges[i].column;
+    }
+    return n;
+}
+
+/* Whether step (kind 0 vertex, 1 edge, 2 foreign key) i may skip the
+ * window; when it may not, a view batch becomes a table first (the window
+ * over the view ran out of the staging engine's memory). cdc: never (the
+ * last event decides, and deletes are sets of their own). */
+static knut_status step_unique(knut_duck_db *db, const knut_sync_table *t, int kind, size_t i,
+                               int *unique, knut_error *err)
+{
+    const char *kc[64];
+    *unique = 0;
+    knut_status st = KNUT_OK;
+    if (t->mode != KNUT_SYNC_MODE_CDC)
+        st = knut_sync__batch_keys_unique(db, kc, step_keys(t, kind, i, kc), unique, err);
+    if (st == KNUT_OK && !*unique)
+        st = knut_sync__stage_batch_table(db, err);
+    return st;
 }
 
 static int is_internal(const char *col)
@@ -158,10 +197,10 @@ static void vertex_sel(sel *s, const knut_sync_table *t, const knut_sync_vertex_
 }
 
 static knut_status vertex_set(knut_duck_db *db, const knut_sync_table *t,
-                              const knut_sync_vertex_step *v, const sync_names *cols,
+                              const knut_sync_vertex_step *v, const sync_names *cols, int unique,
                               knut_graph_mutation *m, knut_error *err)
 {
-    sel s = {.sql = KNUT_BUF_INIT};
+    sel s = {.sql = KNUT_BUF_INIT, .unique = unique};
     knut_graph_vertex_set vs = KNUT_GRAPH_VERTEX_SET_INIT;
     size_t nk = 0;
     vertex_sel(&s, t, v, cols, &nk);
@@ -219,10 +258,10 @@ static void edge_sel(sel *sp, const knut_sync_table *t, const knut_sync_edge_ste
 }
 
 static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
-                            const knut_sync_edge_step *e, const sync_names *cols,
+                            const knut_sync_edge_step *e, const sync_names *cols, int unique,
                             knut_graph_mutation *m, knut_error *err)
 {
-    sel s = {.sql = KNUT_BUF_INIT};
+    sel s = {.sql = KNUT_BUF_INIT, .unique = unique};
     knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
     char names[2][16][24];
     const char *skeys[16], *dkeys[16];
@@ -252,9 +291,9 @@ static knut_status edge_set(knut_duck_db *db, const knut_sync_table *t,
 }
 
 static knut_status fk_set(knut_duck_db *db, const knut_sync_table *t, const knut_sync_fk_step *f,
-                          knut_graph_mutation *m, knut_error *err)
+                          int unique, knut_graph_mutation *m, knut_error *err)
 {
-    sel s = {.sql = KNUT_BUF_INIT};
+    sel s = {.sql = KNUT_BUF_INIT, .unique = unique};
     knut_buf where = KNUT_BUF_INIT;
     knut_graph_edge_set es = KNUT_GRAPH_EDGE_SET_INIT;
     const knut_sync_vertex_step *v = &t->vertices[0];
@@ -355,19 +394,31 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
     knut_graph_mutation *m = NULL;
     sync_names cols = {0};
     knut_duck_conn *c = NULL;
+    size_t n_steps = t->n_vertices + t->n_edges + t->n_fk_edges;
+    int *unique = calloc(n_steps ? n_steps : 1, sizeof *unique);
     *out = NULL;
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = unique ? KNUT_OK : knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    /* every check before the first set's stream: making a view batch a
+     * table must not happen under an open stream */
+    for (size_t i = 0; st == KNUT_OK && i < n_steps; i++) {
+        int kind = i < t->n_vertices ? 0 : i < t->n_vertices + t->n_edges ? 1 : 2;
+        size_t j = kind == 0 ? i : kind == 1 ? i - t->n_vertices : i - t->n_vertices - t->n_edges;
+        st = step_unique(db, t, kind, j, &unique[i], err);
+    }
+    if (st == KNUT_OK)
+        st = knut_duck_conn_open(&c, db, err);
     if (st == KNUT_OK)
         st = knut_sync__columns(c, BATCH, &cols, err);
     knut_duck_conn_close(c);
     if (st == KNUT_OK)
         st = knut_graph_mutation_new(&m, err);
     for (size_t i = 0; st == KNUT_OK && i < t->n_vertices; i++)
-        st = vertex_set(db, t, &t->vertices[i], &cols, m, err);
+        st = vertex_set(db, t, &t->vertices[i], &cols, unique[i], m, err);
     for (size_t i = 0; st == KNUT_OK && i < t->n_edges; i++)
-        st = edge_set(db, t, &t->edges[i], &cols, m, err);
+        st = edge_set(db, t, &t->edges[i], &cols, unique[t->n_vertices + i], m, err);
     for (size_t i = 0; st == KNUT_OK && i < t->n_fk_edges; i++)
-        st = fk_set(db, t, &t->fk_edges[i], m, err);
+        st = fk_set(db, t, &t->fk_edges[i], unique[t->n_vertices + t->n_edges + i], m, err);
+    free(unique);
     for (size_t i = 0; st == KNUT_OK && t->mode == KNUT_SYNC_MODE_CDC && i < t->n_vertices; i++)
         st = delete_set(db, t, &t->vertices[i], m, err);
     /* With a vertex step, deleting the vertex already takes its edges;
@@ -390,13 +441,17 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
 }
 
 knut_status knut_sync__map_step_sql(knut_duck_db *db, const knut_sync_table *t, int edge,
-                                    size_t i, knut_buf *sql, size_t *n_keys, knut_error *err)
+                                    size_t i, knut_buf *sql, size_t *n_keys, int *windowed,
+                                    knut_error *err)
 {
     sel s = {.sql = KNUT_BUF_INIT};
     sync_names cols = {0};
     knut_duck_conn *c = NULL;
     char names[2][16][24];
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = step_unique(db, t, edge, i, &s.unique, err);
+    *windowed = !s.unique;
+    if (st == KNUT_OK)
+        st = knut_duck_conn_open(&c, db, err);
     if (st == KNUT_OK)
         st = knut_sync__columns(c, BATCH, &cols, err);
     knut_duck_conn_close(c);

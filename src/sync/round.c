@@ -136,10 +136,7 @@ knut_status knut_sync__round_pick(knut_sync *s, const knut_sync_table *t, sync_f
 
 void knut_sync__round_drop_batch(knut_sync *s)
 {
-    knut_duck_conn *c = NULL;
-    if (knut_duck_conn_open(&c, s->stage, NULL) == KNUT_OK)
-        knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch", NULL);
-    knut_duck_conn_close(c);
+    knut_sync__stage_batch_drop(s->stage);
 }
 
 /*
@@ -216,7 +213,7 @@ static knut_status apply_files(knut_sync *s, const knut_sync_table *t, sync_file
     if (st != KNUT_OK || n_good == 0)
         goto cleanup;
     t1 = knut_clock_mono_ns();
-    st = knut_sync__stage_batch(s->stage, good_idx, n_good, err);
+    st = knut_sync__stage_batch(s->stage, good_idx, n_good, 1, err);
     t2 = knut_clock_mono_ns();
     if (st == KNUT_OK)
         st = knut_sync__map_build(s->stage, t, &m, err);

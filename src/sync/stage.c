@@ -286,32 +286,100 @@ cleanup:
     return st;
 }
 
-knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err)
+/* The batch may be a view (over _knut_m*) or a table: both drops, each
+ * failing quietly on the other kind. */
+static void batch_drop(knut_duck_conn *c)
+{
+    knut_duck_exec(c, "DROP VIEW IF EXISTS _knut_batch", NULL);
+    knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch", NULL);
+}
+
+/* The staged files' tables (_knut_m<i>) still there. */
+static void staged_drop(knut_duck_conn *c)
+{
+    sync_names n = {0};
+    if (knut_sync__q_names(c, "SELECT table_name FROM duckdb_tables() WHERE "
+                              "starts_with(table_name, '_knut_m') AND NOT temporary",
+                           NULL, &n, NULL) != KNUT_OK)
+        return;
+    for (size_t i = 0; i < n.n; i++) {
+        knut_buf q = KNUT_BUF_INIT;
+        knut_buf_puts(&q, "DROP TABLE IF EXISTS ");
+        knut_duck_ident(&q, n.names[i]);
+        if (knut_buf_check(&q, NULL) == KNUT_OK)
+            knut_duck_exec(c, q.data, NULL);
+        knut_buf_reset(&q);
+    }
+    knut_sync__names_reset(&n);
+}
+
+knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, int as_view,
+                                   knut_error *err)
 {
     knut_duck_conn *c = NULL;
     knut_buf q = KNUT_BUF_INIT;
     knut_status st = knut_duck_conn_open(&c, db, err);
     if (st != KNUT_OK)
         return st;
+    batch_drop(c);
     /* One file (the common case, and the big one): rename, no copy. */
     if (n == 1) {
-        knut_buf_puts(&q, "DROP TABLE IF EXISTS _knut_batch; ");
         knut_buf_printf(&q, "ALTER TABLE _knut_m%d RENAME TO _knut_batch", idx[0]);
     } else {
-        /* files disagreeing on a column's type: EINVAL, applied one by one */
-        knut_buf_puts(&q, "CREATE OR REPLACE TABLE _knut_batch AS ");
+        /* As a view the files' rows are not copied (the staged tables stay
+         * until the batch is dropped); a set that must drop repeated keys
+         * makes it a table first (knut_sync__stage_batch_table). Files
+         * disagreeing on a column's type: EINVAL, applied one by one. */
+        knut_buf_puts(&q, as_view ? "CREATE VIEW _knut_batch AS "
+                                  : "CREATE TABLE _knut_batch AS ");
         st = knut_sync__stage_union(c, idx, n, &q, err);
     }
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
         st = knut_duck_exec(c, q.data, err);
-    for (size_t i = 0; i < n; i++) {
-        knut_buf_clear(&q);
-        knut_buf_printf(&q, "DROP TABLE IF EXISTS _knut_m%d", idx[i]);
-        knut_duck_exec(c, q.data, NULL);
+    if (st != KNUT_OK || n == 1 || !as_view) {
+        for (size_t i = 0; i < n; i++) {
+            knut_buf_clear(&q);
+            knut_buf_printf(&q, "DROP TABLE IF EXISTS _knut_m%d", idx[i]);
+            knut_duck_exec(c, q.data, NULL);
+        }
     }
     knut_buf_reset(&q);
     knut_duck_conn_close(c);
     return st;
+}
+
+knut_status knut_sync__stage_batch_table(knut_duck_db *db, knut_error *err)
+{
+    knut_duck_conn *c = NULL;
+    int64_t views = 0;
+    knut_status st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_sync__q_int(c, "SELECT count(*) FROM duckdb_views() WHERE view_name = "
+                                 "'_knut_batch' AND NOT temporary", NULL, &views, err);
+    if (st == KNUT_OK && views > 0) {
+        st = knut_duck_exec(c, "CREATE OR REPLACE TABLE _knut_batch_t AS SELECT * FROM "
+                               "_knut_batch", err);
+        if (st == KNUT_OK)
+            st = knut_duck_exec(c, "DROP VIEW _knut_batch", err);
+        if (st == KNUT_OK)
+            st = knut_duck_exec(c, "ALTER TABLE _knut_batch_t RENAME TO _knut_batch", err);
+        if (st == KNUT_OK)
+            staged_drop(c);
+        else
+            knut_duck_exec(c, "DROP TABLE IF EXISTS _knut_batch_t", NULL);
+    }
+    knut_duck_conn_close(c);
+    return st;
+}
+
+void knut_sync__stage_batch_drop(knut_duck_db *db)
+{
+    knut_duck_conn *c = NULL;
+    if (knut_duck_conn_open(&c, db, NULL) != KNUT_OK)
+        return;
+    batch_drop(c);
+    staged_drop(c);
+    knut_duck_conn_close(c);
 }
 
 knut_status knut_sync__stage_open(knut_duck_db **out, char **spill_dir, knut_error *err)

@@ -198,8 +198,19 @@ void knut_sync__stage_close(knut_duck_db *db, char *spill_dir);
  * checks the columns and keys the mapping needs; *rows gets its row count. */
 knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, const sync_file *f,
                                   int idx, int64_t *rows, knut_error *err);
-/* Unions the staged tables idx[0..n) into "_knut_batch" and drops them. */
-knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, knut_error *err);
+/* Unions the staged tables idx[0..n) into "_knut_batch": one file's table
+ * is renamed; several are copied into a table or, with as_view, become a
+ * view over them (they stay until knut_sync__stage_batch_drop). */
+knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, int as_view,
+                                   knut_error *err);
+/* unique.c: *unique = 1 when no two rows of "_knut_batch" share the key
+ * columns keys[0..n) (exact; 0 also when it cannot tell within memory). */
+knut_status knut_sync__batch_keys_unique(knut_duck_db *db, const char *const *keys, size_t n,
+                                         int *unique, knut_error *err);
+/* Makes a view batch a table (a copy; the staged tables are dropped). */
+knut_status knut_sync__stage_batch_table(knut_duck_db *db, knut_error *err);
+/* Drops the batch, view or table, and any staged table left. */
+void knut_sync__stage_batch_drop(knut_duck_db *db);
 /* ---- stage_check.c: clear reasons for bad drop files ---- */
 /* KNUT_EINVAL for a file that cannot hold rows (0 bytes). */
 knut_status knut_sync__stage_precheck(const sync_file *f, knut_error *err);
@@ -222,9 +233,12 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
  * connection per set so the set streams stay readable together). */
 /* The SELECT (over _knut_batch) of vertex step i (edge: edge step i) of t,
  * as map_build streams it, appended to sql: the keys first (*n_keys
- * columns; an edge's are _knut_s0.., then _knut_d0..), then properties. */
+ * columns; an edge's are _knut_s0.., then _knut_d0..), then properties.
+ * *windowed = 1 when it drops repeated keys with a window (the batch is
+ * then a table); 0 when every key occurs once and it is a plain scan. */
 knut_status knut_sync__map_step_sql(knut_duck_db *db, const knut_sync_table *t, int edge,
-                                    size_t i, knut_buf *sql, size_t *n_keys, knut_error *err);
+                                    size_t i, knut_buf *sql, size_t *n_keys, int *windowed,
+                                    knut_error *err);
 knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
                                  knut_graph_mutation **out, knut_error *err);
 
