@@ -195,7 +195,8 @@ static knut_status check_step_types(sync_check *c, knut_duck_db *db, const knut_
     knut_buf sql = KNUT_BUF_INIT;
     struct ArrowSchema schema = {0};
     size_t n_keys = 0;
-    knut_status st = knut_sync__map_step_sql(db, t, edge, step, &sql, &n_keys, err);
+    int windowed = 0; /* the types are the same either way */
+    knut_status st = knut_sync__map_step_sql(db, t, edge, step, &sql, &n_keys, &windowed, err);
     if (st == KNUT_OK)
         st = result_schema(db, sql.data, &schema, err);
     if (st != KNUT_OK && st != KNUT_ENOMEM) { /* the file's, not the check's: a problem */
@@ -284,7 +285,7 @@ static knut_status check_first_file(sync_check *c, knut_duck_db *db, const knut_
         st = knut_sync__columns(conn, "_knut_m0", &cols, err);
     knut_duck_conn_close(conn);
     if (st == KNUT_OK && check_columns(c, t, f, &cols)) {
-        st = knut_sync__stage_batch(db, &idx, 1, err);
+        st = knut_sync__stage_batch(db, &idx, 1, 0, err);
         for (size_t i = 0; st == KNUT_OK && i < t->n_vertices; i++)
             st = check_step_types(c, db, t, f, 0, i, err);
         for (size_t i = 0; st == KNUT_OK && i < t->n_edges; i++)
