@@ -85,14 +85,16 @@ for f in build-fuzz/tests/fuzz/*_fuzzer; do
 done
 
 step "integration tests (real peers)"
-KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q
+# -n: pytest-xdist, one worker per core; every test starts its own peers
+# on free ports in its own folder, so tests share nothing
+KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q -n "$jobs"
 
 step "sync and serve integration tests against the ASan + UBSan build of knut"
 asan_logs=$(mktemp -d)
 ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
   UBSAN_OPTIONS="print_stacktrace=1:log_path=$asan_logs/ubsan" \
   KNUT_BIN="$here/build-asan/knut" \
-  san_run "$asan_logs" .venv/bin/python -m pytest -q \
+  san_run "$asan_logs" .venv/bin/python -m pytest -q -n "$jobs" \
     tests/integration/test_sync_crash.py tests/integration/test_sync_bad_input.py \
     tests/integration/test_sync_outage.py tests/integration/test_sync_shared.py \
     tests/integration/test_sync_secrets.py tests/integration/test_serve.py
