@@ -330,7 +330,12 @@ def test_load_mapping_no_bulk_merges(knut, falkordb, tmp_path):
                         "--falkordb", url(falkordb), "--graph", "lake"],
                        capture_output=True, text=True, env={**os.environ, "KNUT_LOG": "info"})
     assert r.returncode == 0, r.stderr
-    assert '"path":"bulk"' not in r.stderr and "path=bulk" not in r.stderr, r.stderr
+    assert "merge" in r.stderr and "bulk" not in r.stderr, r.stderr
+    # the control: without --no-bulk the new graph is bulk-loaded
+    b = subprocess.run([str(knut), "load", "--mapping", str(lake / "sync.yml"),
+                        "--falkordb", url(falkordb), "--graph", "lake2"],
+                       capture_output=True, text=True, env={**os.environ, "KNUT_LOG": "info"})
+    assert b.returncode == 0 and "bulk" in b.stderr, b.stderr
     with falkordb.client() as c:
         assert c.execute_command("GRAPH.QUERY", "lake",
                                  "MATCH (n:Person) RETURN count(n)")[1][0][0] == 10
