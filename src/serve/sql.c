@@ -89,7 +89,9 @@ static int is_meta(knut_serve__cmd_kind k)
 {
     return k == KNUT_SERVE__CMD_GET_CATALOGS || k == KNUT_SERVE__CMD_GET_DB_SCHEMAS ||
            k == KNUT_SERVE__CMD_GET_TABLES || k == KNUT_SERVE__CMD_GET_TABLE_TYPES ||
-           k == KNUT_SERVE__CMD_GET_SQL_INFO;
+           k == KNUT_SERVE__CMD_GET_SQL_INFO || k == KNUT_SERVE__CMD_GET_XDBC_TYPE_INFO ||
+           k == KNUT_SERVE__CMD_GET_PRIMARY_KEYS || k == KNUT_SERVE__CMD_GET_EXPORTED_KEYS ||
+           k == KNUT_SERVE__CMD_GET_IMPORTED_KEYS || k == KNUT_SERVE__CMD_GET_CROSS_REFERENCE;
 }
 
 knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,

@@ -466,6 +466,110 @@ def test_sql_info(server):
     assert t.to_pylist() == [{"info_name": 0, "value": "knut"}, {"info_name": 8, "value": 0}]
 
 
+
+XDBC_SCHEMA = pa.schema([
+    pa.field("type_name", pa.string(), nullable=False),
+    pa.field("data_type", pa.int32(), nullable=False),
+    pa.field("column_size", pa.int32()),
+    pa.field("literal_prefix", pa.string()),
+    pa.field("literal_suffix", pa.string()),
+    pa.field("create_params", pa.list_(pa.field("item", pa.string(), nullable=False))),
+    pa.field("nullable", pa.int32(), nullable=False),
+    pa.field("case_sensitive", pa.bool_(), nullable=False),
+    pa.field("searchable", pa.int32(), nullable=False),
+    pa.field("unsigned_attribute", pa.bool_()),
+    pa.field("fixed_prec_scale", pa.bool_(), nullable=False),
+    pa.field("auto_increment", pa.bool_()),
+    pa.field("local_type_name", pa.string()),
+    pa.field("minimum_scale", pa.int32()),
+    pa.field("maximum_scale", pa.int32()),
+    pa.field("sql_data_type", pa.int32(), nullable=False),
+    pa.field("datetime_subcode", pa.int32()),
+    pa.field("num_prec_radix", pa.int32()),
+    pa.field("interval_precision", pa.int32())])
+
+
+def test_xdbc_type_info(server):
+    c = server.client()
+    info, t = fetch(c, w.get_xdbc_type_info())
+    assert t.schema == XDBC_SCHEMA and info.schema == t.schema
+    rows = {r["type_name"]: r for r in t.to_pylist()}
+    # every type of the test table's columns is there, with its xDBC code
+    codes = {"INTEGER": 4, "VARCHAR": 12, "DOUBLE": 8, "DATE": 91, "TIMESTAMP": 93,
+             "DECIMAL": 3, "BOOLEAN": -7, "BIGINT": -5, "TIMESTAMP WITH TIME ZONE": 93}
+    assert {k: rows[k]["data_type"] for k in codes} == codes
+    assert rows["DECIMAL"]["create_params"] == ["precision", "scale"]
+    assert rows["DECIMAL"]["maximum_scale"] == 38
+    assert rows["DATE"]["sql_data_type"] == 9 and rows["DATE"]["datetime_subcode"] == 1
+    assert rows["UBIGINT"]["unsigned_attribute"] is True
+    codes_in_order = t.column("data_type").to_pylist()
+    assert codes_in_order == sorted(codes_in_order)
+    # the data_type filter, a negative code too, and one no type has
+    _, t = fetch(c, w.get_xdbc_type_info(93))
+    assert t.schema == XDBC_SCHEMA
+    assert t.column("type_name").to_pylist() == ["TIMESTAMP", "TIMESTAMP WITH TIME ZONE"]
+    _, t = fetch(c, w.get_xdbc_type_info(-5))
+    assert t.column("type_name").to_pylist() == ["BIGINT", "UBIGINT"]
+    info, t = fetch(c, w.get_xdbc_type_info(1234))
+    assert t.num_rows == 0 and t.schema == XDBC_SCHEMA and info.schema == t.schema
+
+
+PK_SCHEMA = pa.schema([
+    pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string()),
+    pa.field("table_name", pa.string(), nullable=False),
+    pa.field("column_name", pa.string(), nullable=False),
+    pa.field("key_sequence", pa.int32(), nullable=False), pa.field("key_name", pa.string())])
+FK_SCHEMA = pa.schema(
+    [pa.field(f"{side}_{n}", pa.string(), nullable=n.endswith(("catalog_name", "schema_name")))
+     for side in ("pk", "fk")
+     for n in ("catalog_name", "db_schema_name", "table_name", "column_name")]
+    + [pa.field("key_sequence", pa.int32(), nullable=False), pa.field("fk_key_name", pa.string()),
+       pa.field("pk_key_name", pa.string()), pa.field("update_rule", pa.uint8(), nullable=False),
+       pa.field("delete_rule", pa.uint8(), nullable=False)])
+KEYS_SQL = """
+CREATE TABLE city (country VARCHAR, name VARCHAR, PRIMARY KEY (country, name));
+CREATE TABLE person (id INTEGER PRIMARY KEY, country VARCHAR, city VARCHAR,
+                     FOREIGN KEY (country, city) REFERENCES city (country, name));
+CREATE TABLE note (body VARCHAR);
+"""
+
+
+def test_primary_and_foreign_keys(knut, tmp_path):
+    db = tmp_path / "keys.duckdb"
+    subprocess.run([str(knut), "query", "--db", str(db), KEYS_SQL], check=True,
+                   stdout=subprocess.DEVNULL)
+    s = Server(knut, db)
+    try:
+        c = s.client()
+        info, t = fetch(c, w.get_keys("PrimaryKeys", "city"))
+        assert t.schema == PK_SCHEMA and info.schema == t.schema
+        assert [(r["catalog_name"], r["db_schema_name"], r["table_name"], r["column_name"],
+                 r["key_sequence"]) for r in t.to_pylist()] == [
+            ("keys", "main", "city", "country", 1), ("keys", "main", "city", "name", 2)]
+        _, t = fetch(c, w.get_keys("PrimaryKeys", "person", catalog="keys", schema="main"))
+        assert t.column("column_name").to_pylist() == ["id"]
+        _, t = fetch(c, w.get_keys("PrimaryKeys", "note"))
+        assert t.num_rows == 0 and t.schema == PK_SCHEMA
+        _, t = fetch(c, w.get_keys("PrimaryKeys", "city", schema="other"))
+        assert t.num_rows == 0
+        pairs = [("city", "country", "person", "country", 1), ("city", "name", "person", "city", 2)]
+        for cmd in (w.get_keys("ExportedKeys", "city"), w.get_keys("ImportedKeys", "person"),
+                    w.get_cross_reference("city", "person")):
+            info, t = fetch(c, cmd)
+            assert t.schema == FK_SCHEMA and info.schema == t.schema
+            rows = t.to_pylist()
+            assert [(r["pk_table_name"], r["pk_column_name"], r["fk_table_name"],
+                     r["fk_column_name"], r["key_sequence"]) for r in rows] == pairs
+            assert {(r["pk_catalog_name"], r["fk_db_schema_name"], r["update_rule"],
+                     r["delete_rule"]) for r in rows} == {("keys", "main", 3, 3)}
+        for cmd in (w.get_keys("ExportedKeys", "person"), w.get_keys("ImportedKeys", "city"),
+                    w.get_cross_reference("person", "city"), w.get_keys("ImportedKeys", "note")):
+            info, t = fetch(c, cmd)
+            assert t.num_rows == 0 and t.schema == FK_SCHEMA and info.schema == t.schema
+    finally:
+        assert s.stop() == 0
+
+
 # ---- the ADBC Flight SQL driver ----
 
 def test_adbc_driver(server):
