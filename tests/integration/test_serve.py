@@ -461,6 +461,23 @@ def test_sql_info(server):
     assert arm[8] == 3 and arm[503] == 2 and arm[0] == 0 and arm[3] == 1 and arm[508] == 4
     # keywords and functions as DuckDB lists and categorizes them
     assert "select" in got[508] and "bit_length" in got[509] and "ascii" in got[510]
+    # the ids the JDBC driver's DatabaseMetaData and the ODBC driver read,
+    # each in the arm they read it from
+    int32_ids = {8, 100, 101, 522, 525, 526, 528, 533, 534, 535, 538, 540, 564,
+                 567, 568, 569, 570, 571}
+    bigint_ids = {503, 505, 507, 562} | set(range(541, 556)) | set(range(557, 562))
+    string_ids = {0, 1, 2, 504, 513, 514, 529, 530, 531}
+    list_ids = set(range(508, 513))
+    bool_ids = ({3, 4, 5, 9, 10, 11} | set(range(500, 503)) | {506, 515, 516}
+                | set(range(518, 522)) | {523, 524, 527, 532, 536, 537, 539, 556}
+                | {563, 565, 566} | set(range(572, 577)))
+    want = {**{i: 3 for i in int32_ids}, **{i: 2 for i in bigint_ids},
+            **{i: 0 for i in string_ids}, **{i: 4 for i in list_ids},
+            **{i: 1 for i in bool_ids}, 517: 5}
+    assert {i: arm[i] for i in want} == want
+    assert got[517] == [] and got[531] == "database" and got[538] == 15
+    assert "current_database" in got[511] and "version" in got[511]
+    assert "date_part" in got[512] and "strftime" in got[512]
     # a chosen few, an unknown one left out
     _, t = fetch(c, sql_info(8, 0, 99999))
     assert t.to_pylist() == [{"info_name": 0, "value": "knut"}, {"info_name": 8, "value": 0}]
