@@ -270,6 +270,11 @@ knut_status knut_serve__meta_keys(knut_duck_conn *conn, const knut_serve__cmd *c
  * set); s is left as it was when the copy fails. 0 on success. */
 int knut_serve__schema_own(struct ArrowSchema *s);
 
+/* colmeta.c: sets the Flight SQL column metadata (type name, decimal
+ * precision and scale) on each column of a query's schema (a fix for
+ * knut_serve__stream_send). Best effort: out of memory leaves it off. */
+void knut_serve__column_metadata(struct ArrowSchema *s);
+
 /* The 4-column GetTables rows; then (meta_schema.c) the same rows read to
  * their end with a fifth column, each table's schema in IPC form. */
 knut_status knut_serve__meta_tables(knut_duck_conn *conn,

@@ -587,6 +587,36 @@ def test_primary_and_foreign_keys(knut, tmp_path):
         assert s.stop() == 0
 
 
+
+def test_column_metadata(server):
+    c = server.client()
+    info, t = fetch(c, w.statement_query("SELECT * FROM people ORDER BY id"))
+    # the metadata is on the FlightInfo schema and the stream's alike
+    assert info.schema.equals(t.schema, check_metadata=True)
+    md = {f.name: {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
+          for f in t.schema}
+    names = {n: m["ARROW:FLIGHT:SQL:TYPE_NAME"] for n, m in md.items()}
+    assert names == {"id": "INTEGER", "name": "VARCHAR", "score": "DOUBLE", "born": "DATE",
+                     "seen": "TIMESTAMP", "paid": "DECIMAL", "ok": "BOOLEAN"}
+    assert md["paid"]["ARROW:FLIGHT:SQL:PRECISION"] == "10"
+    assert md["paid"]["ARROW:FLIGHT:SQL:SCALE"] == "2"
+    assert "ARROW:FLIGHT:SQL:PRECISION" not in md["id"]
+    assert t.schema.field("id").nullable is True  # DuckDB marks every result column nullable
+    # every served type name is a type_name of GetXdbcTypeInfo
+    _, types = fetch(c, w.get_xdbc_type_info())
+    assert set(names.values()) <= set(types.column("type_name").to_pylist())
+    _, t = fetch(c, w.statement_query("SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' AS t"))
+    assert t.schema.field("t").metadata[b"ARROW:FLIGHT:SQL:TYPE_NAME"] == \
+        b"TIMESTAMP WITH TIME ZONE"
+    # a prepared statement's dataset schema carries it too
+    r = prepare(c, "SELECT paid FROM people")
+    ds = pa.ipc.read_schema(pa.py_buffer(r["dataset"]))
+    assert ds.field("paid").metadata[b"ARROW:FLIGHT:SQL:SCALE"] == b"2"
+    # catalog results carry none: ADBC compares those schemas with their metadata
+    _, t = fetch(c, w.get_tables())
+    assert all(not f.metadata for f in t.schema)
+
+
 # ---- the ADBC Flight SQL driver ----
 
 def test_adbc_driver(server):
