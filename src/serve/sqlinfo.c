@@ -75,14 +75,14 @@ static const info infos[] = {
     /* DuckDB has no CONVERT function: an empty map */
     {517, ARM_MAP, NULL, 0},                           /* SQL_SUPPORTS_CONVERT */
     {518, ARM_BOOL, NULL, 1},                          /* ..._TABLE_CORRELATION_NAMES */
-    {519, ARM_BOOL, NULL, 0},                          /* ..._DIFFERENT_TABLE_CORRELATION_NAMES */
+    {519, ARM_BOOL, NULL, 0},                          /* ..._DIFFERENT_CORRELATION_NAMES */
     {520, ARM_BOOL, NULL, 1},                          /* ..._EXPRESSIONS_IN_ORDER_BY */
     {521, ARM_BOOL, NULL, 1},                          /* ..._ORDER_BY_UNRELATED */
-    {522, ARM_INT32, NULL, 3},                         /* SQL_SUPPORTED_GROUP_BY: unrelated, beyond select */
+    {522, ARM_INT32, NULL, 3},                         /* SQL_SUPPORTED_GROUP_BY: both */
     {523, ARM_BOOL, NULL, 1},                          /* SQL_SUPPORTS_LIKE_ESCAPE_CLAUSE */
     {524, ARM_BOOL, NULL, 1},                          /* SQL_SUPPORTS_NON_NULLABLE_COLUMNS */
     {525, ARM_INT32, NULL, 3},                         /* SQL_SUPPORTED_GRAMMAR: minimum, core */
-    {526, ARM_INT32, NULL, 3},                         /* SQL_ANSI92_SUPPORTED_LEVEL: entry, intermediate */
+    {526, ARM_INT32, NULL, 3},                         /* ANSI92 level: entry, intermediate */
     {527, ARM_BOOL, NULL, 0},                          /* ..._INTEGRITY_ENHANCEMENT_FACILITY */
     {528, ARM_INT32, NULL, 2},                         /* SQL_OUTER_JOINS_SUPPORT_LEVEL: full */
     {529, ARM_STRING, "schema", 0},                    /* SQL_SCHEMA_TERM */
@@ -110,19 +110,19 @@ static const info infos[] = {
     {562, ARM_BIGINT, NULL, 0},                        /* SQL_DEFAULT_TRANSACTION_ISOLATION */
     {563, ARM_BOOL, NULL, 0},                          /* SQL_TRANSACTIONS_SUPPORTED */
     {564, ARM_INT32, NULL, 0},                         /* ..._TRANSACTIONS_ISOLATION_LEVELS */
-    {565, ARM_BOOL, NULL, 0},                          /* ..._DATA_DEFINITION_CAUSES_TRANSACTION_COMMIT */
-    {566, ARM_BOOL, NULL, 0},                          /* ..._DATA_DEFINITIONS_IN_TRANSACTIONS_IGNORED */
+    {565, ARM_BOOL, NULL, 0},                          /* ..._DDL_CAUSES_COMMIT */
+    {566, ARM_BOOL, NULL, 0},                          /* ..._DDL_IN_TRANSACTIONS_IGNORED */
     /* results: forward only (bit 1), read only (bit 1) */
     {567, ARM_INT32, NULL, 2},                         /* SQL_SUPPORTED_RESULT_SET_TYPES */
-    {568, ARM_INT32, NULL, 0},                         /* ..._CONCURRENCIES_..._UNSPECIFIED */
-    {569, ARM_INT32, NULL, 2},                         /* ..._CONCURRENCIES_..._FORWARD_ONLY */
-    {570, ARM_INT32, NULL, 0},                         /* ..._CONCURRENCIES_..._SCROLL_SENSITIVE */
-    {571, ARM_INT32, NULL, 0},                         /* ..._CONCURRENCIES_..._SCROLL_INSENSITIVE */
+    {568, ARM_INT32, NULL, 0},                         /* concurrencies, unspecified */
+    {569, ARM_INT32, NULL, 2},                         /* ..._FORWARD_ONLY */
+    {570, ARM_INT32, NULL, 0},                         /* ..._SCROLL_SENSITIVE */
+    {571, ARM_INT32, NULL, 0},                         /* ..._SCROLL_INSENSITIVE */
     {572, ARM_BOOL, NULL, 0},                          /* SQL_BATCH_UPDATES_SUPPORTED */
     {573, ARM_BOOL, NULL, 0},                          /* SQL_SAVEPOINTS_SUPPORTED */
     {574, ARM_BOOL, NULL, 0},                          /* SQL_NAMED_PARAMETERS_SUPPORTED */
     {575, ARM_BOOL, NULL, 0},                          /* SQL_LOCATORS_UPDATE_COPY */
-    {576, ARM_BOOL, NULL, 0},                          /* ..._STORED_FUNCTIONS_USING_CALL_SYNTAX */
+    {576, ARM_BOOL, NULL, 0},                          /* ..._FUNCTIONS_USING_CALL */
 };
 #define N_INFOS (sizeof infos / sizeof infos[0])
 
