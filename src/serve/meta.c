@@ -22,8 +22,7 @@
 /* At most this many table types in a GetTables filter (one placeholder each). */
 #define MAX_TABLE_TYPES 16
 
-/* Sets column i nullable when the bit i of mask is set, not null otherwise. */
-static void set_nullable(struct ArrowSchema *s, unsigned mask)
+void knut_serve__meta_nullable(struct ArrowSchema *s, unsigned mask)
 {
     for (int64_t i = 0; i < s->n_children; i++) {
         if (mask & (1u << i))
@@ -33,24 +32,34 @@ static void set_nullable(struct ArrowSchema *s, unsigned mask)
     }
 }
 
+int knut_serve__schema_own(struct ArrowSchema *s)
+{
+    struct ArrowSchema copy;
+    if (knut_arrow_schema_deep_copy(&copy, s, NULL) != KNUT_OK)
+        return -1;
+    knut_arrow_schema_release(s);
+    knut_arrow_schema_move(s, &copy);
+    return 0;
+}
+
 static void fix_catalogs(struct ArrowSchema *s)
 {
-    set_nullable(s, 0); /* catalog_name */
+    knut_serve__meta_nullable(s, 0); /* catalog_name */
 }
 
 static void fix_db_schemas(struct ArrowSchema *s)
 {
-    set_nullable(s, 1); /* catalog_name N, db_schema_name NN */
+    knut_serve__meta_nullable(s, 1); /* catalog_name N, db_schema_name NN */
 }
 
 static void fix_tables(struct ArrowSchema *s)
 {
-    set_nullable(s, 3); /* catalog N, schema N, table NN, type NN (, table_schema NN) */
+    knut_serve__meta_nullable(s, 3); /* catalog N, schema N, table NN, type NN (, table_schema NN) */
 }
 
 static void fix_table_types(struct ArrowSchema *s)
 {
-    set_nullable(s, 0);
+    knut_serve__meta_nullable(s, 0);
 }
 
 /* Binds list i of vis (NULL when everything is visible). */
@@ -201,6 +210,14 @@ knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *
     case KNUT_SERVE__CMD_GET_SQL_INFO:
         *fix = NULL; /* built with the protocol's nullability */
         return knut_serve__sqlinfo_query(conn, cmd, out, err);
+    case KNUT_SERVE__CMD_GET_XDBC_TYPE_INFO:
+        *fix = knut_serve__meta_xdbc_fix;
+        return knut_serve__meta_xdbc_types(conn, (const void *)cmd->msg, out, err);
+    case KNUT_SERVE__CMD_GET_PRIMARY_KEYS:
+    case KNUT_SERVE__CMD_GET_EXPORTED_KEYS:
+    case KNUT_SERVE__CMD_GET_IMPORTED_KEYS:
+    case KNUT_SERVE__CMD_GET_CROSS_REFERENCE:
+        return knut_serve__meta_keys(conn, cmd, vis, out, fix, err);
     default:
         return knut_error_set(err, KNUT_EUNSUPPORTED, "%s is not served yet", cmd->name);
     }

@@ -79,6 +79,8 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
      * the protocol allows: the client then takes the stream's */
     st = knut_duck_stmt_schema(stmt, &ds, err);
     if (st == KNUT_OK)
+        knut_serve__column_metadata(&ds);
+    if (st == KNUT_OK)
         st = knut_serve__schema_bytes(&ds, &dsb, err);
     else if (st == KNUT_EAGAIN)
         st = KNUT_OK;

@@ -36,6 +36,11 @@ typedef enum knut_serve__cmd_kind {
     KNUT_SERVE__CMD_GET_TABLES,
     KNUT_SERVE__CMD_GET_TABLE_TYPES,
     KNUT_SERVE__CMD_GET_SQL_INFO,
+    KNUT_SERVE__CMD_GET_XDBC_TYPE_INFO,
+    KNUT_SERVE__CMD_GET_PRIMARY_KEYS,
+    KNUT_SERVE__CMD_GET_EXPORTED_KEYS,
+    KNUT_SERVE__CMD_GET_IMPORTED_KEYS,
+    KNUT_SERVE__CMD_GET_CROSS_REFERENCE,
 } knut_serve__cmd_kind;
 
 /* A command unpacked from its Any: kind, the message's short name (for
@@ -248,6 +253,27 @@ knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cm
 knut_status knut_serve__meta_query(knut_duck_conn *conn, const knut_serve__cmd *cmd,
                                    const knut_serve__visible *vis, struct ArrowArrayStream *out,
                                    void (**fix)(struct ArrowSchema *), knut_error *err);
+
+/* Sets column i of s nullable when bit i of mask is set, not null otherwise. */
+void knut_serve__meta_nullable(struct ArrowSchema *s, unsigned mask);
+/* meta_types.c: the CommandGetXdbcTypeInfo rows, and the fix that gives
+ * them the protocol's schema. */
+knut_status knut_serve__meta_xdbc_types(knut_duck_conn *conn,
+                                        const KnutServe__Flightsql__CommandGetXdbcTypeInfo *c,
+                                        struct ArrowArrayStream *out, knut_error *err);
+void knut_serve__meta_xdbc_fix(struct ArrowSchema *s);
+/* meta_keys.c: primary and foreign keys from duckdb_constraints(). */
+knut_status knut_serve__meta_keys(knut_duck_conn *conn, const knut_serve__cmd *cmd,
+                                  const knut_serve__visible *vis, struct ArrowArrayStream *out,
+                                  void (**fix)(struct ArrowSchema *), knut_error *err);
+/* Replaces s by a deep copy that knut owns (so names and metadata can be
+ * set); s is left as it was when the copy fails. 0 on success. */
+int knut_serve__schema_own(struct ArrowSchema *s);
+
+/* colmeta.c: sets the Flight SQL column metadata (type name, decimal
+ * precision and scale) on each column of a query's schema (a fix for
+ * knut_serve__stream_send). Best effort: out of memory leaves it off. */
+void knut_serve__column_metadata(struct ArrowSchema *s);
 
 /* The 4-column GetTables rows; then (meta_schema.c) the same rows read to
  * their end with a fifth column, each table's schema in IPC form. */

@@ -89,7 +89,9 @@ static int is_meta(knut_serve__cmd_kind k)
 {
     return k == KNUT_SERVE__CMD_GET_CATALOGS || k == KNUT_SERVE__CMD_GET_DB_SCHEMAS ||
            k == KNUT_SERVE__CMD_GET_TABLES || k == KNUT_SERVE__CMD_GET_TABLE_TYPES ||
-           k == KNUT_SERVE__CMD_GET_SQL_INFO;
+           k == KNUT_SERVE__CMD_GET_SQL_INFO || k == KNUT_SERVE__CMD_GET_XDBC_TYPE_INFO ||
+           k == KNUT_SERVE__CMD_GET_PRIMARY_KEYS || k == KNUT_SERVE__CMD_GET_EXPORTED_KEYS ||
+           k == KNUT_SERVE__CMD_GET_IMPORTED_KEYS || k == KNUT_SERVE__CMD_GET_CROSS_REFERENCE;
 }
 
 knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
@@ -121,6 +123,8 @@ knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
         st = cmd_stmt(s, who, cmd, conn, &stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_schema(stmt, out, err);
+        if (st == KNUT_OK)
+            knut_serve__column_metadata(out);
     }
     knut_arrow_stream_release(&rows);
     knut_duck_stmt_free(stmt);
@@ -178,6 +182,7 @@ knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_
         st = cmd_stmt(s, who, cmd, conn, &stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_query(stmt, &rows, err);
+        fix = knut_serve__column_metadata;
     }
     if (st == KNUT_OK)
         st = knut_serve__stream_send(call, &rows, fix, s->max_message, &nrows, err);

@@ -27,6 +27,20 @@ typedef struct info {
     "SELECT DISTINCT function_name FROM duckdb_functions() WHERE list_contains(categories, " cat \
     ") AND regexp_matches(function_name, '^[a-z][a-z0-9_]*$') ORDER BY 1"
 
+/* DuckDB's categories hardly tell date functions: the scalar functions
+ * that take or give a date, time, timestamp or interval. */
+#define DATETIME_TYPES "['DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP WITH TIME ZONE', 'INTERVAL']"
+#define DATETIME_FUNCS                                                                          \
+    "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type = 'scalar'"     \
+    " AND (list_contains(" DATETIME_TYPES ", return_type) OR list_has_any(" DATETIME_TYPES     \
+    ", parameter_types)) AND regexp_matches(function_name, '^[a-z][a-z0-9_]*$') ORDER BY 1"
+/* System functions (what JDBC means: about the session and server) as
+ * DuckDB names them: current_* and version. */
+#define SYSTEM_FUNCS                                                                            \
+    "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type = 'scalar'"     \
+    " AND (regexp_matches(function_name, '^current_[a-z_]*$') OR function_name = 'version')"   \
+    " ORDER BY 1"
+
 static const info infos[] = {
     {0, ARM_STRING, "knut", 0},                        /* FLIGHT_SQL_SERVER_NAME */
     {1, ARM_STRING, NULL, 0},                          /* ..._VERSION: filled in */
@@ -37,6 +51,9 @@ static const info infos[] = {
     {8, ARM_INT32, NULL, 0},                           /* ..._TRANSACTION: NONE */
     {9, ARM_BOOL, NULL, 0},                            /* ..._CANCEL */
     {10, ARM_BOOL, NULL, 0},                           /* ..._BULK_INGESTION */
+    {11, ARM_BOOL, NULL, 0},                           /* ..._INGEST_TRANSACTIONS_SUPPORTED */
+    {100, ARM_INT32, NULL, 0},                         /* ..._STATEMENT_TIMEOUT: none */
+    {101, ARM_INT32, NULL, 0},                         /* ..._TRANSACTION_TIMEOUT: none */
     {500, ARM_BOOL, NULL, 0},                          /* SQL_DDL_CATALOG (read-only) */
     {501, ARM_BOOL, NULL, 0},                          /* SQL_DDL_SCHEMA */
     {502, ARM_BOOL, NULL, 0},                          /* SQL_DDL_TABLE */
@@ -48,8 +65,64 @@ static const info infos[] = {
     {508, ARM_LIST, "SELECT keyword_name FROM duckdb_keywords() ORDER BY 1", 0},
     {509, ARM_LIST, FUNCS("'numeric'"), 0},            /* SQL_NUMERIC_FUNCTIONS */
     {510, ARM_LIST, FUNCS("'string'"), 0},             /* SQL_STRING_FUNCTIONS */
-    /* 511/512 (system, datetime functions): DuckDB's categories do not
-     * tell them yet, so they are not answered rather than answered wrong */
+    {511, ARM_LIST, SYSTEM_FUNCS, 0},                  /* SQL_SYSTEM_FUNCTIONS */
+    {512, ARM_LIST, DATETIME_FUNCS, 0},                /* SQL_DATETIME_FUNCTIONS */
+    /* the name filters of the catalog commands are LIKE without ESCAPE */
+    {513, ARM_STRING, "", 0},                          /* SQL_SEARCH_STRING_ESCAPE */
+    {514, ARM_STRING, "", 0},                          /* SQL_EXTRA_NAME_CHARACTERS */
+    {515, ARM_BOOL, NULL, 1},                          /* SQL_SUPPORTS_COLUMN_ALIASING */
+    {516, ARM_BOOL, NULL, 1},                          /* SQL_NULL_PLUS_NULL_IS_NULL */
+    /* DuckDB has no CONVERT function: an empty map */
+    {517, ARM_MAP, NULL, 0},                           /* SQL_SUPPORTS_CONVERT */
+    {518, ARM_BOOL, NULL, 1},                          /* ..._TABLE_CORRELATION_NAMES */
+    {519, ARM_BOOL, NULL, 0},                          /* ..._DIFFERENT_CORRELATION_NAMES */
+    {520, ARM_BOOL, NULL, 1},                          /* ..._EXPRESSIONS_IN_ORDER_BY */
+    {521, ARM_BOOL, NULL, 1},                          /* ..._ORDER_BY_UNRELATED */
+    {522, ARM_INT32, NULL, 3},                         /* SQL_SUPPORTED_GROUP_BY: both */
+    {523, ARM_BOOL, NULL, 1},                          /* SQL_SUPPORTS_LIKE_ESCAPE_CLAUSE */
+    {524, ARM_BOOL, NULL, 1},                          /* SQL_SUPPORTS_NON_NULLABLE_COLUMNS */
+    {525, ARM_INT32, NULL, 3},                         /* SQL_SUPPORTED_GRAMMAR: minimum, core */
+    {526, ARM_INT32, NULL, 3},                         /* ANSI92 level: entry, intermediate */
+    {527, ARM_BOOL, NULL, 0},                          /* ..._INTEGRITY_ENHANCEMENT_FACILITY */
+    {528, ARM_INT32, NULL, 2},                         /* SQL_OUTER_JOINS_SUPPORT_LEVEL: full */
+    {529, ARM_STRING, "schema", 0},                    /* SQL_SCHEMA_TERM */
+    {530, ARM_STRING, "procedure", 0},                 /* SQL_PROCEDURE_TERM */
+    {531, ARM_STRING, "database", 0},                  /* SQL_CATALOG_TERM: DuckDB's word */
+    {532, ARM_BOOL, NULL, 1},                          /* SQL_CATALOG_AT_START */
+    {533, ARM_INT32, NULL, 0},                         /* SQL_SCHEMAS_SUPPORTED_ACTIONS */
+    {534, ARM_INT32, NULL, 0},                         /* SQL_CATALOGS_SUPPORTED_ACTIONS */
+    {535, ARM_INT32, NULL, 0},                         /* SQL_SUPPORTED_POSITIONED_COMMANDS */
+    {536, ARM_BOOL, NULL, 0},                          /* SQL_SELECT_FOR_UPDATE_SUPPORTED */
+    {537, ARM_BOOL, NULL, 0},                          /* SQL_STORED_PROCEDURES_SUPPORTED */
+    {538, ARM_INT32, NULL, 15},                        /* SQL_SUPPORTED_SUBQUERIES: all four */
+    {539, ARM_BOOL, NULL, 1},                          /* SQL_CORRELATED_SUBQUERIES_SUPPORTED */
+    {540, ARM_INT32, NULL, 3},                         /* SQL_SUPPORTED_UNIONS: UNION, UNION ALL */
+    /* SQL_MAX_* (541-555, 557-561): DuckDB has none of these limits, 0 */
+    {541, ARM_BIGINT, NULL, 0}, {542, ARM_BIGINT, NULL, 0}, {543, ARM_BIGINT, NULL, 0},
+    {544, ARM_BIGINT, NULL, 0}, {545, ARM_BIGINT, NULL, 0}, {546, ARM_BIGINT, NULL, 0},
+    {547, ARM_BIGINT, NULL, 0}, {548, ARM_BIGINT, NULL, 0}, {549, ARM_BIGINT, NULL, 0},
+    {550, ARM_BIGINT, NULL, 0}, {551, ARM_BIGINT, NULL, 0}, {552, ARM_BIGINT, NULL, 0},
+    {553, ARM_BIGINT, NULL, 0}, {554, ARM_BIGINT, NULL, 0}, {555, ARM_BIGINT, NULL, 0},
+    {556, ARM_BOOL, NULL, 1},                          /* SQL_MAX_ROW_SIZE_INCLUDES_BLOBS */
+    {557, ARM_BIGINT, NULL, 0}, {558, ARM_BIGINT, NULL, 0}, {559, ARM_BIGINT, NULL, 0},
+    {560, ARM_BIGINT, NULL, 0}, {561, ARM_BIGINT, NULL, 0},
+    /* no transactions through the server (id 8): isolation NONE */
+    {562, ARM_BIGINT, NULL, 0},                        /* SQL_DEFAULT_TRANSACTION_ISOLATION */
+    {563, ARM_BOOL, NULL, 0},                          /* SQL_TRANSACTIONS_SUPPORTED */
+    {564, ARM_INT32, NULL, 0},                         /* ..._TRANSACTIONS_ISOLATION_LEVELS */
+    {565, ARM_BOOL, NULL, 0},                          /* ..._DDL_CAUSES_COMMIT */
+    {566, ARM_BOOL, NULL, 0},                          /* ..._DDL_IN_TRANSACTIONS_IGNORED */
+    /* results: forward only (bit 1), read only (bit 1) */
+    {567, ARM_INT32, NULL, 2},                         /* SQL_SUPPORTED_RESULT_SET_TYPES */
+    {568, ARM_INT32, NULL, 0},                         /* concurrencies, unspecified */
+    {569, ARM_INT32, NULL, 2},                         /* ..._FORWARD_ONLY */
+    {570, ARM_INT32, NULL, 0},                         /* ..._SCROLL_SENSITIVE */
+    {571, ARM_INT32, NULL, 0},                         /* ..._SCROLL_INSENSITIVE */
+    {572, ARM_BOOL, NULL, 0},                          /* SQL_BATCH_UPDATES_SUPPORTED */
+    {573, ARM_BOOL, NULL, 0},                          /* SQL_SAVEPOINTS_SUPPORTED */
+    {574, ARM_BOOL, NULL, 0},                          /* SQL_NAMED_PARAMETERS_SUPPORTED */
+    {575, ARM_BOOL, NULL, 0},                          /* SQL_LOCATORS_UPDATE_COPY */
+    {576, ARM_BOOL, NULL, 0},                          /* ..._FUNCTIONS_USING_CALL */
 };
 #define N_INFOS (sizeof infos / sizeof infos[0])
 
@@ -235,6 +308,8 @@ static knut_status add_row(knut_duck_conn *conn, rows *r, const info *in, knut_e
         return knut_arrow_builder_append_bool(arm, (int)num, err);
     case ARM_LIST:
         return append_list(conn, in->text, arm, err);
+    case ARM_MAP:
+        return knut_arrow_builder_finish_element(arm, err);
     default:
         if (in->id == 507 && (st = null_ordering(conn, &num, err)) != KNUT_OK)
             return st;

@@ -41,6 +41,16 @@ static const cmd_type cmd_types[] = {
      &knut_serve__flightsql__command_get_table_types__descriptor},
     {"CommandGetSqlInfo", KNUT_SERVE__CMD_GET_SQL_INFO,
      &knut_serve__flightsql__command_get_sql_info__descriptor},
+    {"CommandGetXdbcTypeInfo", KNUT_SERVE__CMD_GET_XDBC_TYPE_INFO,
+     &knut_serve__flightsql__command_get_xdbc_type_info__descriptor},
+    {"CommandGetPrimaryKeys", KNUT_SERVE__CMD_GET_PRIMARY_KEYS,
+     &knut_serve__flightsql__command_get_primary_keys__descriptor},
+    {"CommandGetExportedKeys", KNUT_SERVE__CMD_GET_EXPORTED_KEYS,
+     &knut_serve__flightsql__command_get_exported_keys__descriptor},
+    {"CommandGetImportedKeys", KNUT_SERVE__CMD_GET_IMPORTED_KEYS,
+     &knut_serve__flightsql__command_get_imported_keys__descriptor},
+    {"CommandGetCrossReference", KNUT_SERVE__CMD_GET_CROSS_REFERENCE,
+     &knut_serve__flightsql__command_get_cross_reference__descriptor},
 };
 
 /* A type name from the request, fit for a message: printable, cut. */

@@ -127,3 +127,33 @@ def close_prepared(handle: bytes) -> bytes:
 
 def prepared_query(handle: bytes) -> bytes:
     return any_pack("CommandPreparedStatementQuery", field_bytes(1, handle))
+
+
+def get_xdbc_type_info(data_type: int | None = None) -> bytes:
+    body = b""
+    if data_type is not None:
+        body += field_varint(1, data_type)  # a negative int32 is 10 bytes, as protobuf has it
+    return any_pack("CommandGetXdbcTypeInfo", body)
+
+
+def get_keys(kind: str, table: str, catalog: str | None = None,
+             schema: str | None = None) -> bytes:
+    body = b""
+    if catalog is not None:
+        body += field_bytes(1, catalog)
+    if schema is not None:
+        body += field_bytes(2, schema)
+    body += field_bytes(3, table)
+    return any_pack(f"CommandGet{kind}", body)
+
+
+def get_cross_reference(pk_table: str, fk_table: str, pk_schema: str | None = None,
+                        fk_schema: str | None = None) -> bytes:
+    body = b""
+    if pk_schema is not None:
+        body += field_bytes(2, pk_schema)
+    body += field_bytes(3, pk_table)
+    if fk_schema is not None:
+        body += field_bytes(5, fk_schema)
+    body += field_bytes(6, fk_table)
+    return any_pack("CommandGetCrossReference", body)

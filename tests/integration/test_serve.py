@@ -461,9 +461,160 @@ def test_sql_info(server):
     assert arm[8] == 3 and arm[503] == 2 and arm[0] == 0 and arm[3] == 1 and arm[508] == 4
     # keywords and functions as DuckDB lists and categorizes them
     assert "select" in got[508] and "bit_length" in got[509] and "ascii" in got[510]
+    # the ids the JDBC driver's DatabaseMetaData and the ODBC driver read,
+    # each in the arm they read it from
+    int32_ids = {8, 100, 101, 522, 525, 526, 528, 533, 534, 535, 538, 540, 564,
+                 567, 568, 569, 570, 571}
+    bigint_ids = {503, 505, 507, 562} | set(range(541, 556)) | set(range(557, 562))
+    string_ids = {0, 1, 2, 504, 513, 514, 529, 530, 531}
+    list_ids = set(range(508, 513))
+    bool_ids = ({3, 4, 5, 9, 10, 11} | set(range(500, 503)) | {506, 515, 516}
+                | set(range(518, 522)) | {523, 524, 527, 532, 536, 537, 539, 556}
+                | {563, 565, 566} | set(range(572, 577)))
+    want = {**{i: 3 for i in int32_ids}, **{i: 2 for i in bigint_ids},
+            **{i: 0 for i in string_ids}, **{i: 4 for i in list_ids},
+            **{i: 1 for i in bool_ids}, 517: 5}
+    assert {i: arm[i] for i in want} == want
+    assert got[517] == [] and got[531] == "database" and got[538] == 15
+    assert "current_database" in got[511] and "version" in got[511]
+    assert "date_part" in got[512] and "strftime" in got[512]
     # a chosen few, an unknown one left out
     _, t = fetch(c, sql_info(8, 0, 99999))
     assert t.to_pylist() == [{"info_name": 0, "value": "knut"}, {"info_name": 8, "value": 0}]
+
+
+
+XDBC_SCHEMA = pa.schema([
+    pa.field("type_name", pa.string(), nullable=False),
+    pa.field("data_type", pa.int32(), nullable=False),
+    pa.field("column_size", pa.int32()),
+    pa.field("literal_prefix", pa.string()),
+    pa.field("literal_suffix", pa.string()),
+    pa.field("create_params", pa.list_(pa.field("item", pa.string(), nullable=False))),
+    pa.field("nullable", pa.int32(), nullable=False),
+    pa.field("case_sensitive", pa.bool_(), nullable=False),
+    pa.field("searchable", pa.int32(), nullable=False),
+    pa.field("unsigned_attribute", pa.bool_()),
+    pa.field("fixed_prec_scale", pa.bool_(), nullable=False),
+    pa.field("auto_increment", pa.bool_()),
+    pa.field("local_type_name", pa.string()),
+    pa.field("minimum_scale", pa.int32()),
+    pa.field("maximum_scale", pa.int32()),
+    pa.field("sql_data_type", pa.int32(), nullable=False),
+    pa.field("datetime_subcode", pa.int32()),
+    pa.field("num_prec_radix", pa.int32()),
+    pa.field("interval_precision", pa.int32())])
+
+
+def test_xdbc_type_info(server):
+    c = server.client()
+    info, t = fetch(c, w.get_xdbc_type_info())
+    assert t.schema == XDBC_SCHEMA and info.schema == t.schema
+    rows = {r["type_name"]: r for r in t.to_pylist()}
+    # every type of the test table's columns is there, with its xDBC code
+    codes = {"INTEGER": 4, "VARCHAR": 12, "DOUBLE": 8, "DATE": 91, "TIMESTAMP": 93,
+             "DECIMAL": 3, "BOOLEAN": -7, "BIGINT": -5, "TIMESTAMP WITH TIME ZONE": 93}
+    assert {k: rows[k]["data_type"] for k in codes} == codes
+    assert rows["DECIMAL"]["create_params"] == ["precision", "scale"]
+    assert rows["DECIMAL"]["maximum_scale"] == 38
+    assert rows["DATE"]["sql_data_type"] == 9 and rows["DATE"]["datetime_subcode"] == 1
+    assert rows["UBIGINT"]["unsigned_attribute"] is True
+    codes_in_order = t.column("data_type").to_pylist()
+    assert codes_in_order == sorted(codes_in_order)
+    # the data_type filter, a negative code too, and one no type has
+    _, t = fetch(c, w.get_xdbc_type_info(93))
+    assert t.schema == XDBC_SCHEMA
+    assert t.column("type_name").to_pylist() == ["TIMESTAMP", "TIMESTAMP WITH TIME ZONE"]
+    _, t = fetch(c, w.get_xdbc_type_info(-5))
+    assert t.column("type_name").to_pylist() == ["BIGINT", "UBIGINT"]
+    info, t = fetch(c, w.get_xdbc_type_info(1234))
+    assert t.num_rows == 0 and t.schema == XDBC_SCHEMA and info.schema == t.schema
+
+
+PK_SCHEMA = pa.schema([
+    pa.field("catalog_name", pa.string()), pa.field("db_schema_name", pa.string()),
+    pa.field("table_name", pa.string(), nullable=False),
+    pa.field("column_name", pa.string(), nullable=False),
+    pa.field("key_sequence", pa.int32(), nullable=False), pa.field("key_name", pa.string())])
+FK_SCHEMA = pa.schema(
+    [pa.field(f"{side}_{n}", pa.string(), nullable=n.endswith(("catalog_name", "schema_name")))
+     for side in ("pk", "fk")
+     for n in ("catalog_name", "db_schema_name", "table_name", "column_name")]
+    + [pa.field("key_sequence", pa.int32(), nullable=False), pa.field("fk_key_name", pa.string()),
+       pa.field("pk_key_name", pa.string()), pa.field("update_rule", pa.uint8(), nullable=False),
+       pa.field("delete_rule", pa.uint8(), nullable=False)])
+KEYS_SQL = """
+CREATE TABLE city (country VARCHAR, name VARCHAR, PRIMARY KEY (country, name));
+CREATE TABLE person (id INTEGER PRIMARY KEY, country VARCHAR, city VARCHAR,
+                     FOREIGN KEY (country, city) REFERENCES city (country, name));
+CREATE TABLE note (body VARCHAR);
+"""
+
+
+def test_primary_and_foreign_keys(knut, tmp_path):
+    db = tmp_path / "keys.duckdb"
+    subprocess.run([str(knut), "query", "--db", str(db), KEYS_SQL], check=True,
+                   stdout=subprocess.DEVNULL)
+    s = Server(knut, db)
+    try:
+        c = s.client()
+        info, t = fetch(c, w.get_keys("PrimaryKeys", "city"))
+        assert t.schema == PK_SCHEMA and info.schema == t.schema
+        assert [(r["catalog_name"], r["db_schema_name"], r["table_name"], r["column_name"],
+                 r["key_sequence"]) for r in t.to_pylist()] == [
+            ("keys", "main", "city", "country", 1), ("keys", "main", "city", "name", 2)]
+        _, t = fetch(c, w.get_keys("PrimaryKeys", "person", catalog="keys", schema="main"))
+        assert t.column("column_name").to_pylist() == ["id"]
+        _, t = fetch(c, w.get_keys("PrimaryKeys", "note"))
+        assert t.num_rows == 0 and t.schema == PK_SCHEMA
+        _, t = fetch(c, w.get_keys("PrimaryKeys", "city", schema="other"))
+        assert t.num_rows == 0
+        pairs = [("city", "country", "person", "country", 1), ("city", "name", "person", "city", 2)]
+        for cmd in (w.get_keys("ExportedKeys", "city"), w.get_keys("ImportedKeys", "person"),
+                    w.get_cross_reference("city", "person")):
+            info, t = fetch(c, cmd)
+            assert t.schema == FK_SCHEMA and info.schema == t.schema
+            rows = t.to_pylist()
+            assert [(r["pk_table_name"], r["pk_column_name"], r["fk_table_name"],
+                     r["fk_column_name"], r["key_sequence"]) for r in rows] == pairs
+            assert {(r["pk_catalog_name"], r["fk_db_schema_name"], r["update_rule"],
+                     r["delete_rule"]) for r in rows} == {("keys", "main", 3, 3)}
+        for cmd in (w.get_keys("ExportedKeys", "person"), w.get_keys("ImportedKeys", "city"),
+                    w.get_cross_reference("person", "city"), w.get_keys("ImportedKeys", "note")):
+            info, t = fetch(c, cmd)
+            assert t.num_rows == 0 and t.schema == FK_SCHEMA and info.schema == t.schema
+    finally:
+        assert s.stop() == 0
+
+
+
+def test_column_metadata(server):
+    c = server.client()
+    info, t = fetch(c, w.statement_query("SELECT * FROM people ORDER BY id"))
+    # the metadata is on the FlightInfo schema and the stream's alike
+    assert info.schema.equals(t.schema, check_metadata=True)
+    md = {f.name: {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
+          for f in t.schema}
+    names = {n: m["ARROW:FLIGHT:SQL:TYPE_NAME"] for n, m in md.items()}
+    assert names == {"id": "INTEGER", "name": "VARCHAR", "score": "DOUBLE", "born": "DATE",
+                     "seen": "TIMESTAMP", "paid": "DECIMAL", "ok": "BOOLEAN"}
+    assert md["paid"]["ARROW:FLIGHT:SQL:PRECISION"] == "10"
+    assert md["paid"]["ARROW:FLIGHT:SQL:SCALE"] == "2"
+    assert "ARROW:FLIGHT:SQL:PRECISION" not in md["id"]
+    assert t.schema.field("id").nullable is True  # DuckDB marks every result column nullable
+    # every served type name is a type_name of GetXdbcTypeInfo
+    _, types = fetch(c, w.get_xdbc_type_info())
+    assert set(names.values()) <= set(types.column("type_name").to_pylist())
+    _, t = fetch(c, w.statement_query("SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' AS t"))
+    assert t.schema.field("t").metadata[b"ARROW:FLIGHT:SQL:TYPE_NAME"] == \
+        b"TIMESTAMP WITH TIME ZONE"
+    # a prepared statement's dataset schema carries it too
+    r = prepare(c, "SELECT paid FROM people")
+    ds = pa.ipc.read_schema(pa.py_buffer(r["dataset"]))
+    assert ds.field("paid").metadata[b"ARROW:FLIGHT:SQL:SCALE"] == b"2"
+    # catalog results carry none: ADBC compares those schemas with their metadata
+    _, t = fetch(c, w.get_tables())
+    assert all(not f.metadata for f in t.schema)
 
 
 # ---- the ADBC Flight SQL driver ----

@@ -28,9 +28,9 @@ import flightsql_wire as w
 SVC = "/arrow.flight.protocol.FlightService/"
 
 SETUP_SQL = """
-CREATE TABLE people (id INTEGER, name VARCHAR);
+CREATE TABLE people (id INTEGER PRIMARY KEY, name VARCHAR);
 INSERT INTO people VALUES (1, 'ada'), (2, 'grace');
-CREATE TABLE secret (id INTEGER, pin VARCHAR);
+CREATE TABLE secret (id INTEGER PRIMARY KEY, pin VARCHAR);
 INSERT INTO secret VALUES (1, '4711');
 CREATE SCHEMA graph;
 CREATE TABLE graph.knows (src INTEGER, dst INTEGER);
@@ -444,6 +444,14 @@ def test_catalog_lists_only_what_may_be_read(server):
     assert fetch(c, w.get_db_schemas(), dave).num_rows == 0
     assert fetch(c, w.get_catalogs(), bearer("tok-bob")).column(0).to_pylist() == ["store"]
     assert fetch(c, w.get_catalogs(), dave).num_rows == 0
+    # keys only of tables the identity may read
+    def pk(opts, table):
+        return fetch(c, w.get_keys("PrimaryKeys", table), opts).column("column_name").to_pylist()
+
+    assert pk(bearer("tok-alice-1"), "secret") == ["id"]
+    assert pk(bearer("tok-bob"), "people") == ["id"]
+    assert pk(bearer("tok-bob"), "secret") == []
+    assert pk(dave, "people") == []
     # the SqlInfo and the table types are for every identity
     assert fetch(c, w.get_table_types(), dave).num_rows == 3
 
