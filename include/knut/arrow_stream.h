@@ -59,6 +59,15 @@ typedef knut_status (*knut_arrow_view_fn)(void *ctx, const struct knut_arrow_vie
 KNUT_EXTERN knut_status knut_arrow_stream_each(struct ArrowArrayStream *stream,
                                                knut_arrow_view_fn fn, void *ctx, knut_error *err);
 
+/* Reads the stream to its end and copies the first column of every row
+ * as text into (*out)[0..*n) (owned; NULL values become ""; a first
+ * column that is not UTF-8 text is KNUT_EINVAL), appending to what *out already holds. More than
+ * max rows in all is KNUT_ETOOBIG ("more than MAX rows"); on any error
+ * the strings taken so far stay in *out for the caller to free. Does not
+ * release the stream. */
+KNUT_EXTERN knut_status knut_arrow_stream_texts(struct ArrowArrayStream *stream, size_t max,
+                                                char ***out, size_t *n, knut_error *err);
+
 /* Maps a stream callback's errno-style result to a knut status, with
  * get_last_error's text (if any) in err, prefixed by `what`. */
 KNUT_EXTERN knut_status knut_arrow_stream_error(struct ArrowArrayStream *stream, int code,

@@ -255,3 +255,42 @@ knut_status knut_arrow_stream_each(struct ArrowArrayStream *stream, knut_arrow_v
     knut_arrow_schema_release(&schema);
     return st;
 }
+
+typedef struct texts_ctx {
+    size_t max;
+    char ***out;
+    size_t *n;
+} texts_ctx;
+
+static knut_status texts_batch(void *ctx, const knut_arrow_view *v, knut_error *err)
+{
+    texts_ctx *c = ctx;
+    if (v->n_children == 0)
+        return KNUT_OK;
+    const knut_arrow_view *col = &v->children[0];
+    if (col->type.type != KNUT_ARROW_UTF8 && col->type.type != KNUT_ARROW_LARGE_UTF8)
+        return knut_error_set(err, KNUT_EINVAL, "the first column of the result is not text");
+    for (int64_t i = 0; i < v->length; i++) {
+        int64_t row = knut_arrow_view_child_row(v, i), len = 0;
+        const char *p = knut_arrow_view_is_null(col, row) ? NULL
+                                                          : knut_arrow_view_get_str(col, row, &len);
+        if (*c->n >= c->max)
+            return knut_error_set(err, KNUT_ETOOBIG, "more than %zu rows", c->max);
+        char **grown = realloc(*c->out, (*c->n + 1) * sizeof **c->out);
+        if (!grown)
+            return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        *c->out = grown;
+        if (!(grown[*c->n] = p ? strndup(p, (size_t)len) : strdup("")))
+            return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        ++*c->n;
+    }
+    return KNUT_OK;
+}
+
+knut_status knut_arrow_stream_texts(struct ArrowArrayStream *stream, size_t max, char ***out,
+                                    size_t *n, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, out && n);
+    texts_ctx c = {max, out, n};
+    return knut_arrow_stream_each(stream, texts_batch, &c, err);
+}

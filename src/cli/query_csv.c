@@ -142,53 +142,13 @@ static knut_status rows_text(knut_duck_conn *c, const char *sql, const char *par
 {
     knut_duck_stmt *stmt = NULL;
     struct ArrowArrayStream s = {0};
-    struct ArrowSchema schema = {0};
-    struct ArrowArray a = {0};
-    knut_arrow_view v;
-    memset(&v, 0, sizeof v);
     *out = NULL;
     *n = 0;
-    knut_status st = knut_duck_stmt_prepare(&stmt, c, sql, err);
-    if (st == KNUT_OK)
-        st = knut_duck_stmt_bind_text(stmt, 1, param, strlen(param), err);
+    knut_status st = knut_duck_stmt_prepare_text(&stmt, c, sql, &param, 1, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_query(stmt, &s, err);
-    if (st == KNUT_OK && s.get_schema(&s, &schema) != 0)
-        st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
-    while (st == KNUT_OK) {
-        if (s.get_next(&s, &a) != 0) {
-            st = knut_error_set(err, KNUT_EIO, "%s", s.get_last_error(&s));
-            break;
-        }
-        if (!a.release)
-            break;
-        if ((st = knut_arrow_view_init(&v, &schema, &a, err)) != KNUT_OK)
-            break;
-        for (int64_t i = 0; st == KNUT_OK && v.n_children > 0 && i < v.length; i++) {
-            const knut_arrow_view *col = &v.children[0];
-            int64_t row = knut_arrow_view_child_row(&v, i), len = 0;
-            const char *p = knut_arrow_view_is_null(col, row) ? ""
-                                                              : knut_arrow_view_get_str(col, row,
-                                                                                        &len);
-            char **grown = *n < CSV_COLUMNS_MAX ? realloc(*out, (*n + 1) * sizeof **out) : NULL;
-            if (!grown) {
-                st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-                break;
-            }
-            *out = grown;
-            if (!((*out)[*n] = strndup(p, (size_t)len))) {
-                st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-                break;
-            }
-            (*n)++;
-        }
-        knut_arrow_view_reset(&v);
-        memset(&v, 0, sizeof v);
-        knut_arrow_array_release(&a);
-    }
-    knut_arrow_view_reset(&v);
-    knut_arrow_array_release(&a);
-    knut_arrow_schema_release(&schema);
+    if (st == KNUT_OK)
+        st = knut_arrow_stream_texts(&s, CSV_COLUMNS_MAX, out, n, err);
     knut_arrow_stream_release(&s);
     knut_duck_stmt_free(stmt);
     return st;

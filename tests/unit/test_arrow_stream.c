@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -173,6 +174,67 @@ static void test_arrow_stream__each(void **state)
     knut_arrow_stream_release(&stream); /* the unread batches are freed (ASan) */
 }
 
+/* knut_arrow_stream_texts: the first column as owned strings, NULL as "",
+ * capped, appended; a first column that is not text is refused. */
+static void texts_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void text_stream(struct ArrowArrayStream *stream)
+{
+    knut_arrow_builder *root, *name;
+    struct ArrowSchema schema;
+    struct ArrowArray arrays[2];
+    OK(knut_arrow_builder_new_simple(&root, KNUT_ARROW_STRUCT, "", &e_));
+    OK(knut_arrow_builder_new_simple(&name, KNUT_ARROW_UTF8, "name", &e_));
+    OK(knut_arrow_builder_add_child(root, name, &e_));
+    OK(knut_arrow_builder_append_str(name, "a", &e_));
+    OK(knut_arrow_builder_finish_element(root, &e_));
+    OK(knut_arrow_builder_append_null(name, &e_));
+    OK(knut_arrow_builder_finish_element(root, &e_));
+    OK(knut_arrow_builder_finish(root, &arrays[0], &schema, &e_));
+    OK(knut_arrow_builder_append_str(name, "bc", &e_));
+    OK(knut_arrow_builder_finish_element(root, &e_));
+    OK(knut_arrow_builder_finish(root, &arrays[1], NULL, &e_));
+    knut_arrow_builder_free(root);
+    OK(knut_arrow_stream_from_arrays(stream, &schema, arrays, 2, &e_));
+}
+
+static void test_arrow_stream__texts(void **state)
+{
+    (void)state;
+    struct ArrowArrayStream stream;
+    char **v = NULL;
+    size_t n = 0;
+    knut_error e = KNUT_ERROR_INIT;
+    text_stream(&stream);
+    OK(knut_arrow_stream_texts(&stream, 10, &v, &n, &e_));
+    knut_arrow_stream_release(&stream);
+    assert_int_equal(3, n);
+    assert_string_equal("a", v[0]);
+    assert_string_equal("", v[1]);
+    assert_string_equal("bc", v[2]);
+    text_stream(&stream); /* appended, and the cap counts what was there */
+    assert_int_equal(KNUT_ETOOBIG, knut_arrow_stream_texts(&stream, 4, &v, &n, &e));
+    assert_string_equal("more than 4 rows", e.message);
+    assert_int_equal(4, n);
+    knut_arrow_stream_release(&stream);
+    texts_free(v, n);
+    struct ArrowSchema schema;
+    struct ArrowArray arrays[1];
+    make_batches(&schema, arrays, 1); /* first column: int64 */
+    OK(knut_arrow_stream_from_arrays(&stream, &schema, arrays, 1, &e_));
+    v = NULL;
+    n = 0;
+    assert_int_equal(KNUT_EINVAL, knut_arrow_stream_texts(&stream, 10, &v, &n, &e));
+    assert_int_equal(0, n);
+    knut_arrow_stream_release(&stream);
+    free(v);
+}
+
 static void test_arrow_stream__collect_cap(void **state)
 {
     (void)state;
@@ -279,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_arrow_stream__round_trip),
         cmocka_unit_test(test_arrow_stream__count_rows_and_partial_release),
         cmocka_unit_test(test_arrow_stream__each),
+        cmocka_unit_test(test_arrow_stream__texts),
         cmocka_unit_test(test_arrow_stream__collect_cap),
         cmocka_unit_test(test_arrow_stream__producer_error),
         cmocka_unit_test(test_arrow_stream__bad_arguments_release_inputs),
