@@ -240,8 +240,10 @@ def test_lost_lease_stops_without_commit(instances, valkey, falkordb, tmp_path):
     lost = lambda: [r for r in records(la) if r.get("level") == "warn" and "lease lost" in r["msg"]]
     assert wait_for(lost, 60), la.read_text()
     assert lost()[0]["table"] == "t0" and "without committing" in lost()[0]["msg"]
-    fails = [r for r in records(la) if r.get("msg") == "table failed"]
-    assert fails and "lease on table 't0' lost" in fails[0]["error"]
+    # the table's failure is logged after the warning: wait for it too
+    failed = lambda: [r for r in records(la) if r.get("msg") == "table failed"]
+    assert wait_for(failed, 60), la.read_text()
+    assert "lease on table 't0' lost" in failed()[0]["error"]
     # the fake lease expires, the instance takes the table again and commits it once
     assert wait_for(lambda: len(ledger(valkey)) == 1, 60), la.read_text()
     inst.stop_all()
