@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     knut_serve__cmd cmd = KNUT_SERVE__CMD_INIT;
     if (knut_serve__descriptor_parse(data, size, &d, &cmd, &err) == KNUT_OK) {
         if (!d || !cmd.msg || cmd.kind < KNUT_SERVE__CMD_STATEMENT_QUERY ||
-            cmd.kind > KNUT_SERVE__CMD_GET_SQL_INFO)
+            cmd.kind > KNUT_SERVE__CMD_GET_CROSS_REFERENCE)
             abort();
         knut_serve__flight_descriptor__free_unpacked(d, NULL);
     } else if (d || cmd.msg || !err.message[0]) {
