@@ -195,7 +195,16 @@ void knut_signal_unwatch(void)
     while (write(fd, &stop, 1) < 0 && errno == EINTR)
         ;
     pthread_join(watcher.thread, NULL);
-    close(fd);
+    /* A handler on another thread may have loaded fd just before the
+     * exchange and write to it any moment now: closing it would let that
+     * byte land in whatever file reuses the number next (the metrics file
+     * is written right after). Point it at /dev/null instead and keep it:
+     * one descriptor for the life of the process. */
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0) {
+        (void)dup2(null_fd, fd);
+        close(null_fd);
+    }
     close(watcher.rd);
     watcher.rd = -1;
     watcher.running = 0;
