@@ -142,7 +142,9 @@ int knut_cli_sync_status_print(struct knut_sync *s, int json)
     knut_sync_status_source src;
     int rc = KNUT_EXIT_FAIL;
     knut_sync_status_source_get(s, &src);
-    if (knut_sync_status_tables(s, on_file, on_table, &o, &err) != KNUT_OK) {
+    if (knut_sync_status_tables(s, on_file, on_table, &o, &err) != KNUT_OK ||
+        knut_buf_check(&o.tables, &err) != KNUT_OK || knut_buf_check(&o.files, &err) != KNUT_OK) {
+        /* a part that failed to grow would cut the output (and the JSON) short */
         fprintf(stderr, "knut sync status: %s\n", err.message);
         goto cleanup;
     }

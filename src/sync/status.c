@@ -56,8 +56,12 @@ static knut_status open_snapshot(knut_sync *s, const char *store, int64_t holder
     int64_t pid = 0;
     if (st == KNUT_OK)
         st = knut_sync__status_file_read(s, f.data, &s->ledger, &pid, err);
-    if (st == KNUT_OK && pid != holder)
-        st = KNUT_ENOTFOUND; /* an older run's: not what the holder has done */
+    /* an older run's snapshot is not what the holder has done; a holder
+     * in another pid namespace (a container sharing the volume: F_GETLK
+     * gives no pid, holder -1) cannot be told apart, so its snapshot is
+     * taken as the holder's */
+    if (st == KNUT_OK && holder > 0 && pid != holder)
+        st = KNUT_ENOTFOUND;
     if (st == KNUT_ENOTFOUND)
         st = knut_error_set(err, KNUT_EAGAIN,
                             "graph store %s is held by process %lld, which has written no "
