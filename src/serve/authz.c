@@ -243,6 +243,18 @@ static knut_status check_functions(knut_serve__who *who, knut_duck_conn *conn, c
         "SELECT coalesce(json_extract_string(p.value, '$.function.function_name'), '?') "
         "FROM t c JOIN t p ON c.parent = p.id "
         "WHERE c.key = 'type' AND c.value::VARCHAR = '\"TABLE_FUNCTION\"' "
+        /* DuckDB's catalog views (information_schema, pg_catalog,
+         * duckdb_tables, ...) are built on table functions, so the binder
+         * names no table under them: marked '#' and refused */
+        "UNION ALL SELECT '#' || coalesce(json_extract_string(p.value, '$.table_name'), '?') "
+        "FROM t c JOIN t p ON c.parent = p.id "
+        "WHERE c.key = 'type' AND c.value::VARCHAR = '\"BASE_TABLE\"' AND ("
+        "lower(json_extract_string(p.value, '$.schema_name')) IN "
+        "('information_schema', 'pg_catalog') "
+        "OR lower(json_extract_string(p.value, '$.catalog_name')) IN ('system', 'temp') "
+        "OR (lower(json_extract_string(p.value, '$.schema_name')) IN ('', 'main') "
+        "AND lower(json_extract_string(p.value, '$.table_name')) IN "
+        "(SELECT lower(view_name) FROM duckdb_views() WHERE internal))) "
         "UNION ALL SELECT '' FROM (SELECT json_serialize_sql($1::VARCHAR)) s(j) "
         "WHERE json_extract(j, '$.error')::BOOLEAN",
         binds, 1, err);
@@ -262,6 +274,12 @@ static knut_status check_functions(knut_serve__who *who, knut_duck_conn *conn, c
         if (!*f) {
             st = knut_serve__denied(who, err, "only SELECT queries can be checked against "
                                               "the tables you may read");
+            break;
+        }
+        if (*f == '#') {
+            st = knut_serve__denied(who, err, "DuckDB's catalog view %.100s is not readable by "
+                                              "a restricted identity (the Flight SQL catalog "
+                                              "commands list what it may see)", f + 1);
             break;
         }
         if (!safe) {

@@ -372,6 +372,13 @@ def test_allow_list_on_queries(server):
         "SET threads = 1",
         "PRAGMA version",
         "EXPLAIN SELECT * FROM secret",
+        # DuckDB's catalog views name every table and column (and hold views' SQL)
+        "SELECT * FROM duckdb_tables",
+        "SELECT sql FROM duckdb_views",
+        "SELECT * FROM information_schema.columns",
+        "SELECT * FROM pg_catalog.pg_class",
+        "SELECT * FROM system.main.duckdb_columns",
+        "SELECT table_name FROM people, information_schema.tables",
     ]
     with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
         for sql in denied:
