@@ -210,6 +210,9 @@ typedef struct knut_sync_options {
     int read_only;
     knut_sync_progress_fn progress; /* NULL: none */
     void *progress_ctx;
+    /* 1: write no status snapshot beside the store or ledger (`knut load`:
+     * a one-shot run that nothing watches, whose ledger may be temporary) */
+    int no_status_file;
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 

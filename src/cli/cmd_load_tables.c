@@ -98,6 +98,7 @@ int knut_cli_load_mapping(const char *mapping, const char *url, const char *pass
     so.falkordb_password = password;
     so.graph = graph;
     so.no_bulk = no_bulk; /* FalkorDB: MERGE even into a new graph */
+    so.no_status_file = 1; /* a one-shot load: no STORE.status.json left behind */
     if (url) {
         if (!mkdtemp(dir)) {
             knut_error_set(&err, KNUT_EIO, "cannot create a temporary ledger folder");
@@ -141,9 +142,6 @@ done:
     knut_sync_close(s);
     knut_sync_config_free(cfg);
     if (ledger[0]) {
-        char snap[sizeof ledger + 16]; /* the sync's status snapshot beside it */
-        snprintf(snap, sizeof snap, "%s.status.json", ledger);
-        unlink(snap);
         unlink(ledger);
         rmdir(dir);
     }

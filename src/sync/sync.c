@@ -163,7 +163,7 @@ cleanup:
     if (st == KNUT_OK && !opts->status_only) {
         /* status_file.c: beside the store or the ledger file; a shared
          * ledger is read from its server */
-        const char *beside = s->ledger.valkey ? NULL
+        const char *beside = s->ledger.valkey || opts->no_status_file ? NULL
                              : s->ledger.file ? s->ledger.file
                                               : (opts->store ? opts->store : cfg->store);
         st = knut_sync__status_file_init(s, beside, err);

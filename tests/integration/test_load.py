@@ -286,6 +286,8 @@ def test_load_mapping_into_store_and_falkordb(knut, falkordb, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("done: 4 files, 30 rows")
+    # a one-shot load leaves no sync status snapshot beside the store
+    assert not (tmp_path / "g.duckdb.status.json").exists()
     q = subprocess.run([str(knut), "query", "--db", str(db), "-f", "csv",
                         "SELECT (SELECT count(*) FROM v_Person), (SELECT count(*) FROM v_Company),"
                         " (SELECT count(*) FROM e_WORKS_AT), (SELECT count(*) FROM e_REPORTS_TO)"],
