@@ -283,20 +283,9 @@ knut_status knut_sync__ledger_open_file(sync_ledger *l, const char *file, knut_e
                             file);
         goto cleanup;
     }
-    json_t *it;
-    size_t i;
-    json_array_foreach(entries, i, it)
-    {
-        char where[4200];
-        entry_where(where, sizeof where, file, i);
-        sync_entry e;
-        if ((st = knut_sync__entry_from_json(it, where, &e, err)) != KNUT_OK)
-            break;
-        st = mem_put(l, &e, err);
-        knut_sync__entry_reset(&e);
-        if (st != KNUT_OK)
-            break;
-    }
+    char what[4200];
+    snprintf(what, sizeof what, "ledger %s", file);
+    st = knut_sync__ledger_remember_json(l, entries, what, err);
 cleanup:
     json_decref(root);
     knut_buf_reset(&text);
@@ -415,6 +404,27 @@ knut_status knut_sync__ledger_remember(sync_ledger *l, const sync_entry *e, size
     knut_status st = KNUT_OK;
     for (size_t i = 0; i < n && st == KNUT_OK; i++)
         st = mem_put(l, &e[i], err);
+    return st;
+}
+
+knut_status knut_sync__ledger_remember_json(sync_ledger *l, const json_t *entries, const char *what,
+                                            knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    json_t *it;
+    size_t i;
+    json_array_foreach(entries, i, it)
+    {
+        char where[4300];
+        snprintf(where, sizeof where, "%s, entry %zu", what, i);
+        sync_entry e;
+        if ((st = knut_sync__entry_from_json(it, where, &e, err)) != KNUT_OK)
+            break;
+        st = mem_put(l, &e, err);
+        knut_sync__entry_reset(&e);
+        if (st != KNUT_OK)
+            break;
+    }
     return st;
 }
 

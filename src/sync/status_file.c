@@ -85,24 +85,14 @@ knut_status knut_sync__status_file_read(knut_sync *s, const char *file, sync_led
     notes_take(s, root);
     if (!l)
         goto cleanup;
-    json_t *entries = json_object_get(root, "entries"), *it;
+    json_t *entries = json_object_get(root, "entries");
     if (!json_is_array(entries)) {
         st = knut_error_set(err, KNUT_EPARSE, "status snapshot %s: no ledger entries", file);
         goto cleanup;
     }
-    size_t i;
-    json_array_foreach(entries, i, it)
-    {
-        char where[4200];
-        snprintf(where, sizeof where, "status snapshot %s, entry %zu", file, i);
-        sync_entry e;
-        if ((st = knut_sync__entry_from_json(it, where, &e, err)) != KNUT_OK)
-            break;
-        st = knut_sync__ledger_remember(l, &e, 1, err);
-        knut_sync__entry_reset(&e);
-        if (st != KNUT_OK)
-            break;
-    }
+    char what[4200];
+    snprintf(what, sizeof what, "status snapshot %s", file);
+    st = knut_sync__ledger_remember_json(l, entries, what, err);
 cleanup:
     json_decref(root);
     knut_buf_reset(&text);

@@ -126,6 +126,10 @@ knut_status knut_sync__ledger_write(sync_ledger *l, knut_duck_conn *conn, const 
                                     size_t n, knut_error *err);
 knut_status knut_sync__ledger_remember(sync_ledger *l, const sync_entry *e, size_t n,
                                        knut_error *err);
+/* Remembers every entry of a JSON array (a ledger file's, a status
+ * snapshot's); errors name "<what>, entry N". */
+knut_status knut_sync__ledger_remember_json(sync_ledger *l, const struct json_t *entries, const char *what,
+                                            knut_error *err);
 /* Writes entries at once (outside any mutation), then remembers them. */
 knut_status knut_sync__ledger_record(sync_ledger *l, const sync_entry *e, size_t n,
                                      knut_error *err);
