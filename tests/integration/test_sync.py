@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -23,17 +22,8 @@ from pathlib import Path
 import pytest
 
 from peers import REPO
+from synclake import lake, records, wait_for  # noqa: F401 (lake: a fixture)
 
-EXAMPLE = REPO / "examples" / "lakehouse"
-
-
-@pytest.fixture
-def lake(tmp_path):
-    d = tmp_path / "lake"
-    shutil.copytree(EXAMPLE, d)
-    cfg = d / "sync.yml"
-    cfg.write_text(cfg.read_text().replace("store: ../../demo/graph.duckdb", "store: graph.duckdb"))
-    return d
 
 
 def logs(proc) -> list[dict]:
@@ -284,15 +274,6 @@ def test_config_errors_and_full_mode(run_knut, lake, tmp_path):
     assert r.returncode == 0 and "Example:" in r.stdout
 
 
-def _wait_for(pred, timeout=20.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_loop_inotify_and_sigterm(knut, run_knut, lake, tmp_path):
     err = tmp_path / "err.log"
     with open(err, "w") as ef:
@@ -300,12 +281,12 @@ def test_loop_inotify_and_sigterm(knut, run_knut, lake, tmp_path):
                               "--interval", "30"], stderr=ef,
                              env=dict(os.environ, KNUT_LOG_FORMAT="json"))
         try:
-            assert _wait_for(lambda: '"round done"' in err.read_text()), err.read_text()
+            assert wait_for(lambda: '"round done"' in err.read_text()), err.read_text()
             # a new file wakes the loop long before the 30 s interval
             (lake / "changes" / "people-changes-0009.csv").write_text(
                 "_change_type,person_id,first_name,last_name,born,manager_id\n"
                 "INSERT,60,Ino,Tify,2000-01-01,\n")
-            assert _wait_for(lambda: err.read_text().count('"round done"') >= 2, 10), \
+            assert wait_for(lambda: err.read_text().count('"round done"') >= 2, 10), \
                 err.read_text()
             p.send_signal(signal.SIGTERM)
             assert p.wait(timeout=20) == 0
@@ -323,19 +304,19 @@ def test_loop_wakes_for_renamed_in_file_not_for_temp_name(knut, run_knut, lake, 
     rename does (the interval is an hour: only inotify can wake the loop),
     and the renamed-in file is complete at once (synced, not pending)."""
     err = tmp_path / "err.log"
-    rounds = lambda: [r for r in _records(err) if r.get("msg", "").startswith("round ")]  # noqa: E731
+    rounds = lambda: [r for r in records(err) if r.get("msg", "").startswith("round ")]  # noqa: E731
     with open(err, "w") as ef:
         p = subprocess.Popen([str(knut), "sync", "--config", str(lake / "sync.yml"),
                               "--interval", "3600"], stderr=ef,
                              env=dict(os.environ, KNUT_LOG_FORMAT="json"))
         try:
-            assert _wait_for(lambda: len(rounds()) == 1), err.read_text()
+            assert wait_for(lambda: len(rounds()) == 1), err.read_text()
             tmp = lake / "changes" / ".people-changes-0009.csv.tmp"
             tmp.write_text("_change_type,person_id,first_name,last_name,born,manager_id\n"
                            "INSERT,61,Re,Named,2000-01-01,\n")
             time.sleep(0.3)  # room for a wrong wake-up to show as an idle round
             os.rename(tmp, lake / "changes" / "people-changes-0009.csv")
-            assert _wait_for(lambda: len(rounds()) >= 2), err.read_text()
+            assert wait_for(lambda: len(rounds()) >= 2), err.read_text()
             p.send_signal(signal.SIGTERM)
             assert p.wait(timeout=20) == 0
         finally:
@@ -359,10 +340,6 @@ def test_staging_spill_dir_and_memory_limit(run_knut, lake, tmp_path):
     assert list(tmp.iterdir()) == []
     r = sync(run_knut, lake, "--once", "--memory-limit", "lots")
     assert r.returncode == 2 and "memory limit 'lots'" in r.stderr, r.stderr
-
-
-def _records(path):
-    return [json.loads(line) for line in path.read_text().splitlines() if line.startswith("{")]
 
 
 def test_falkordb_sink(run_knut, lake, falkordb, tmp_path):

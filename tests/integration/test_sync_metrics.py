@@ -16,43 +16,14 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 from peers import REPO
+from synclake import lake, records, wait_for  # noqa: F401 (lake: a fixture)
 
-EXAMPLE = REPO / "examples" / "lakehouse"
-
-
-@pytest.fixture
-def lake(tmp_path):
-    d = tmp_path / "lake"
-    shutil.copytree(EXAMPLE, d)
-    cfg = d / "sync.yml"
-    cfg.write_text(cfg.read_text().replace("store: ../../demo/graph.duckdb", "store: graph.duckdb"))
-    return d
-
-
-def records(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        if line.startswith("{"):
-            out.append(json.loads(line))
-    return out
-
-
-def wait_for(pred, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
-    return None
 
 
 def http(method: str, url: str) -> tuple[int, str, str]:

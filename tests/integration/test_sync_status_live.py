@@ -14,47 +14,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from peers import REPO
+from synclake import lake, records, wait_for  # noqa: F401 (lake: a fixture)
 
-EXAMPLE = REPO / "examples" / "lakehouse"
 HDR = "_change_type,person_id,first_name,last_name,born,manager_id\n"
-
-
-@pytest.fixture
-def lake(tmp_path):
-    d = tmp_path / "lake"
-    shutil.copytree(EXAMPLE, d)
-    cfg = d / "sync.yml"
-    cfg.write_text(cfg.read_text().replace("store: ../../demo/graph.duckdb", "store: graph.duckdb"))
-    return d
-
-
-def records(path: Path) -> list[dict]:
-    out = []
-    for line in path.read_text().splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass  # a line still being written
-    return out
-
-
-def wait_for(pred, timeout=30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def rounds(err: Path) -> list[dict]:
