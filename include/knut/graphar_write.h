@@ -173,6 +173,46 @@ KNUT_EXTERN knut_status knut_graphar_writer_finish(knut_graphar_writer *w, knut_
 KNUT_EXTERN void knut_graphar_writer_free(knut_graphar_writer *w);
 
 /*
+ * `knut export --format graphar` (src/graphar/export.c): the rows of one
+ * query written under dir as a GraphAr graph, either as vertex type
+ * `label` (every column a property; `key`, default the first column, the
+ * primary key: non-null and unique) or as edge type src_type -edge_type->
+ * dst_type (columns src_column and dst_column are the endpoint keys, every
+ * other column an edge property; the endpoint types are written too, each
+ * with one property `id` holding the distinct keys in key order, so the
+ * graph is complete and validates). chunk_rows bounds every chunk file.
+ * Rows come from query (SQL on the writer's own DuckDB, with the DuckDB
+ * file `attach` attached read-only and searched first) or from stream
+ * (taken over: released before the call returns). Written into a staging
+ * directory beside dir and swapped in only when complete, so a failure
+ * leaves dir as it was. Errors as the writer's.
+ */
+#define KNUT_GRAPHAR_EXPORT_OPTIONS_VERSION 1
+typedef struct knut_graphar_export_options {
+    int version;                     /* KNUT_GRAPHAR_EXPORT_OPTIONS_VERSION */
+    const char *graph;               /* graph name; NULL: "graph" */
+    const char *query;               /* exactly one of query and stream */
+    struct ArrowArrayStream *stream;
+    const char *attach;              /* a DuckDB file for query; NULL: none */
+    const char *label;               /* a vertex export, or ... */
+    const char *key;                 /* its key column; NULL: the first column */
+    const char *src_type, *edge_type, *dst_type; /* ... an edge export */
+    const char *src_column, *dst_column;
+    int64_t chunk_rows;              /* rows per chunk file (vertices and edges) */
+    const char *file_type;           /* "parquet" (NULL) or "csv" */
+    int order_by_key;                /* vertices: index = rank by key */
+    const char *memory_limit;        /* DuckDB's; NULL: its default */
+    int threads;                     /* 0: DuckDB's default */
+    int overwrite;                   /* 1: replace a non-empty dir (swapped in at the end) */
+} knut_graphar_export_options;
+#define KNUT_GRAPHAR_EXPORT_OPTIONS_INIT {.version = KNUT_GRAPHAR_EXPORT_OPTIONS_VERSION}
+
+KNUT_EXTERN knut_status knut_graphar_export_query(const char *dir,
+                                                  const knut_graphar_export_options *o,
+                                                  knut_graphar_write_stats *stats,
+                                                  knut_error *err);
+
+/*
  * `knut gar import`: a YAML/JSON config naming tables (Parquet/CSV paths,
  * globs or SQL queries) and how they map onto vertex and edge types; the
  * schema is in docs/graphar.md, "Importing tables". Loading checks the

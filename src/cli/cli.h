@@ -257,6 +257,8 @@ int knut_cmd_serve(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_serve_spec;
 int knut_cmd_query(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_query_spec;
+int knut_cmd_export(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_export_spec;
 int knut_cmd_gar(int argc, char **argv);
 /* knut gar sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_gar_info(int argc, char **argv);

@@ -43,6 +43,7 @@ static const knut_cli_cmd commands[] = {
     {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", &knut_cmd_sync_spec},
     {"serve", knut_cmd_serve, "Serve a DuckDB database over Arrow Flight SQL (BI tools, ADBC)", &knut_cmd_serve_spec},
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", &knut_cmd_query_spec},
+    {"export", knut_cmd_export, "Write the rows of a SQL or Cypher query as Parquet or GraphAr", &knut_cmd_export_spec},
     {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", NULL},
     {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL},
     {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", &knut_cmd_load_spec},
