@@ -485,6 +485,28 @@ KNUT_EXTERN knut_status knut_net_grpc_channel_call(knut_net_grpc_channel *ch, co
                                                    int64_t timeout_ms, const void *req,
                                                    size_t len, knut_net_grpc_client_call **out,
                                                    knut_error *err);
+/*
+ * A call whose requests are sent one by one (client-streaming and bidi:
+ * DoPut, Handshake): starts it with metadata md (may be NULL) and the
+ * deadline as for channel_call, sending no message yet. Then write each
+ * request, close_send, read the responses and finish (reads may come
+ * between writes; one thread at a time per call). Errors as channel_call.
+ */
+KNUT_EXTERN knut_status knut_net_grpc_channel_open(knut_net_grpc_channel *ch, const char *method,
+                                                   const knut_net_grpc_metadata *md,
+                                                   int64_t timeout_ms,
+                                                   knut_net_grpc_client_call **out,
+                                                   knut_error *err);
+/* Sends one request message of an opened call (copied). Errors:
+ * KNUT_ETOOBIG (over max_send), KNUT_ECANCELLED (the peer ended the call
+ * or sending was closed: finish tells why), KNUT_EINVAL (a call of
+ * channel_call, which sends its one message itself). */
+KNUT_EXTERN knut_status knut_net_grpc_client_call_write(knut_net_grpc_client_call *c,
+                                                        const void *data, size_t len,
+                                                        knut_error *err);
+/* Half-closes an opened call: no more requests (idempotent). */
+KNUT_EXTERN knut_status knut_net_grpc_client_call_close_send(knut_net_grpc_client_call *c,
+                                                             knut_error *err);
 /* The next response message into msg (cleared first; its cap bounds it):
  * KNUT_OK, KNUT_EOF when there is no more (then finish tells why),
  * KNUT_ETOOBIG over msg's cap. */

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "knut/core.h"
 #include "knut/net.h"
@@ -68,6 +69,23 @@ KNUT_EXTERN int knut_serve_port(const knut_serve *s);
 KNUT_EXTERN void knut_serve_shutdown(knut_serve *s, int64_t grace_ms);
 /* Shuts down (5 s grace) if needed and frees; NULL-safe. */
 KNUT_EXTERN void knut_serve_free(knut_serve *s);
+
+/* ---- the self-test (src/serve/selftest*.c) ---- */
+
+/*
+ * Runs the Flight SQL conformance checklist (docs/serve.md "Self-test")
+ * against the server at url ("grpc://HOST:PORT", "grpc+tcp://..." or
+ * "grpc+tls://..."; tls, may be NULL, gives the roots and client
+ * certificate for TLS) and prints one row per check to out: name, pass or
+ * FAIL, what was sent and what came back. token (may be NULL) is sent as
+ * "authorization: Bearer TOKEN" on every call. *failed gets the number of
+ * failed checks. Errors: KNUT_EINVAL (a URL of another shape), KNUT_EIO
+ * (nothing answers at url: no table is printed), KNUT_ENOMEM; a server
+ * that answers wrongly only fails checks.
+ */
+KNUT_EXTERN knut_status knut_serve_self_test(const char *url, const knut_net_grpc_tls *tls,
+                                             const char *token, FILE *out, int *failed,
+                                             knut_error *err);
 
 #ifdef __cplusplus
 }

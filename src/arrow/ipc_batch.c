@@ -504,6 +504,25 @@ static knut_status array_decode(dec *d, struct ArrowArray *out)
     out->null_count = type == KNUT_ARROW_NA ? len : nulls;
     if (type == KNUT_ARROW_NA)
         return KNUT_OK;
+    if (type == KNUT_ARROW_DENSE_UNION) {
+        /* V5: no validity; type ids (int8) and offsets (int32) per row,
+         * then each child whole; validation checks ids and offsets */
+        if (nulls)
+            return knut_error_set(d->err, KNUT_EPARSE,
+                                  "field '%s': a union has no nulls of its own", name);
+        st = buffer_next(d, n, 0, 1, &p, &blen, name);
+        if (!st && blen < len)
+            st = too_short(d, name, "type ids", blen, len);
+        n->buffers[0] = p;
+        if (!st)
+            st = buffer_next(d, n, 1, 4, &p, &blen, name);
+        if (!st && blen / 4 < len)
+            st = too_short(d, name, "offsets", blen, mul_sat(len, 4));
+        n->buffers[1] = p;
+        for (int64_t i = 0; i < out->n_children && !st; i++)
+            st = array_decode(d, n->children[i]);
+        return st;
+    }
 
     /* validity: only looked at when there are nulls */
     st = buffer_next(d, n, 0, 1, &p, &blen, name);

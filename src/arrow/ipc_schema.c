@@ -289,6 +289,16 @@ static knut_status field_decode(const knut_fb_table *f, struct ArrowSchema *out,
         st = metadata_decode(f, KNUT_IPC_FIELD_METADATA, &meta, c);
     if (st)
         goto cleanup;
+    if (t.type == KNUT_ARROW_DENSE_UNION && t.n_type_ids == 0 && kids.count > 0 &&
+        kids.count <= KNUT_ARROW_UNION_MAX) { /* no typeIds: the children in order */
+        for (uint32_t i = 0; i < kids.count; i++)
+            t.type_ids[i] = (int8_t)i;
+        t.n_type_ids = (int32_t)kids.count;
+    }
+    if (t.type == KNUT_ARROW_DENSE_UNION && (uint32_t)t.n_type_ids != kids.count) {
+        st = bad_field(c, KNUT_EPARSE, "a union needs one type id per child field");
+        goto cleanup;
+    }
     int need = knut_arrow_type_n_children(t.type);
     if ((need >= 0 && (int64_t)kids.count != need)) {
         char buf[96];

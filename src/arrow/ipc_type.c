@@ -167,8 +167,8 @@ static void param_set(knut_arrow_type_info *t, int64_t *flags, int param, int k,
 /* ---- encoding ---------------------------------------------------------- */
 
 /* Builds the Type table of t; *type_id gets its union member (0: none). */
-/* Union { mode: short (Sparse 0, Dense 1); typeIds: [int] }: written for
- * dense unions only, and not read back (the reader refuses unions). */
+/* Union { mode: short (Sparse 0, Dense 1); typeIds: [int] }: dense unions
+ * only, written and read (a sparse one is refused). */
 static knut_fb_ref union_encode(knut_fb_builder *b, const knut_arrow_type_info *t,
                                 uint8_t *type_id)
 {
@@ -241,6 +241,39 @@ static knut_status slot_read(const knut_fb_table *tbl, const struct fb_member *m
     return st;
 }
 
+/* A dense Union table into t: its type ids, each 0..127 and distinct (none
+ * given: the schema decoder numbers the children 0..n-1). */
+static knut_status union_decode(const knut_fb_table *tbl, const char *path,
+                                knut_arrow_type_info *t, knut_error *err)
+{
+    int16_t mode;
+    knut_fb_vector ids;
+    int present;
+    knut_status st = knut_arrow__fb_read_i16(tbl, 0, 0, &mode, err);
+    if (!st)
+        st = knut_arrow__fb_read_vector(tbl, 1, 4, &ids, &present, err);
+    if (st)
+        return st;
+    if (mode != 1)
+        return bad_field(err, path, KNUT_EUNSUPPORTED, "sparse unions are not supported");
+    knut_arrow_type_info_init(t, KNUT_ARROW_DENSE_UNION);
+    if (!present)
+        return KNUT_OK;
+    if (ids.count > KNUT_ARROW_UNION_MAX)
+        return bad_field(err, path, KNUT_EPARSE, "more than 128 union type ids");
+    uint8_t seen[KNUT_ARROW_UNION_MAX] = {0};
+    for (uint32_t i = 0; i < ids.count; i++) {
+        int32_t id;
+        memcpy(&id, ids.buf + ids.pos + 4 * (size_t)i, 4);
+        if (id < 0 || id >= KNUT_ARROW_UNION_MAX || seen[id])
+            return bad_field(err, path, KNUT_EPARSE, "union type ids must be distinct, 0..127");
+        seen[id] = 1;
+        t->type_ids[i] = (int8_t)id;
+    }
+    t->n_type_ids = (int32_t)ids.count;
+    return KNUT_OK;
+}
+
 knut_status knut_arrow__ipc_type_decode(const knut_fb_table *f, const char *path,
                                         knut_arrow_type_info *t, int64_t *flags, knut_error *err)
 {
@@ -254,6 +287,8 @@ knut_status knut_arrow__ipc_type_decode(const knut_fb_table *f, const char *path
         return st;
     if (tt == 0 || !present)
         return bad_field(err, path, KNUT_EPARSE, "no type");
+    if (tt == T_UNION)
+        return union_decode(&tbl, path, t, err);
     char buf[96];
     size_t r = 0;
     while (r < N_TYPES && ipc_types[r].id != tt)

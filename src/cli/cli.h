@@ -254,6 +254,10 @@ void knut_cli_log_setup(void);
 int knut_cmd_sync(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_sync_spec;
 int knut_cmd_serve(int argc, char **argv);
+/* `knut serve --self-test` against url (cmd_serve_selftest.c); tls for
+ * grpc+tls:// (NULL: the system roots). Returns the exit code. */
+struct knut_net_grpc_tls;
+int knut_cli_serve_self_test(const char *url, const struct knut_net_grpc_tls *tls);
 extern const knut_cli_spec knut_cmd_serve_spec;
 int knut_cmd_query(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_query_spec;

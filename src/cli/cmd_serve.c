@@ -24,6 +24,8 @@ typedef struct serve_args {
     double session_ttl;
     const char *auth_file;
     int memory;
+    int self_test;
+    const char *self_test_url;
 } serve_args;
 
 static const knut_cli_opt serve_opts[] = {
@@ -52,26 +54,39 @@ static const knut_cli_opt serve_opts[] = {
                      "calls served at once (default 8)"),
     KNUT_CLI_OPT_SECS("grace", serve_args, grace, 3600,
                       "on SIGINT/SIGTERM, seconds streams get to finish (default 5)"),
+    KNUT_CLI_OPT_FLAG("self-test", 0, serve_args, self_test,
+                      "run the Flight SQL conformance checklist and print a pass/fail table "
+                      "(exit 0: all pass): against URL, or against the server these options "
+                      "start, on a free loopback port; $KNUT_SELF_TEST_TOKEN is sent as a "
+                      "bearer token"),
     KNUT_CLI_OPT_END,
 };
+
+static const knut_cli_arg serve_pos[] = {KNUT_CLI_ARG_OPT("URL", serve_args, self_test_url),
+                                         KNUT_CLI_ARG_END};
 
 const knut_cli_spec knut_cmd_serve_spec = {
     .name = "serve",
     .synopsis = "usage: knut serve (--db FILE | --memory) [--addr IP:PORT]\n"
                 "                  [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]\n"
                 "                  [--max-receive MIB] [--max-message MIB] [--threads N]\n"
-                "                  [--grace SEC] [--auth-file FILE] [--session-ttl SEC]\n",
+                "                  [--grace SEC] [--auth-file FILE] [--session-ttl SEC]\n"
+                "       knut serve (--db FILE | --memory) [OPTIONS] --self-test\n"
+                "       knut serve --self-test URL      (grpc://HOST:PORT, grpc+tls://...)\n",
     .about = "Serves a DuckDB database over Arrow Flight SQL (gRPC): BI tools and\n"
              "Arrow clients (the ADBC Flight SQL driver, pyarrow.flight) send SQL and\n"
              "get Arrow record batches back. The file is opened read-only; while it\n"
              "is served no other process can write it (DuckDB's file lock; see\n"
              "docs/serve.md). Prints 'listening on IP:PORT' when ready.\n",
     .opts = serve_opts,
+    .args = serve_pos,
     .epilog =
         "Examples:\n"
         "  knut serve --db graph.duckdb\n"
         "  knut serve --db graph.duckdb --addr 0.0.0.0:32010 --tls-cert s.pem --tls-key s.key\n"
         "  knut serve --db graph.duckdb --auth-file serve.auth   # chmod 600 serve.auth\n"
+        "  knut serve --memory --self-test\n"
+        "  knut serve --self-test grpc://127.0.0.1:32010\n"
         "  python -c \"import adbc_driver_flightsql.dbapi as f; c = f.connect('grpc://127.0.0.1:32010');\n"
         "    cur = c.cursor(); cur.execute('SELECT 42'); print(cur.fetch_arrow_table())\"\n"
         "\n"
@@ -88,7 +103,8 @@ const knut_cli_spec knut_cmd_serve_spec = {
         "                         certificate's subject (CN=...,O=...)\n"
         "Secrets never go on the command line (every local user sees it).\n"
         "\n"
-        "Exit status: 0 stopped by a signal, 1 the server failed, 2 usage error.\n",
+        "Exit status: 0 stopped by a signal, 1 the server failed, 2 usage error;\n"
+        "--self-test: 0 every check passed, 1 a check failed or nothing answered.\n",
 };
 
 int knut_cmd_serve(int argc, char **argv)
@@ -98,6 +114,19 @@ int knut_cmd_serve(int argc, char **argv)
     int rc = knut_cli_args_parse(&knut_cmd_serve_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
+    if (a.self_test_url && !a.self_test)
+        return knut_cli_args_error(&knut_cmd_serve_spec, "%s", "a URL is for --self-test");
+    if (a.self_test_url) {
+        if (a.db || a.memory || a.tls_cert || a.tls_ca || a.auth_file)
+            return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
+                                       "--self-test URL tests that server: it takes no server "
+                                       "options");
+        return knut_cli_serve_self_test(a.self_test_url, NULL);
+    }
+    if (a.self_test && a.tls_ca)
+        return knut_cli_args_error(&knut_cmd_serve_spec, "%s",
+                                   "--self-test does not present a client certificate: test a "
+                                   "mutual-TLS server without --tls-ca");
     if (!a.db && !a.memory)
         return knut_cli_args_missing(&knut_cmd_serve_spec, "--db FILE or --memory");
     if (a.db && a.memory)
@@ -123,6 +152,8 @@ int knut_cmd_serve(int argc, char **argv)
     knut_serve_options so = KNUT_SERVE_OPTIONS_INIT;
     so.db_path = a.db;
     so.addr = a.addr ? a.addr : "127.0.0.1:32010";
+    if (a.self_test) /* never the port a real server may hold */
+        so.addr = "127.0.0.1:0";
     so.tls = a.tls_cert ? &tls : NULL;
     so.max_receive = (size_t)a.max_receive_mib << 20;
     so.max_message = (size_t)a.max_message_mib << 20;
@@ -139,6 +170,16 @@ int knut_cmd_serve(int argc, char **argv)
     if (st != KNUT_OK) {
         fprintf(stderr, "knut serve: %s\n", err.message);
         rc = st == KNUT_EINVAL ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
+        goto cleanup;
+    }
+    if (a.self_test) {
+        char url[96];
+        snprintf(url, sizeof url, "grpc%s://127.0.0.1:%d", so.tls ? "+tls" : "",
+                 knut_serve_port(s));
+        /* the client trusts the served certificate (self-signed, or its chain) */
+        knut_net_grpc_tls trust = {NULL, NULL, a.tls_cert, NULL};
+        rc = knut_cli_serve_self_test(url, so.tls ? &trust : NULL);
+        knut_serve_shutdown(s, 1000);
         goto cleanup;
     }
     /* the address with the real port, for scripts that asked for port 0 */

@@ -20,8 +20,10 @@ struct knut_net_grpc_client_call {
     grpc_completion_queue *cq;
     char method[256];
     size_t max_receive;
+    size_t max_send;    /* 0: channel_call's, which sent its one message */
     grpc_metadata_array initial;
     int got_initial, eof, finished;
+    int send_closed;
     char tag;
 };
 
@@ -143,6 +145,97 @@ cleanup:
         return st;
     }
     *out = c;
+    return KNUT_OK;
+}
+
+knut_status knut_net_grpc_channel_open(knut_net_grpc_channel *ch, const char *method,
+                                       const knut_net_grpc_metadata *md, int64_t timeout_ms,
+                                       knut_net_grpc_client_call **out, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, ch && method && out);
+    *out = NULL;
+    if (strlen(method) >= sizeof ((knut_net_grpc_client_call *)0)->method || method[0] != '/')
+        return knut_error_set(err, KNUT_EINVAL, "gRPC method '%.200s': expected "
+                                                "/package.Service/Method", method);
+    knut_net_grpc_client_call *c = calloc(1, sizeof *c);
+    if (!c)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    snprintf(c->method, sizeof c->method, "%s", method);
+    c->max_receive = ch->max_receive;
+    c->max_send = ch->max_send;
+    grpc_metadata_array_init(&c->initial);
+    grpc_metadata *gm = NULL;
+    knut_status st = knut_net__grpc_md_out(md, &gm, err);
+    if (st != KNUT_OK)
+        goto cleanup;
+    c->cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_slice m = grpc_slice_from_copied_string(method);
+    c->call = grpc_channel_create_call(
+        ch->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, m, NULL,
+        knut_net__grpc_deadline(timeout_ms > 0 ? timeout_ms : GRPC_DEFAULT_TIMEOUT_MS), NULL);
+    grpc_slice_unref(m);
+    if (!c->call) {
+        st = knut_error_set(err, KNUT_ENOMEM, "%s: cannot start the call", method);
+        goto cleanup;
+    }
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_INITIAL_METADATA;
+    op.data.send_initial_metadata.count = gm ? md->count : 0;
+    op.data.send_initial_metadata.metadata = gm;
+    /* a failed send is no error here: the status says why (unavailable, ...) */
+    if (!run(c, &op, 1))
+        c->send_closed = 1;
+cleanup:
+    free(gm);
+    if (st != KNUT_OK) {
+        knut_net_grpc_client_call_free(c);
+        return st;
+    }
+    *out = c;
+    return KNUT_OK;
+}
+
+knut_status knut_net_grpc_client_call_write(knut_net_grpc_client_call *c, const void *data,
+                                            size_t len, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, c && (data || len == 0));
+    if (!c->max_send)
+        return knut_error_set(err, KNUT_EINVAL, "%s: a call of channel_call sends no more",
+                              c->method);
+    if (len > c->max_send)
+        return knut_error_set(err, KNUT_ETOOBIG, "%s: request of %zu bytes over the "
+                                                 "%zu-byte cap", c->method, len, c->max_send);
+    if (c->send_closed || c->finished)
+        return knut_error_set(err, KNUT_ECANCELLED, "%s: the call is over for sending "
+                                                    "(finish tells why)", c->method);
+    grpc_byte_buffer *bb = knut_net__grpc_bb_new(data, len);
+    if (!bb)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_MESSAGE;
+    op.data.send_message.send_message = bb;
+    int ok = run(c, &op, 1);
+    grpc_byte_buffer_destroy(bb);
+    if (!ok) {
+        c->send_closed = 1;
+        return knut_error_set(err, KNUT_ECANCELLED, "%s: the peer ended the call (finish "
+                                                    "tells why)", c->method);
+    }
+    return KNUT_OK;
+}
+
+knut_status knut_net_grpc_client_call_close_send(knut_net_grpc_client_call *c, knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, c);
+    if (c->send_closed || c->finished)
+        return KNUT_OK;
+    c->send_closed = 1;
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    (void)run(c, &op, 1); /* a call already over: the status tells */
     return KNUT_OK;
 }
 

@@ -55,9 +55,7 @@ static size_t varint_len(uint64_t v)
     return n;
 }
 
-/* Message.bodyLength (field 3) of a flatbuffer Message, bounds-checked;
- * -1 if the bytes are not a Message this writer could have made. */
-static int64_t fb_body_length(const uint8_t *b, size_t n)
+int64_t knut_serve__fb_body_length(const uint8_t *b, size_t n)
 {
     uint32_t root;
     int32_t vt_off;
@@ -97,7 +95,7 @@ static knut_status msg_send(fd_sink *k, knut_error *err)
 /* The metadata is complete: size the FlightData, or note it is too big. */
 static knut_status msg_begin(fd_sink *k, knut_error *err)
 {
-    int64_t body = fb_body_length(k->meta, k->meta_len);
+    int64_t body = knut_serve__fb_body_length(k->meta, k->meta_len);
     if (body < 0)
         return knut_error_set(err, KNUT_EINVAL, "IPC message without a readable body length");
     size_t need = 1 + varint_len(k->meta_len) + k->meta_len;

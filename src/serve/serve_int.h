@@ -93,6 +93,10 @@ knut_status knut_serve__stream_send(knut_net_grpc_call *call, struct ArrowArrayS
                                     void (*fix)(struct ArrowSchema *), size_t max_message,
                                     int64_t *rows, knut_error *err);
 
+/* Message.bodyLength (field 3) of a flatbuffer Message, bounds-checked;
+ * -1 if the bytes are not a Message the IPC writer could have made. */
+int64_t knut_serve__fb_body_length(const uint8_t *b, size_t n);
+
 /* Reads one FlightData's IPC message into an IPC stream in out (appends
  * marker, length, header padded to 8, body). */
 knut_status knut_serve__flightdata_to_ipc(const KnutServe__FlightData *fd,
