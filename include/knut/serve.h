@@ -33,7 +33,7 @@ typedef struct knut_serve knut_serve;
 /* Prepared statements open at once, over all clients. */
 #define KNUT_SERVE_MAX_PREPARED 1024
 
-#define KNUT_SERVE_OPTIONS_VERSION 2 /* 2: the auth fields */
+#define KNUT_SERVE_OPTIONS_VERSION 3 /* 2: the auth fields; 3: handles, metrics */
 typedef struct knut_serve_options {
     int version;            /* KNUT_SERVE_OPTIONS_VERSION */
     const char *db_path;    /* DuckDB file, opened read-only; NULL: in-memory */
@@ -49,9 +49,17 @@ typedef struct knut_serve_options {
     const char *auth_file;
     const char *auth_tokens;
     int64_t session_ttl_ms; /* session tokens of a Basic Handshake; 0: 1 hour */
+    /* Prepared statement handles are signed with this key (docs/serve.md):
+     * a file (mode 0600) or the key itself (what KNUT_SERVE_HANDLE_KEY
+     * holds); neither: a random key, so handles end with the process. */
+    const char *handle_key_file;
+    const char *handle_key;
+    size_t max_prepared;     /* statements with parameters kept here; 0: KNUT_SERVE_MAX_PREPARED */
+    int64_t prepared_ttl_ms; /* those parameters idle this long are dropped; 0: 1 hour */
+    const char *metrics_addr; /* Prometheus /metrics on IP:PORT; NULL: none */
 } knut_serve_options;
 #define KNUT_SERVE_OPTIONS_INIT \
-    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0}
+    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, NULL}
 
 /* Opens the database and binds the server (the port is known from here
  * on); nothing is served before knut_serve_start. o is copied. Errors:

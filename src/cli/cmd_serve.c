@@ -26,6 +26,9 @@ typedef struct serve_args {
     int memory;
     int self_test;
     const char *self_test_url;
+    const char *handle_key_file;
+    int64_t max_prepared;
+    double prepared_ttl;
 } serve_args;
 
 static const knut_cli_opt serve_opts[] = {
@@ -59,6 +62,13 @@ static const knut_cli_opt serve_opts[] = {
                       "(exit 0: all pass): against URL, or against the server these options "
                       "start, on a free loopback port; $KNUT_SELF_TEST_TOKEN is sent as a "
                       "bearer token"),
+    KNUT_CLI_OPT_STR("handle-key-file", 0, serve_args, handle_key_file, "FILE",
+                     "sign prepared statement handles with this key (mode 0600; else "
+                     "$KNUT_SERVE_HANDLE_KEY, else a random key: handles end with the process)"),
+    KNUT_CLI_OPT_INT("max-prepared", 0, serve_args, max_prepared, "N", 1, 1000000,
+                     "prepared statements whose parameters are kept here (default 1024)"),
+    KNUT_CLI_OPT_SECS("prepared-ttl", serve_args, prepared_ttl, 30 * 86400,
+                      "kept parameters idle this long are dropped (default 3600)"),
     KNUT_CLI_OPT_END,
 };
 
@@ -71,6 +81,7 @@ const knut_cli_spec knut_cmd_serve_spec = {
                 "                  [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]\n"
                 "                  [--max-receive MIB] [--max-message MIB] [--threads N]\n"
                 "                  [--grace SEC] [--auth-file FILE] [--session-ttl SEC]\n"
+                "                  [--handle-key-file FILE] [--max-prepared N] [--prepared-ttl SEC]\n"
                 "       knut serve (--db FILE | --memory) [OPTIONS] --self-test\n"
                 "       knut serve --self-test URL      (grpc://HOST:PORT, grpc+tls://...)\n",
     .about = "Serves a DuckDB database over Arrow Flight SQL (gRPC): BI tools and\n"
@@ -102,6 +113,11 @@ const knut_cli_spec knut_cmd_serve_spec = {
         "  with --tls-ca          a call without a token is the identity of its client\n"
         "                         certificate's subject (CN=...,O=...)\n"
         "Secrets never go on the command line (every local user sees it).\n"
+        "\n"
+        "Prepared statement handles hold their SQL and bound parameters, signed\n"
+        "(HMAC-SHA256) with the handle key: every server with the same key runs\n"
+        "them, after a restart too. Key: --handle-key-file (e.g. `openssl rand\n"
+        "-hex 32 > k; chmod 600 k`) or $KNUT_SERVE_HANDLE_KEY (32 to 256 bytes).\n"
         "\n"
         "Exit status: 0 stopped by a signal, 1 the server failed, 2 usage error;\n"
         "--self-test: 0 every check passed, 1 a check failed or nothing answered.\n",
@@ -161,6 +177,10 @@ int knut_cmd_serve(int argc, char **argv)
     so.auth_file = a.auth_file;
     so.auth_tokens = tokens;
     so.session_ttl_ms = (int64_t)(a.session_ttl * 1000);
+    so.handle_key_file = a.handle_key_file;
+    so.handle_key = a.handle_key_file ? NULL : getenv("KNUT_SERVE_HANDLE_KEY");
+    so.max_prepared = (size_t)a.max_prepared;
+    so.prepared_ttl_ms = (int64_t)(a.prepared_ttl * 1000);
     rc = KNUT_EXIT_FAIL;
     knut_status st = knut_signal_install(&err);
     if (st == KNUT_OK)

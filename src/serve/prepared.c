@@ -1,12 +1,18 @@
 /*
  * Prepared statements: CreatePreparedStatement checks the SQL (by
- * preparing it) and keeps it under a random handle, with its dataset and
- * parameter schemas in the answer; DoPut with CommandPreparedStatementQuery
- * binds a parameter row to the handle; GetFlightInfo/DoGet prepare it
- * again on their own connection with those parameters; ClosePreparedStatement
- * forgets it. The table is shared by every call (one lock) and bounded
- * (KNUT_SERVE_MAX_PREPARED). Handles live as long as the server: after a
- * restart a client must prepare again.
+ * preparing it) and answers a signed handle that holds it (handle.c), with
+ * the dataset and parameter schemas; DoPut with
+ * CommandPreparedStatementQuery binds a parameter row and answers a new
+ * handle that holds the parameters too (DoPutPreparedStatementResult, which
+ * the ADBC and JDBC drivers take); GetFlightInfo/DoGet prepare the handle's
+ * SQL again on their own connection with those parameters. So a handle
+ * needs no state here and works on any server with the same handle key.
+ *
+ * A client that keeps using the handle it had before DoPut still finds its
+ * parameters: they are also kept here under the handle's nonce, in a table
+ * bounded by --max-prepared and dropped after --prepared-ttl idle or on
+ * ClosePreparedStatement. Parameters over KNUT_SERVE__MAX_HANDLE_PARAMS are
+ * kept here only (such a handle does not outlive the process).
  */
 #include <openssl/rand.h>
 #include <stdlib.h>
@@ -17,27 +23,43 @@
 /* What a parameter batch may be, whole (one row of values). */
 #define MAX_PARAMS_BYTES ((size_t)16 << 20)
 
-
-static int handle_eq(const knut_serve__prepared *p, const uint8_t *h, size_t n)
+/* Drops the entries idle past the TTL; the lock is held. */
+static void expire(knut_serve *s, int64_t now)
 {
-    return n == KNUT_SERVE__HANDLE_LEN && memcmp(p->handle, h, n) == 0;
+    for (size_t i = 0; i < s->n_prepared;) {
+        if (now - s->prepared[i].used_ns > s->prepared_ttl_ns) {
+            knut_buf_reset(&s->prepared[i].params);
+            s->prepared[i] = s->prepared[--s->n_prepared];
+        } else {
+            i++;
+        }
+    }
 }
 
-/* The entry of handle h made by who; the lock is held. Another
- * identity's handle is as unknown as one never made. */
-static knut_serve__prepared *find(knut_serve *s, const knut_serve__who *who, const uint8_t *h,
-                                  size_t n)
+/* The entry of handle h; the lock is held. h's owner was checked against
+ * the caller, and the entry must be that owner's too. */
+static knut_serve__prepared *find(knut_serve *s, const knut_serve__handle *h)
 {
+    expire(s, knut_clock_mono_ns());
     for (size_t i = 0; i < s->n_prepared; i++)
-        if (handle_eq(&s->prepared[i], h, n) && strcmp(s->prepared[i].owner, who->name) == 0)
+        if (memcmp(s->prepared[i].nonce, h->nonce, KNUT_SERVE__NONCE_LEN) == 0 &&
+            strcmp(s->prepared[i].owner, h->owner) == 0)
             return &s->prepared[i];
     return NULL;
 }
 
-static knut_status not_found(knut_error *err)
+/* Verifies a handle and that who made it. Another identity's handle is as
+ * unknown as one never made. */
+static knut_status handle_open(knut_serve *s, const knut_serve__who *who, const uint8_t *data,
+                               size_t n, knut_serve__handle *h, knut_error *err)
 {
-    return knut_error_set(err, KNUT_ENOTFOUND, "unknown prepared statement handle (closed, or "
-                                               "made before the server restarted)");
+    knut_status st = knut_serve__handle_decode(&s->hkey, data, n, h, err);
+    if (st == KNUT_OK && strcmp(h->owner, who->name) != 0) {
+        memset(h, 0, sizeof *h);
+        st = knut_error_set(err, KNUT_ENOTFOUND, "unknown prepared statement handle (made for "
+                                                 "another identity)");
+    }
+    return st;
 }
 
 knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, const uint8_t *body,
@@ -49,7 +71,7 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     struct ArrowSchema ds = {0}, ps = {0};
     knut_buf dsb = KNUT_BUF_INIT, psb = KNUT_BUF_INIT;
     char *sql = NULL;
-    knut_serve__prepared e = {0};
+    knut_buf hb = KNUT_BUF_INIT;
     knut_status st = knut_serve__any_unpack(
         body, len, "ActionCreatePreparedStatementRequest",
         &knut_serve__flightsql__action_create_prepared_statement_request__descriptor, &m,
@@ -94,38 +116,21 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     }
     if (st != KNUT_OK)
         goto cleanup;
-    if (RAND_bytes(e.handle, sizeof e.handle) != 1) {
+    knut_serve__handle h = {0};
+    if (RAND_bytes(h.nonce, sizeof h.nonce) != 1) {
         st = knut_error_set(err, KNUT_ERROR, "no random bytes for a handle");
         goto cleanup;
     }
-    e.sql = sql;
-    snprintf(e.owner, sizeof e.owner, "%s", who->name);
-    pthread_mutex_lock(&s->lock);
-    if (s->n_prepared == KNUT_SERVE_MAX_PREPARED) {
-        st = knut_error_set(err, KNUT_ETOOBIG, "%d prepared statements are open: close some",
-                            KNUT_SERVE_MAX_PREPARED);
-    } else if (s->n_prepared == s->cap_prepared) {
-        size_t cap = s->cap_prepared ? s->cap_prepared * 2 : 16;
-        knut_serve__prepared *p = realloc(s->prepared, cap * sizeof *p);
-        if (!p)
-            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-        else {
-            s->prepared = p;
-            s->cap_prepared = cap;
-        }
-    }
-    if (st == KNUT_OK) {
-        s->prepared[s->n_prepared++] = e;
-        sql = NULL; /* the table's now */
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (st != KNUT_OK)
+    snprintf(h.owner, sizeof h.owner, "%s", who->name);
+    h.sql = sql;
+    h.sql_len = n;
+    if ((st = knut_serve__handle_encode(&s->hkey, &h, &hb, err)) != KNUT_OK)
         goto cleanup;
 
     KnutServe__Flightsql__ActionCreatePreparedStatementResult r =
         KNUT_SERVE__FLIGHTSQL__ACTION_CREATE_PREPARED_STATEMENT_RESULT__INIT;
-    r.prepared_statement_handle.data = e.handle;
-    r.prepared_statement_handle.len = sizeof e.handle;
+    r.prepared_statement_handle.data = (uint8_t *)hb.data;
+    r.prepared_statement_handle.len = hb.len;
     r.dataset_schema.data = (uint8_t *)dsb.data;
     r.dataset_schema.len = dsb.len;
     r.parameter_schema.data = (uint8_t *)psb.data;
@@ -138,6 +143,7 @@ cleanup:
     knut_arrow_schema_release(&ps);
     knut_buf_reset(&dsb);
     knut_buf_reset(&psb);
+    knut_buf_reset(&hb);
     knut_duck_stmt_free(stmt);
     knut_duck_conn_close(conn);
     if (m)
@@ -145,16 +151,11 @@ cleanup:
     return st;
 }
 
-static void entry_free(knut_serve__prepared *p)
-{
-    free(p->sql);
-    knut_buf_reset(&p->params);
-}
-
 knut_status knut_serve__prepared_close(knut_serve *s, knut_serve__who *who, const uint8_t *body,
                                        size_t len, knut_error *err)
 {
     ProtobufCMessage *m = NULL;
+    knut_serve__handle h;
     knut_status st = knut_serve__any_unpack(
         body, len, "ActionClosePreparedStatementRequest",
         &knut_serve__flightsql__action_close_prepared_statement_request__descriptor, &m,
@@ -162,16 +163,19 @@ knut_status knut_serve__prepared_close(knut_serve *s, knut_serve__who *who, cons
     if (st != KNUT_OK)
         return st;
     const KnutServe__Flightsql__ActionClosePreparedStatementRequest *req = (void *)m;
-    pthread_mutex_lock(&s->lock);
-    knut_serve__prepared *p = find(s, who, req->prepared_statement_handle.data,
-                                   req->prepared_statement_handle.len);
-    if (!p)
-        st = not_found(err);
-    else {
-        entry_free(p);
-        *p = s->prepared[--s->n_prepared];
+    st = handle_open(s, who, req->prepared_statement_handle.data,
+                     req->prepared_statement_handle.len, &h, err);
+    /* a handle of ours holds everything: closing it only drops what is
+     * kept here (nothing, for a statement without parameters) */
+    if (st == KNUT_OK) {
+        pthread_mutex_lock(&s->lock);
+        knut_serve__prepared *p = find(s, &h);
+        if (p) {
+            knut_buf_reset(&p->params);
+            *p = s->prepared[--s->n_prepared];
+        }
+        pthread_mutex_unlock(&s->lock);
     }
-    pthread_mutex_unlock(&s->lock);
     protobuf_c_message_free_unpacked(m, NULL);
     return st;
 }
@@ -203,6 +207,44 @@ static knut_status params_check(const knut_buf *bytes, knut_error *err)
     return KNUT_OK;
 }
 
+/* Keeps params under h's nonce (replacing what was bound before); the
+ * table takes params over. */
+static knut_status keep(knut_serve *s, const knut_serve__handle *h, knut_buf *params,
+                        knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    pthread_mutex_lock(&s->lock);
+    knut_serve__prepared *p = find(s, h);
+    if (!p && s->n_prepared >= s->max_prepared) {
+        st = knut_error_set(err, KNUT_ETOOBIG, "%zu prepared statements hold bound parameters: "
+                                               "close some (or raise --max-prepared)",
+                            s->n_prepared);
+    } else if (!p && s->n_prepared == s->cap_prepared) {
+        size_t cap = s->cap_prepared ? s->cap_prepared * 2 : 16;
+        knut_serve__prepared *t = realloc(s->prepared, cap * sizeof *t);
+        if (!t)
+            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        else {
+            s->prepared = t;
+            s->cap_prepared = cap;
+        }
+    }
+    if (st == KNUT_OK && !p) {
+        p = &s->prepared[s->n_prepared++];
+        memset(p, 0, sizeof *p);
+        memcpy(p->nonce, h->nonce, KNUT_SERVE__NONCE_LEN);
+        snprintf(p->owner, sizeof p->owner, "%s", h->owner);
+    }
+    if (st == KNUT_OK) {
+        knut_buf_reset(&p->params);
+        p->params = *params;
+        p->used_ns = knut_clock_mono_ns();
+        knut_buf_init(params, 0);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
 knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
                                       size_t hlen,
                                       knut_net_grpc_call *call,
@@ -212,8 +254,12 @@ knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const
     knut_buf ipc, msg;
     knut_buf_init(&ipc, MAX_PARAMS_BYTES);
     knut_buf_init(&msg, s->max_receive);
-    knut_buf out = KNUT_BUF_INIT;
-    knut_status st = knut_serve__flightdata_to_ipc(first, &ipc, err);
+    knut_buf out = KNUT_BUF_INIT, nh = KNUT_BUF_INIT;
+    knut_serve__handle h;
+    /* the handle first: nothing is read for a handle that is not ours */
+    knut_status st = handle_open(s, who, handle, hlen, &h, err);
+    if (st == KNUT_OK)
+        st = knut_serve__flightdata_to_ipc(first, &ipc, err);
     while (st == KNUT_OK) {
         st = knut_net_grpc_call_read(call, &msg, err);
         if (st == KNUT_EOF) {
@@ -235,26 +281,22 @@ knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const
         st = knut_error_set(err, KNUT_EINVAL, "DoPut: no parameter batch was sent");
     if (st == KNUT_OK)
         st = params_check(&ipc, err);
-    if (st == KNUT_OK) {
-        pthread_mutex_lock(&s->lock);
-        knut_serve__prepared *p = find(s, who, handle, hlen);
-        if (!p)
-            st = not_found(err);
-        else {
-            knut_buf_reset(&p->params);
-            p->params = ipc;
-            knut_buf_init(&ipc, 0);
-        }
-        pthread_mutex_unlock(&s->lock);
+    /* the new handle carries the parameters when they fit */
+    if (st == KNUT_OK && ipc.len <= KNUT_SERVE__MAX_HANDLE_PARAMS) {
+        knut_serve__handle bound = h;
+        bound.params = (const uint8_t *)ipc.data;
+        bound.params_len = ipc.len;
+        st = knut_serve__handle_encode(&s->hkey, &bound, &nh, err);
     }
+    if (st == KNUT_OK)
+        st = keep(s, &h, &ipc, err);
     if (st == KNUT_OK) {
-        /* the handle stays the same: say so, as the protocol allows */
         KnutServe__Flightsql__DoPutPreparedStatementResult r =
             KNUT_SERVE__FLIGHTSQL__DO_PUT_PREPARED_STATEMENT_RESULT__INIT;
         r._prepared_statement_handle_case =
             KNUT_SERVE__FLIGHTSQL__DO_PUT_PREPARED_STATEMENT_RESULT___PREPARED_STATEMENT_HANDLE_PREPARED_STATEMENT_HANDLE;
-        r.prepared_statement_handle.data = (uint8_t *)handle;
-        r.prepared_statement_handle.len = hlen;
+        r.prepared_statement_handle.data = nh.len ? (uint8_t *)nh.data : (uint8_t *)handle;
+        r.prepared_statement_handle.len = nh.len ? nh.len : hlen;
         knut_buf meta = KNUT_BUF_INIT;
         st = knut_serve__pack(&r.base, &meta, err);
         KnutServe__PutResult pr = KNUT_SERVE__PUT_RESULT__INIT;
@@ -269,6 +311,7 @@ knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const
     knut_buf_reset(&ipc);
     knut_buf_reset(&msg);
     knut_buf_reset(&out);
+    knut_buf_reset(&nh);
     return st;
 }
 
@@ -280,18 +323,28 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const
     *out = NULL;
     char *sql = NULL;
     knut_buf params = KNUT_BUF_INIT;
-    knut_status st = KNUT_OK;
-    pthread_mutex_lock(&s->lock);
-    knut_serve__prepared *p = find(s, who, handle, hlen);
-    if (!p)
-        st = not_found(err);
-    else if (!(sql = strdup(p->sql)))
+    knut_serve__handle h;
+    knut_status st = handle_open(s, who, handle, hlen, &h, err);
+    if (st == KNUT_OK && !(sql = malloc(h.sql_len + 1)))
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    else {
-        knut_buf_append(&params, p->params.data, p->params.len);
-        st = knut_buf_check(&params, err);
+    if (st == KNUT_OK) {
+        memcpy(sql, h.sql, h.sql_len);
+        sql[h.sql_len] = 0;
     }
-    pthread_mutex_unlock(&s->lock);
+    /* the handle's own parameters, else those DoPut kept for it */
+    if (st == KNUT_OK && h.params) {
+        knut_buf_append(&params, h.params, h.params_len);
+        st = knut_buf_check(&params, err);
+    } else if (st == KNUT_OK) {
+        pthread_mutex_lock(&s->lock);
+        knut_serve__prepared *p = find(s, &h);
+        if (p) {
+            p->used_ns = knut_clock_mono_ns();
+            knut_buf_append(&params, p->params.data, p->params.len);
+            st = knut_buf_check(&params, err);
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
     knut_arrow_ipc_reader *r = NULL;
     struct ArrowArray batch = {0};
     if (st == KNUT_OK)
@@ -332,7 +385,7 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const
 void knut_serve__prepared_free_all(knut_serve *s)
 {
     for (size_t i = 0; i < s->n_prepared; i++)
-        entry_free(&s->prepared[i]);
+        knut_buf_reset(&s->prepared[i].params);
     free(s->prepared);
     s->prepared = NULL;
     s->n_prepared = s->cap_prepared = 0;

@@ -9,10 +9,11 @@
 
 #include "serve_int.h"
 
-/* A command or an action holds at most one SQL text and small fields:
- * anything larger is refused before protobuf-c unpacks it (a message of
- * many tiny repeated fields would cost an allocation each). */
-#define COMMAND_MAX (KNUT_SERVE__MAX_SQL + ((size_t)64 << 10))
+/* A command or an action holds at most one SQL text or prepared statement
+ * handle and small fields: anything larger is refused before protobuf-c
+ * unpacks it (a message of many tiny repeated fields would cost an
+ * allocation each). */
+#define COMMAND_MAX (KNUT_SERVE__MAX_HANDLE + ((size_t)64 << 10))
 
 /* Reads the one request message of a unary or server-streaming call. */
 static knut_status read_one(knut_serve *s, knut_net_grpc_call *call, knut_buf *msg,

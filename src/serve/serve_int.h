@@ -20,8 +20,11 @@
 #define SERVE_PKG "/arrow.flight.protocol.FlightService/"
 /* SQL text in a command or a handle: a query, not a data file. */
 #define KNUT_SERVE__MAX_SQL ((size_t)1 << 20)
-/* Prepared statement handles are this many random bytes. */
-#define KNUT_SERVE__HANDLE_LEN 16
+/* A prepared statement handle's nonce; the bound parameters a handle may
+ * carry (more stay on the server only); a whole handle, at most. */
+#define KNUT_SERVE__NONCE_LEN 16
+#define KNUT_SERVE__MAX_HANDLE_PARAMS ((size_t)256 << 10)
+#define KNUT_SERVE__MAX_HANDLE (KNUT_SERVE__MAX_SQL + KNUT_SERVE__MAX_HANDLE_PARAMS + 1024)
 
 /* ---- commands (wire.c) ---- */
 
@@ -212,13 +215,47 @@ void knut_serve__visible_reset(knut_serve__visible *v);
 knut_status knut_serve__stream_strings(struct ArrowArrayStream *rows, knut_buf *out, size_t *n,
                                        knut_error *err);
 
+/* ---- prepared statement handles (handle.c) ---- */
+
+/* The key handles are signed with (HMAC-SHA256). */
+typedef struct knut_serve__hkey {
+    uint8_t key[256];
+    size_t len;
+    int ephemeral; /* random for this process: handles end with it */
+} knut_serve__hkey;
+
+/* A handle's fields; decoded, the pointers are into the handle's bytes. */
+typedef struct knut_serve__handle {
+    uint8_t nonce[KNUT_SERVE__NONCE_LEN];
+    char owner[KNUT_SERVE__MAX_IDENT];
+    const char *sql; /* sql_len bytes, no NUL */
+    size_t sql_len;
+    const uint8_t *params; /* an IPC stream of one parameter row; NULL: none inside */
+    size_t params_len;
+} knut_serve__handle;
+
+/* The key from file (mode 0600 required), else text ($KNUT_SERVE_HANDLE_KEY),
+ * else random. Errors name the file, never the key. */
+knut_status knut_serve__hkey_load(knut_serve__hkey *k, const char *file, const char *text,
+                                  knut_error *err);
+void knut_serve__hkey_wipe(knut_serve__hkey *k);
+/* Signs h into out (cleared first). */
+knut_status knut_serve__handle_encode(const knut_serve__hkey *k, const knut_serve__handle *h,
+                                      knut_buf *out, knut_error *err);
+/* Verifies and reads data[0..n): KNUT_EINVAL for anything not signed with
+ * k or not well-formed (h is zeroed then); never reads past n. */
+knut_status knut_serve__handle_decode(const knut_serve__hkey *k, const uint8_t *data, size_t n,
+                                      knut_serve__handle *h, knut_error *err);
+
 /* ---- server state ---- */
 
+/* Parameters bound by DoPut, kept for clients that go on using the handle
+ * they had (not the one DoPut answers), keyed by the handle's nonce. */
 typedef struct knut_serve__prepared {
-    uint8_t handle[KNUT_SERVE__HANDLE_LEN];
+    uint8_t nonce[KNUT_SERVE__NONCE_LEN];
     char owner[KNUT_SERVE__MAX_IDENT]; /* only its maker uses a handle */
-    char *sql;
-    knut_buf params; /* an IPC stream of the bound parameters; empty: none */
+    knut_buf params; /* an IPC stream of the bound parameters */
+    int64_t used_ns; /* monotonic: idle past the TTL, it is dropped */
 } knut_serve__prepared;
 
 /* A Flight method's context on the gRPC server: the server, and which. */
@@ -236,6 +273,9 @@ struct knut_serve {
     pthread_mutex_t lock; /* the prepared statements */
     knut_serve__prepared *prepared;
     size_t n_prepared, cap_prepared;
+    size_t max_prepared;
+    int64_t prepared_ttl_ns;
+    knut_serve__hkey hkey;
     knut_serve__auth auth;
     knut_serve__method methods[KNUT_SERVE__N_METHODS];
     char catalog[KNUT_SERVE__MAX_IDENT]; /* the default catalog, for unqualified names */

@@ -53,6 +53,13 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
         knut_error_prefix(err, "serve: ");
         goto cleanup;
     }
+    s->max_prepared = o->max_prepared ? o->max_prepared : KNUT_SERVE_MAX_PREPARED;
+    s->prepared_ttl_ns = (o->prepared_ttl_ms ? o->prepared_ttl_ms : 3600 * 1000) * 1000000;
+    if ((st = knut_serve__hkey_load(&s->hkey, o->handle_key_file, o->handle_key, err)) !=
+        KNUT_OK) {
+        knut_error_prefix(err, "serve: ");
+        goto cleanup;
+    }
     if (s->max_message < 4096 || s->max_message > ((size_t)1 << 30)) {
         st = knut_error_set(err, KNUT_EINVAL, "serve: message cap of %zu bytes (4 KiB to 1 GiB)",
                             s->max_message);
@@ -109,6 +116,11 @@ knut_status knut_serve_start(knut_serve *s, knut_error *err)
     if (st == KNUT_OK)
         KNUT_LOG(KNUT_LOG_INFO, SERVE_LOG, "Flight SQL server on port %d",
                  knut_net_grpc_server_port(s->srv));
+    if (st == KNUT_OK && s->hkey.ephemeral)
+        KNUT_LOG(KNUT_LOG_INFO, SERVE_LOG, "prepared statement handles are signed with a key of "
+                                           "this process only: they end with it (give "
+                                           "--handle-key-file to keep them across restarts "
+                                           "and replicas)");
     return st;
 }
 
@@ -130,6 +142,7 @@ void knut_serve_free(knut_serve *s)
     knut_net_grpc_server_free(s->srv); /* waits for the calls: nothing uses the rest after */
     knut_serve__prepared_free_all(s);
     knut_serve__auth_free(&s->auth);
+    knut_serve__hkey_wipe(&s->hkey);
     knut_duck_db_close(s->db);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -344,17 +344,28 @@ def test_prepared_statement_with_parameters(server):
     writer.write_batch(params)
     writer.done_writing()
     put = reader.read()
-    assert w.decode(put.to_pybytes())[1][0] == p["handle"]  # the handle stays
+    bound = w.decode(put.to_pybytes())[1][0]
+    assert bound != p["handle"] and len(bound) > len(p["handle"])  # it holds the parameters
     writer.close()
-    info, t = fetch(c, w.prepared_query(p["handle"]))
-    assert t.to_pydict() == {"id": [3], "name": ["grace"]}
-    assert info.schema == t.schema
+    # the handle from before DoPut finds its parameters kept here; the new
+    # one holds them itself
+    for h in (p["handle"], bound):
+        info, t = fetch(c, w.prepared_query(h))
+        assert t.to_pydict() == {"id": [3], "name": ["grace"]}
+        assert info.schema == t.schema
     assert list(c.do_action(fl.Action("ClosePreparedStatement",
                                       w.close_prepared(p["handle"])))) == []
-    with pytest.raises(pa.ArrowKeyError, match="unknown prepared statement handle"):
-        info_of(c, w.prepared_query(p["handle"]))
-    with pytest.raises(pa.ArrowKeyError, match="unknown prepared statement handle"):
-        list(c.do_action(fl.Action("ClosePreparedStatement", w.close_prepared(p["handle"]))))
+    # closed: what was kept is gone; the bound handle needs nothing kept
+    with pytest.raises(pa.ArrowInvalid, match="takes 2 parameters and none were bound"):
+        fetch(c, w.prepared_query(p["handle"]))
+    assert fetch(c, w.prepared_query(bound))[1].to_pydict() == {"id": [3], "name": ["grace"]}
+    # a handle is signed: one byte changed and it is refused
+    bad = bytearray(bound)
+    bad[len(bad) // 2] ^= 1
+    with pytest.raises(pa.ArrowInvalid, match="does not verify"):
+        info_of(c, w.prepared_query(bytes(bad)))
+    with pytest.raises(pa.ArrowInvalid, match="does not verify"):
+        list(c.do_action(fl.Action("ClosePreparedStatement", w.close_prepared(bytes(bad)))))
 
 
 def test_prepared_statement_errors(server):
