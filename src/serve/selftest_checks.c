@@ -329,6 +329,10 @@ static knut_status prepared(st_run *r, knut_error *err)
         row(r, "CreatePreparedStatement", 0, "%s -> %s %s%s", q.query,
             st.code ? code_name(st.code) : "no ActionCreatePreparedStatementResult",
             st.message, uerr.message);
+        /* the rest of the flow has no statement to work on */
+        row(r, "DoPut(bind parameters)", 0, "not run: no prepared statement");
+        row(r, "PreparedStatementQuery", 0, "not run: no prepared statement");
+        row(r, "ClosePreparedStatement", 0, "not run: no prepared statement");
         goto done;
     }
     KnutServe__Flightsql__ActionCreatePreparedStatementResult *pr = (void *)res;
@@ -338,6 +342,8 @@ static knut_status prepared(st_run *r, knut_error *err)
         ps.n_children != 1) {
         row(r, "CreatePreparedStatement", 0, "want a handle, a dataset schema and a parameter "
                                              "schema of 1 field");
+        row(r, "DoPut(bind parameters)", 0, "not run: no parameter schema");
+        row(r, "PreparedStatementQuery", 0, "not run: no parameter schema");
         goto close;
     }
     row(r, "CreatePreparedStatement", 1, "handle, dataset schema, parameter schema (%s)",
@@ -350,6 +356,7 @@ static knut_status prepared(st_run *r, knut_error *err)
         if (rc == KNUT_ENOMEM)
             goto done;
         row(r, "DoPut(bind parameters)", 0, "cannot build a batch for %s", why);
+        row(r, "PreparedStatementQuery", 0, "not run: no parameters bound");
         rc = KNUT_OK;
         goto close;
     }
@@ -368,6 +375,8 @@ static knut_status prepared(st_run *r, knut_error *err)
             st.code ? code_name(st.code) : "one row bound", st.message[0] ? ": " : "",
             st.message);
     int ok = 0;
+    if (rc == KNUT_OK && st.code != 0)
+        row(r, "PreparedStatementQuery", 0, "not run: no parameters bound");
     if (rc == KNUT_OK && st.code == 0 &&
         fetch(r, "PreparedStatementQuery", "CommandPreparedStatementQuery", &cq.base, NULL, &rows,
               &rc, err)) {
