@@ -13,5 +13,6 @@
 #include "knut/sync.h"
 #include "knut/serve.h"
 #include "knut/pipeline.h"
+#include "knut/spark.h"
 
 #endif

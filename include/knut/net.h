@@ -440,6 +440,9 @@ KNUT_EXTERN knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int cod
 typedef struct knut_net_grpc_channel knut_net_grpc_channel;
 typedef struct knut_net_grpc_client_call knut_net_grpc_client_call;
 
+/* A call timeout meaning no deadline at all (knut_net_grpc_channel_call). */
+#define KNUT_NET_GRPC_NO_DEADLINE ((int64_t)-1)
+
 #define KNUT_NET_GRPC_CHANNEL_OPTIONS_VERSION 1
 typedef struct knut_net_grpc_channel_options {
     int version;                  /* KNUT_NET_GRPC_CHANNEL_OPTIONS_VERSION */
@@ -472,7 +475,8 @@ KNUT_EXTERN void knut_net_grpc_channel_free(knut_net_grpc_channel *ch);
 
 /*
  * Starts a call of method with metadata md (may be NULL) and a deadline
- * timeout_ms from now (0: 30 s), sends the one request message and closes
+ * timeout_ms from now (0: 30 s; KNUT_NET_GRPC_NO_DEADLINE, any negative
+ * value: none, for long streams such as a Spark query), sends the one request message and closes
  * the sending side (unary and server-streaming calls). Then read the
  * responses and finish; one thread at a time per call. md and req are
  * borrowed for the call only; the caller frees *out with
@@ -518,6 +522,10 @@ KNUT_EXTERN knut_status knut_net_grpc_client_call_read(knut_net_grpc_client_call
 KNUT_EXTERN knut_status knut_net_grpc_client_call_finish(knut_net_grpc_client_call *c,
                                                          knut_net_grpc_status *st,
                                                          knut_error *err);
+/* Cancels the call (the client's side of a Ctrl-C): a read blocked on
+ * another thread returns KNUT_EOF at once and finish says CANCELLED.
+ * Thread-safe, idempotent; c stays the caller's to finish and free. */
+KNUT_EXTERN void knut_net_grpc_client_call_cancel(knut_net_grpc_client_call *c);
 /* Frees the call, cancelling it if not finished; NULL-safe. */
 KNUT_EXTERN void knut_net_grpc_client_call_free(knut_net_grpc_client_call *c);
 

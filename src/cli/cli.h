@@ -280,6 +280,7 @@ int knut_cmd_pipeline_init(int argc, char **argv);
 int knut_cmd_pipeline_validate(int argc, char **argv);
 int knut_cmd_pipeline_show(int argc, char **argv);
 int knut_cmd_pipeline_run(int argc, char **argv);
+int knut_cmd_spark(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_load_spec;
 
 #endif

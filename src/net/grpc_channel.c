@@ -120,7 +120,10 @@ knut_status knut_net_grpc_channel_call(knut_net_grpc_channel *ch, const char *me
     grpc_slice m = grpc_slice_from_copied_string(method);
     c->call = grpc_channel_create_call(
         ch->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq, m, NULL,
-        knut_net__grpc_deadline(timeout_ms > 0 ? timeout_ms : GRPC_DEFAULT_TIMEOUT_MS), NULL);
+        knut_net__grpc_deadline(timeout_ms < 0   ? -1
+                                : timeout_ms > 0 ? timeout_ms
+                                                 : GRPC_DEFAULT_TIMEOUT_MS),
+        NULL);
     grpc_slice_unref(m);
     bb = knut_net__grpc_bb_new(req, len);
     if (!c->call || !bb) {
@@ -315,6 +318,14 @@ knut_status knut_net_grpc_client_call_finish(knut_net_grpc_client_call *c,
     gpr_free((void *)detail_err);
     grpc_metadata_array_destroy(&trailers);
     return rc;
+}
+
+void knut_net_grpc_client_call_cancel(knut_net_grpc_client_call *c)
+{
+    /* grpc_call_cancel is thread-safe: the blocked pluck completes with
+     * a failed batch, which read reports as the end of the stream. */
+    if (c && c->call)
+        grpc_call_cancel(c->call, NULL);
 }
 
 void knut_net_grpc_client_call_free(knut_net_grpc_client_call *c)

@@ -11,10 +11,12 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "knut/net.h"
 #include "net/grpc_int.h"
@@ -184,6 +186,64 @@ static void test_write_owned(void **state)
     assert_int_equal(atomic_load(&owned_frees), 2);
 }
 
+/* A stream that writes one message and then waits until the client goes. */
+static knut_status wait_cancel(void *ctx, knut_net_grpc_call *c, knut_error *err)
+{
+    (void)ctx;
+    knut_buf req = KNUT_BUF_INIT;
+    knut_status st = knut_net_grpc_call_read(c, &req, err);
+    knut_buf_reset(&req);
+    if (st != KNUT_OK)
+        return st;
+    st = knut_net_grpc_call_write(c, "first", 5, err);
+    while (st == KNUT_OK && !knut_net_grpc_call_cancelled(c) && !knut_net_grpc_call_stopping(c))
+        usleep(10000);
+    return st;
+}
+
+static void *cancel_later(void *arg)
+{
+    usleep(100000);
+    knut_net_grpc_client_call_cancel(arg);
+    return NULL;
+}
+
+/* No deadline, then a cancel from another thread: the blocked read ends. */
+static void test_cancel_no_deadline(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_net_grpc_server *s = NULL;
+    assert_int_equal(knut_net_grpc_server_new(&s, NULL, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_add_method(s, "/t.S/Wait", wait_cancel, NULL, &err),
+                     KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_start(s, &err), KNUT_OK);
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%d", knut_net_grpc_server_port(s));
+    knut_net_grpc_channel *ch = NULL;
+    assert_int_equal(knut_net_grpc_channel_new(&ch, target, NULL, &err), KNUT_OK);
+    knut_net_grpc_client_call *cc = NULL;
+    assert_int_equal(knut_net_grpc_channel_call(ch, "/t.S/Wait", NULL, KNUT_NET_GRPC_NO_DEADLINE,
+                                                "x", 1, &cc, &err),
+                     KNUT_OK);
+    knut_buf msg = KNUT_BUF_INIT;
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_OK);
+    assert_memory_equal(msg.data, "first", 5);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, cancel_later, cc), 0);
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_EOF);
+    pthread_join(t, NULL);
+    knut_net_grpc_status gst = KNUT_NET_GRPC_STATUS_INIT;
+    assert_int_not_equal(knut_net_grpc_client_call_finish(cc, &gst, &err), KNUT_OK);
+    assert_int_equal(gst.code, KNUT_NET_GRPC_CANCELLED);
+    knut_net_grpc_client_call_cancel(cc); /* idempotent after the end */
+    knut_net_grpc_status_reset(&gst);
+    knut_net_grpc_client_call_free(cc);
+    knut_buf_reset(&msg);
+    knut_net_grpc_channel_free(ch);
+    knut_net_grpc_server_free(s);
+}
+
 static void test_in_process(void **state)
 {
     (void)state;
@@ -275,7 +335,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_to_code), cmocka_unit_test(test_code_to_status),
         cmocka_unit_test(test_metadata),       cmocka_unit_test(test_deadline),
-        cmocka_unit_test(test_in_process),     cmocka_unit_test(test_write_owned),     cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_in_process),     cmocka_unit_test(test_write_owned),
+        cmocka_unit_test(test_cancel_no_deadline),     cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

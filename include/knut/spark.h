@@ -1,0 +1,167 @@
+/*
+ * knut spark: a Spark Connect client. A session to one server (an sc://
+ * URL), SQL executed with ExecutePlan and its Arrow results read as an
+ * ArrowArrayStream in bounded memory (one server message at a time),
+ * execution progress as events, reattachable execution (ReattachExecute
+ * after a dropped stream, ReleaseExecute at the end), Interrupt, and
+ * errors carrying Spark's error class and SQLSTATE. docs/spark.md.
+ *
+ * Messages are protobuf-c code generated from the project's own subset of
+ * the Spark Connect protos (src/spark/proto); the transport is net's gRPC
+ * channel. The bearer token is never logged and never in an error.
+ */
+#ifndef KNUT_SPARK_H
+#define KNUT_SPARK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "knut/arrow_types.h"
+#include "knut/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- sc:// URLs (src/spark/url.c) ---------------------------------------- */
+
+#define KNUT_SPARK_DEFAULT_PORT 15002
+#define KNUT_SPARK_DEFAULT_MAX_MESSAGE ((size_t)128 << 20)
+
+/*
+ * sc://host[:port]/[;name=value]... (host may be [v6]); values are
+ * percent-decoded. Parameters: token (bearer; wiped on reset), use_ssl
+ * (true|false), user_id, user_agent, session_id (a UUID),
+ * grpc_max_message_size (bytes). Any other parameter is an error, as is a
+ * repeated one.
+ */
+typedef struct knut_spark_url {
+    char *host;
+    int port;            /* 15002 when not given */
+    char *token;         /* NULL: none */
+    int use_ssl;
+    char *user_id;       /* NULL: none */
+    char *user_agent;    /* NULL: none */
+    char *session_id;    /* NULL: a random one per session */
+    size_t max_message;  /* 0: not given */
+} knut_spark_url;
+
+/* Parses url into *u (the caller frees with knut_spark_url_reset, also
+ * after an error). KNUT_EINVAL says what is wrong (never quoting a token
+ * value); KNUT_ENOMEM. */
+KNUT_EXTERN knut_status knut_spark_url_parse(knut_spark_url *u, const char *url, knut_error *err);
+/* Frees u's strings, wiping the token (NULL-safe); u may be reused. */
+KNUT_EXTERN void knut_spark_url_reset(knut_spark_url *u);
+
+/* ---- sessions (src/spark/session.c) --------------------------------------- */
+
+typedef struct knut_spark_session knut_spark_session;
+
+#define KNUT_SPARK_OPTIONS_VERSION 1
+typedef struct knut_spark_options {
+    int version; /* KNUT_SPARK_OPTIONS_VERSION */
+    /* Send the token over plaintext gRPC (no TLS). Off: a token without
+     * use_ssl=true is refused, so a secret never crosses a network in
+     * clear text by accident. */
+    int allow_insecure_token;
+    const char *ca_file;          /* TLS: PEM roots (NULL: the system's) */
+    int64_t connect_timeout_ms;   /* unary calls' deadline; 0: 30000 */
+    const char *token;            /* the bearer token (from a file or the
+                                   * environment); NULL: the URL's, if any */
+} knut_spark_options;
+#define KNUT_SPARK_OPTIONS_INIT {KNUT_SPARK_OPTIONS_VERSION, 0, NULL, 0, NULL}
+
+/* Opens a session to url (connects lazily); o may be NULL. The caller
+ * frees *out with knut_spark_session_free. KNUT_EINVAL (the URL, a token
+ * over plaintext without allow_insecure_token), KNUT_ENOMEM. */
+KNUT_EXTERN knut_status knut_spark_session_new(knut_spark_session **out, const char *url,
+                                               const knut_spark_options *o, knut_error *err);
+/* Frees s (NULL-safe), wiping the token. Every stream made from s must be
+ * released first. */
+KNUT_EXTERN void knut_spark_session_free(knut_spark_session *s);
+/* The server as errors name it: "sc://host:port" (no parameters). */
+KNUT_EXTERN const char *knut_spark_session_peer(const knut_spark_session *s);
+/* The session id sent (a UUID). */
+KNUT_EXTERN const char *knut_spark_session_id(const knut_spark_session *s);
+
+/* The server's Spark version ("4.3.0") into a malloc'ed *out (AnalyzePlan
+ * spark_version). Errors as knut_spark_sql's. */
+KNUT_EXTERN knut_status knut_spark_version(knut_spark_session *s, char **out, knut_error *err);
+
+/* What a failed call said, when the server said it as Spark does. */
+typedef struct knut_spark_error_info {
+    char error_class[128]; /* "TABLE_OR_VIEW_NOT_FOUND"; "" if none */
+    char sql_state[16];    /* "42P01"; "" if none */
+    char exception[128];   /* "org.apache.spark.sql.AnalysisException"; "" */
+    int grpc_code;         /* knut_net_grpc_code of the call; 0 if none */
+} knut_spark_error_info;
+
+/* ---- execution (src/spark/exec.c) ----------------------------------------- */
+
+/* One progress message: stages are cumulative for the operation. */
+typedef struct knut_spark_stage {
+    int64_t stage_id, num_tasks, num_completed_tasks, input_bytes_read;
+    int done;
+} knut_spark_stage;
+
+typedef enum knut_spark_event_kind {
+    KNUT_SPARK_EVENT_PROGRESS = 0, /* stages, inflight_tasks */
+    KNUT_SPARK_EVENT_REATTACH,     /* the stream dropped; attached again */
+    KNUT_SPARK_EVENT_BATCH         /* an Arrow batch arrived: rows, total_rows */
+} knut_spark_event_kind;
+
+typedef struct knut_spark_event {
+    knut_spark_event_kind kind;
+    const char *operation_id;
+    const knut_spark_stage *stages; /* PROGRESS: valid during the call */
+    size_t nstages;
+    int64_t inflight_tasks;
+    int64_t rows, total_rows;       /* BATCH */
+    int reattaches;                 /* REATTACH: how many so far */
+} knut_spark_event;
+
+/* Called on the reading thread, between batches; must not block long. */
+typedef void (*knut_spark_event_fn)(void *ctx, const knut_spark_event *ev);
+
+#define KNUT_SPARK_EXEC_OPTIONS_VERSION 1
+typedef struct knut_spark_exec_options {
+    int version;                /* KNUT_SPARK_EXEC_OPTIONS_VERSION */
+    int not_reattachable;       /* 0: reattachable execution (the default) */
+    knut_spark_event_fn on_event; /* NULL: no events */
+    void *event_ctx;
+    const char *tag;            /* an operation tag (Interrupt by tag); NULL: none */
+    /* The operation's id (a UUID chosen by the client before it is sent),
+     * copied here when not NULL: knut_spark_interrupt takes it. */
+    char *operation_id_out;     /* at least 37 bytes */
+    /* Filled when the execution fails (may be NULL). */
+    knut_spark_error_info *error_info;
+} knut_spark_exec_options;
+#define KNUT_SPARK_EXEC_OPTIONS_INIT {KNUT_SPARK_EXEC_OPTIONS_VERSION, 0, NULL, NULL, NULL, NULL, NULL}
+
+/*
+ * Executes sql (Plan.root = Relation.sql) and makes *out a stream of its
+ * result: get_schema and get_next read server messages one at a time (the
+ * first Arrow batch is read here, so a bad query fails here), decoding
+ * each Arrow IPC batch; progress messages become events. A dropped stream
+ * is reattached where it stopped (up to 5 times in a row). The stream
+ * holds s (release it first); it must be read on one thread. Errors:
+ * KNUT_EPEER (the server is down or refused, naming it),
+ * KNUT_EINVAL/KNUT_ERROR from Spark (its class and SQLSTATE in the text
+ * and in o->error_info), KNUT_EPARSE (a malformed message), KNUT_ENOMEM.
+ */
+KNUT_EXTERN knut_status knut_spark_sql(knut_spark_session *s, const char *sql,
+                                       const knut_spark_exec_options *o,
+                                       struct ArrowArrayStream *out, knut_error *err);
+
+/* Interrupts the operation operation_id (NULL: every operation of the
+ * session) on the server; thread-safe (another thread may be reading the
+ * operation's stream, which then ends with the server's error).
+ * *interrupted (may be NULL) gets how many operations the server stopped. */
+KNUT_EXTERN knut_status knut_spark_interrupt(knut_spark_session *s, const char *operation_id,
+                                             size_t *interrupted, knut_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KNUT_SPARK_H */

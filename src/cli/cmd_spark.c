@@ -1,0 +1,264 @@
+/*
+ * `knut spark`: a Spark Connect client on the command line. `sql` runs a
+ * query on the server and prints its rows as they stream in (table, CSV,
+ * JSON lines or Arrow IPC); `version` asks the server its Spark version.
+ * The token comes from --token-file or $SPARK_CONNECT_AUTHENTICATE_TOKEN
+ * (or the URL); over plaintext it needs --allow-insecure-token.
+ */
+#include "cli.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "knut/knut.h"
+#include "render.h"
+
+#define SPARK_SQL_MAX ((size_t)16 << 20)
+#define TOKEN_ENV "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+
+typedef struct spark_args {
+    const char *connect;
+    const char *token_file;
+    const char *ca_file;
+    int allow_insecure;
+    int no_reattach;
+    int events;
+    int format;
+    int64_t max_width;
+    knut_cli_render_opts render;
+    const char *sql;
+} spark_args;
+
+#define SPARK_CONN_OPTS                                                                       \
+    KNUT_CLI_OPT_STR("connect", 'c', spark_args, connect, "URL",                              \
+                     "the server, sc://host:port/[;user_id=..;session_id=..;use_ssl=true]"     \
+                     " (default: $SPARK_REMOTE)"),                                             \
+    KNUT_CLI_OPT_STR("token-file", 0, spark_args, token_file, "FILE",                         \
+                     "the bearer token, the file's one line (default: $" TOKEN_ENV            \
+                     ", else the URL's ;token=)"),                                             \
+    KNUT_CLI_OPT_FLAG("allow-insecure-token", 0, spark_args, allow_insecure,                  \
+                      "send the token without TLS (a loopback or trusted network only)"),     \
+    KNUT_CLI_OPT_STR("ca-file", 0, spark_args, ca_file, "FILE",                               \
+                     "TLS (use_ssl=true): PEM roots for the server (default: the system's)")
+
+static const knut_cli_opt sql_opts[] = {
+    SPARK_CONN_OPTS,
+    KNUT_CLI_OPT_CHOICE("format", 'f', spark_args, format, "FMT", knut_cli_format_names,
+                        KNUT_CLI_FORMAT_HELP),
+    KNUT_CLI_OPT_INT("max-rows", 0, spark_args, render.max_rows, "N", 0, INT64_MAX,
+                     "table only: show at most N rows (default 1000, 0 = all)"),
+    KNUT_CLI_OPT_INT("max-width", 0, spark_args, max_width, "N", 1, 100000,
+                     "table only: cut cells longer than N characters (default 48)"),
+    KNUT_CLI_OPT_FLAG("events", 0, spark_args, events,
+                      "write execution events (progress per stage, reattaches, batches) "
+                      "to stderr as JSON lines"),
+    KNUT_CLI_OPT_FLAG("no-reattach", 0, spark_args, no_reattach,
+                      "plain execution: a dropped stream is an error, not reattached"),
+    KNUT_CLI_OPT_END,
+};
+static const knut_cli_opt version_opts[] = {SPARK_CONN_OPTS, KNUT_CLI_OPT_END};
+static const knut_cli_arg sql_pos[] = {KNUT_CLI_ARG("SQL", spark_args, sql), KNUT_CLI_ARG_END};
+
+static const knut_cli_spec sql_spec = {
+    .name = "spark sql",
+    .synopsis = "usage: knut spark sql [-c|--connect URL] [--token-file FILE]\n"
+                "                      [--allow-insecure-token] [--ca-file FILE]\n"
+                "                      [-f|--format table|csv|json|arrow] [--max-rows N]\n"
+                "                      [--max-width N] [--events] [--no-reattach] SQL\n"
+                "       knut spark sql [OPTIONS] -        (read the SQL from stdin)\n",
+    .about = "Runs SQL on a Spark Connect server (ExecutePlan) and prints the rows as\n"
+             "they stream in, batch by batch, in bounded memory. Ctrl-C interrupts the\n"
+             "operation on the server. Spark's errors are printed with their error\n"
+             "class and SQLSTATE.\n",
+    .opts = sql_opts,
+    .args = sql_pos,
+    .epilog = "Examples:\n"
+              "  knut spark sql -c sc://localhost:15002/ \"SELECT 1 AS one\"\n"
+              "  knut spark sql -c sc://spark:15002/;use_ssl=true --token-file tok \\\n"
+              "      -f arrow \"SELECT * FROM sales\" > sales.arrows\n"
+              "\n"
+              "Exit status: 0 ok, 1 the query or the server failed, 2 usage error,\n"
+              "130 interrupted.\n",
+    .more_hint = "quote the SQL",
+};
+
+static const knut_cli_spec version_spec = {
+    .name = "spark version",
+    .synopsis = "usage: knut spark version [-c|--connect URL] [--token-file FILE]\n"
+                "                          [--allow-insecure-token] [--ca-file FILE]\n",
+    .about = "Prints the Spark version of a Spark Connect server.\n",
+    .opts = version_opts,
+    .epilog = "Example:\n  knut spark version -c sc://localhost:15002/\n",
+};
+
+/* Ctrl-C: the watcher thread asks the server to stop the operation. */
+typedef struct interrupt_ctx {
+    knut_spark_session *s;
+    char op[37];
+    atomic_int armed;
+} interrupt_ctx;
+
+static void on_signal(int sig, void *arg)
+{
+    interrupt_ctx *ic = arg;
+    if (sig == SIGHUP || !atomic_load(&ic->armed))
+        return;
+    knut_error e = KNUT_ERROR_INIT;
+    size_t n = 0;
+    if (knut_spark_interrupt(ic->s, ic->op, &n, &e) != KNUT_OK)
+        fprintf(stderr, "knut spark sql: interrupt: %s\n", e.message);
+}
+
+static void on_event(void *ctx, const knut_spark_event *ev)
+{
+    (void)ctx;
+    knut_buf b;
+    knut_buf_init(&b, (size_t)1 << 20);
+    if (ev->kind == KNUT_SPARK_EVENT_PROGRESS) {
+        knut_buf_printf(&b, "{\"event\":\"progress\",\"operation_id\":\"%s\","
+                        "\"inflight_tasks\":%lld,\"stages\":[", ev->operation_id,
+                        (long long)ev->inflight_tasks);
+        for (size_t i = 0; i < ev->nstages; i++) {
+            const knut_spark_stage *s = &ev->stages[i];
+            knut_buf_printf(&b, "%s{\"stage_id\":%lld,\"num_tasks\":%lld,"
+                            "\"num_completed_tasks\":%lld,\"input_bytes_read\":%lld,"
+                            "\"done\":%s}", i ? "," : "", (long long)s->stage_id,
+                            (long long)s->num_tasks, (long long)s->num_completed_tasks,
+                            (long long)s->input_bytes_read, s->done ? "true" : "false");
+        }
+        knut_buf_puts(&b, "]}\n");
+    } else if (ev->kind == KNUT_SPARK_EVENT_REATTACH) {
+        knut_buf_printf(&b, "{\"event\":\"reattach\",\"operation_id\":\"%s\",\"reattaches\":%d}\n",
+                        ev->operation_id, ev->reattaches);
+    } else {
+        knut_buf_printf(&b, "{\"event\":\"batch\",\"operation_id\":\"%s\",\"rows\":%lld,"
+                        "\"total_rows\":%lld}\n", ev->operation_id, (long long)ev->rows,
+                        (long long)ev->total_rows);
+    }
+    fwrite(b.data, 1, b.len, stderr);
+    knut_buf_reset(&b);
+}
+
+/* The session from the options; prints why not (returns NULL). */
+static knut_spark_session *open_session(const knut_cli_spec *spec, const spark_args *a)
+{
+    const char *url = a->connect ? a->connect : getenv("SPARK_REMOTE");
+    if (!url || !url[0]) {
+        knut_cli_args_missing(spec, "--connect URL (or $SPARK_REMOTE)");
+        return NULL;
+    }
+    char *token = NULL;
+    if (knut_cli_secret_read(spec->name, "--token-file", a->token_file, TOKEN_ENV, &token) != 0)
+        return NULL;
+    knut_spark_options o = KNUT_SPARK_OPTIONS_INIT;
+    o.allow_insecure_token = a->allow_insecure;
+    o.ca_file = a->ca_file;
+    o.token = token;
+    knut_spark_session *s = NULL;
+    knut_error err = KNUT_ERROR_INIT;
+    if (knut_spark_session_new(&s, url, &o, &err) != KNUT_OK)
+        fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
+    knut_net_secret_free(token);
+    return s;
+}
+
+static int cmd_sql(int argc, char **argv)
+{
+    spark_args a = {0};
+    a.render.max_rows = KNUT_CLI_TABLE_DEFAULT_MAX_ROWS;
+    int rc = knut_cli_args_parse(&sql_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    a.render.format = (knut_cli_format)a.format;
+    a.render.max_width = (int)a.max_width;
+    if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO))
+        return knut_cli_args_error(&sql_spec, "%s", "refusing to write Arrow IPC bytes to a "
+                                   "terminal: redirect stdout to a file or a pipe");
+    knut_error err = KNUT_ERROR_INIT;
+    knut_buf input = KNUT_BUF_INIT;
+    struct ArrowArrayStream rows = {0};
+    interrupt_ctx ic = {0};
+    int watching = 0;
+    const char *sql = NULL;
+    knut_spark_session *s = open_session(&sql_spec, &a);
+    if (!s)
+        return KNUT_EXIT_FAIL;
+    rc = KNUT_EXIT_FAIL;
+    if (knut_cli_query_text(a.sql, &input, SPARK_SQL_MAX, "SQL", &sql, &err) != KNUT_OK)
+        goto cleanup;
+    ic.s = s;
+    if (knut_signal_install(&err) != KNUT_OK || knut_signal_watch(on_signal, &ic, &err) != KNUT_OK)
+        goto cleanup;
+    watching = 1;
+    knut_spark_exec_options eo = KNUT_SPARK_EXEC_OPTIONS_INIT;
+    eo.not_reattachable = a.no_reattach;
+    eo.on_event = a.events ? on_event : NULL;
+    eo.operation_id_out = ic.op;
+    /* armed before the call: the id is chosen before the request is sent */
+    atomic_store(&ic.armed, 1);
+    if (knut_spark_sql(s, sql, &eo, &rows, &err) != KNUT_OK)
+        goto cleanup;
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
+    int64_t n = 0;
+    if (knut_cli_render_stream(stdout, &rows, &a.render, &n, &err) != KNUT_OK)
+        goto cleanup;
+    rc = KNUT_EXIT_OK;
+cleanup:
+    atomic_store(&ic.armed, 0);
+    if (watching)
+        knut_signal_unwatch();
+    if (rc != KNUT_EXIT_OK) {
+        fflush(stdout);
+        if (knut_signal_stop_requested()) {
+            fprintf(stderr, "knut spark sql: interrupted (operation %s stopped on %s)\n", ic.op,
+                    knut_spark_session_peer(s));
+            rc = 130;
+        } else {
+            fprintf(stderr, "knut spark sql: %s\n",
+                    err.message[0] ? err.message : knut_strerror(err.code));
+        }
+    }
+    knut_arrow_stream_release(&rows);
+    knut_spark_session_free(s);
+    knut_buf_reset(&input);
+    return rc;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    spark_args a = {0};
+    int rc = knut_cli_args_parse(&version_spec, argc, argv, &a);
+    if (rc != KNUT_CLI_RUN)
+        return rc;
+    knut_spark_session *s = open_session(&version_spec, &a);
+    if (!s)
+        return KNUT_EXIT_FAIL;
+    knut_error err = KNUT_ERROR_INIT;
+    char *v = NULL;
+    rc = KNUT_EXIT_FAIL;
+    if (knut_spark_version(s, &v, &err) == KNUT_OK) {
+        printf("%s\n", v);
+        rc = KNUT_EXIT_OK;
+    } else {
+        fprintf(stderr, "knut spark version: %s\n", err.message);
+    }
+    free(v);
+    knut_spark_session_free(s);
+    return rc;
+}
+
+static const knut_cli_sub subs[] = {
+    {"sql", cmd_sql, "run SQL on a Spark Connect server and print the rows"},
+    {"version", cmd_version, "print a Spark Connect server's Spark version"},
+    {NULL, NULL, NULL},
+};
+
+int knut_cmd_spark(int argc, char **argv)
+{
+    return knut_cli_dispatch("spark", "Work with Spark through Spark Connect (sc:// URLs).", subs,
+                             argc, argv);
+}
