@@ -201,17 +201,20 @@ static char *trim_query(const char *q)
     return strndup(q, n);
 }
 
-/* Runs the Cypher query; its decoded rows go to *out. */
+/* Runs the Cypher query; its decoded rows go to *r. *printed: the error
+ * was printed already (the password's, a usage error). */
 static knut_status cypher_rows(const export_args *a, const char *cypher,
-                               knut_graph_falkor_result *r, knut_error *err)
+                               knut_graph_falkor_result *r, int *printed, knut_error *err)
 {
     char *password = NULL;
     knut_graph_falkor *g = NULL;
     knut_graph_falkor_options o = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
     if (knut_cli_peer_password("export", "--falkordb", "--falkordb-password-file", a->url,
                                a->url_from_env, a->password_file, "KNUT_FALKORDB_PASSWORD",
-                               &password) != 0)
-        return knut_error_set(err, KNUT_EINVAL, "%s", ""); /* printed already */
+                               &password) != 0) {
+        *printed = 1;
+        return KNUT_EINVAL;
+    }
     o.password = password;
     knut_status st = knut_graph_falkor_connect_url(&g, a->url, &o, err);
     if (!st)
@@ -223,6 +226,14 @@ static knut_status cypher_rows(const export_args *a, const char *cypher,
     knut_net_secret_free(password);
     knut_graph_falkor_close(g);
     return st;
+}
+
+/* SIGINT/SIGTERM during the COPY: DuckDB is interrupted, the COPY fails
+ * and the temp file is removed like after any failure. */
+static void on_signal(int sig, void *ctx)
+{
+    (void)sig;
+    knut_duck_conn_interrupt(ctx);
 }
 
 /* The Parquet file: COPY (rows) TO tmp, then rename over out. */
@@ -273,11 +284,19 @@ static knut_status write_parquet(const export_args *a, const char *sql,
         st = knut_buf_check(&copy, err);
     }
     uint64_t changes = 0;
+    int watching = 0;
     if (!st && (st = knut_duck_stmt_prepare(&stmt, conn, copy.data, err)) == KNUT_OK) {
         made = 1; /* from here a failure may leave a partial temp file */
+        watching = knut_signal_install(NULL) == KNUT_OK &&
+                   knut_signal_watch(on_signal, conn, NULL) == KNUT_OK;
         st = knut_duck_stmt_exec(stmt, &changes, err);
     }
-    if (st && !rows)
+    if (watching)
+        knut_signal_unwatch();
+    if (st && knut_signal_stop_requested())
+        st = knut_error_set(err, KNUT_ECANCELLED, "interrupted (signal %d): nothing written",
+                            knut_signal_last());
+    if (st && !rows && st != KNUT_ECANCELLED)
         knut_error_prefix(err, "the query: ");
     if (!st && rename(tmp.data, a->out) != 0)
         st = knut_error_set(err, KNUT_EIO, "%s: cannot rename the finished file into place: %s",
@@ -361,8 +380,9 @@ int knut_cmd_export(int argc, char **argv)
         goto cleanup;
     struct ArrowArrayStream *rows = NULL;
     if (a.cypher) {
-        if (cypher_rows(&a, text, &r, &err) != KNUT_OK) {
-            if (!err.message[0]) /* the password's error was printed */
+        int printed = 0;
+        if (cypher_rows(&a, text, &r, &printed, &err) != KNUT_OK) {
+            if (printed)
                 rc = KNUT_EXIT_USAGE;
             goto cleanup;
         }

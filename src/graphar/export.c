@@ -159,7 +159,9 @@ static knut_status write_edge(knut_graphar_writer *w, knut_graphar_graph_info *g
     size_t n = 0;
     knut_graphar_edge_info *ei = NULL;
     char *key = knut_graphar__edge_key(o->src_type, o->edge_type, o->dst_type, "/");
-    char *prefix = key ? type_prefix("edge", key) : NULL;
+    char *prefix = key ? malloc(strlen(key) + sizeof "edge/") : NULL; /* key ends in '/' */
+    if (prefix)
+        sprintf(prefix, "edge/%s", key);
     const char *ends[2] = {o->src_column, o->dst_column};
     knut_status st = prefix ? KNUT_OK : oom(err);
     if (!st)

@@ -402,3 +402,23 @@ def test_knut_rejects_dictionaries_and_compression(tool):
         pytest.skip("pyarrow built without zstd")
     expect_reject(tool, data, "message 1 at byte")
     expect_reject(tool, data, "compressed record batches")
+
+
+def test_knut_roundtrips_dense_unions_and_refuses_sparse(tool):
+    """Dense unions (GetSqlInfo's value column) read back exactly, sliced too;
+    a sparse union is refused by name."""
+    u = pa.UnionArray.from_dense(pa.array([3, 7, 3, 7], pa.int8()),
+                                 pa.array([0, 0, 1, 1], pa.int32()),
+                                 [pa.array([5, None], pa.int32()), pa.array(["a", "b"])],
+                                 ["n", "s"], [3, 7])
+    batch = pa.record_batch({"u": u, "k": pa.array([1, 2, 3, 4])})
+    for b in (batch, batch.slice(1, 2)):
+        out = run(tool, "roundtrip", to_stream([b])).stdout
+        got_schema, got = read_stream(out)
+        assert got_schema.equals(b.schema)
+        got[0].validate(full=True)
+        assert got[0].to_pylist() == b.to_pylist()
+    sparse = pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()),
+                                       [pa.array([1, 2]), pa.array(["x", "y"])])
+    expect_reject(tool, to_stream([pa.record_batch({"s": sparse})]),
+                  "sparse unions are not supported")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -101,6 +103,27 @@ def test_failing_query_leaves_nothing(tmp_path):
     assert not out.exists() and leftovers(tmp_path) == []
     p = knut("export", "-f", "parquet", "-o", out, "SELECT * FROM no_such_table")
     assert p.returncode == 1 and "no_such_table" in p.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigint_mid_export_leaves_nothing(tmp_path):
+    out = tmp_path / "i.parquet"
+    proc = subprocess.Popen([KNUT, "export", "-f", "parquet", "-o", str(out), "--threads", "1",
+                             "SELECT range, md5(range::VARCHAR) FROM range(1000000000)"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # interrupted once it is writing (the temp file is there)
+        for _ in range(600):
+            if leftovers(tmp_path) or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert leftovers(tmp_path), "the export never started writing"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and "interrupted (signal 2): nothing written" in err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -171,3 +171,27 @@ def test_unreachable_url(knut):
 def test_usage(knut, args, msg):
     p = selftest(knut, *args)
     assert p.returncode == 2 and msg in p.stderr, p.stderr
+
+
+def test_tls(knut, tmp_path):
+    """In-process over grpc+tls (the client trusts the served, self-signed
+    certificate); by URL the system roots do not know it: no table."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    "s.key", "-out", "s.pem", "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    tls = ["--tls-cert", str(tmp_path / "s.pem"), "--tls-key", str(tmp_path / "s.key")]
+    p = selftest(knut, "--memory", *tls, "--self-test")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert re.search(r"^28 checks: 28 passed, 0 failed \(grpc\+tls://127\.0\.0\.1:\d+\)$",
+                     p.stdout, re.M)
+    s = Server(knut, None, *tls)
+    try:
+        url = f"grpc+tls://127.0.0.1:{s.port}"
+        p = selftest(knut, "--self-test", url)
+        assert p.returncode == 1 and p.stdout == ""
+        assert f"{url}: no Flight server answers: UNAVAILABLE" in p.stderr
+    finally:
+        assert s.stop() == 0
+    p = selftest(knut, "--memory", *tls, "--tls-ca", str(tmp_path / "s.pem"), "--self-test")
+    assert p.returncode == 2 and "client certificate" in p.stderr

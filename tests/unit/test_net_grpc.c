@@ -244,6 +244,68 @@ static void test_cancel_no_deadline(void **state)
     knut_net_grpc_server_free(s);
 }
 
+/* Reads every request to the end, answers their concatenation. */
+static knut_status concat(void *ctx, knut_net_grpc_call *c, knut_error *err)
+{
+    knut_buf req = KNUT_BUF_INIT, all = KNUT_BUF_INIT;
+    knut_status st;
+    while ((st = knut_net_grpc_call_read(c, &req, err)) == KNUT_OK)
+        knut_buf_append(&all, req.data, req.len);
+    if (st == KNUT_EOF)
+        st = knut_net_grpc_call_write(c, all.data ? all.data : "", all.len, err);
+    knut_buf_reset(&req);
+    knut_buf_reset(&all);
+    return st;
+}
+
+static void test_client_stream(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_net_grpc_server *s = NULL;
+    assert_int_equal(knut_net_grpc_server_new(&s, NULL, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_add_method(s, "/t.S/Cat", concat, NULL, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_start(s, &err), KNUT_OK);
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%d", knut_net_grpc_server_port(s));
+    knut_net_grpc_channel_options co = KNUT_NET_GRPC_CHANNEL_OPTIONS_INIT;
+    co.max_send = 16;
+    knut_net_grpc_channel *ch = NULL;
+    assert_int_equal(knut_net_grpc_channel_new(&ch, target, &co, &err), KNUT_OK);
+    knut_net_grpc_client_call *cc = NULL;
+    assert_int_equal(knut_net_grpc_channel_open(ch, "/t.S/Cat", NULL, 5000, &cc, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_client_call_write(cc, "ab", 2, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_client_call_write(cc, "", 0, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_client_call_write(cc, "cdef", 4, &err), KNUT_OK);
+    char big[17] = {0};
+    assert_int_equal(knut_net_grpc_client_call_write(cc, big, sizeof big, &err), KNUT_ETOOBIG);
+    assert_int_equal(knut_net_grpc_client_call_close_send(cc, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_client_call_close_send(cc, &err), KNUT_OK); /* idempotent */
+    assert_int_equal(knut_net_grpc_client_call_write(cc, "x", 1, &err), KNUT_ECANCELLED);
+    knut_buf msg = KNUT_BUF_INIT;
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_OK);
+    assert_int_equal(msg.len, 6);
+    assert_memory_equal(msg.data, "abcdef", 6);
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_EOF);
+    assert_int_equal(knut_net_grpc_client_call_finish(cc, NULL, &err), KNUT_OK);
+    knut_net_grpc_client_call_free(cc);
+    /* a call of channel_call sent its one message: no more writes */
+    assert_int_equal(knut_net_grpc_channel_call(ch, "/t.S/Cat", NULL, 5000, "z", 1, &cc, &err),
+                     KNUT_OK);
+    assert_int_equal(knut_net_grpc_client_call_write(cc, "x", 1, &err), KNUT_EINVAL);
+    assert_int_equal(knut_net_grpc_client_call_read(cc, &msg, &err), KNUT_OK);
+    assert_memory_equal(msg.data, "z", 1);
+    assert_int_equal(knut_net_grpc_client_call_finish(cc, NULL, &err), KNUT_OK);
+    knut_net_grpc_client_call_free(cc);
+    /* an opened call freed unfinished is cancelled, not leaked */
+    assert_int_equal(knut_net_grpc_channel_open(ch, "/t.S/Cat", NULL, 5000, &cc, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_client_call_write(cc, "q", 1, &err), KNUT_OK);
+    knut_net_grpc_client_call_free(cc);
+    knut_buf_reset(&msg);
+    knut_net_grpc_channel_free(ch);
+    knut_net_grpc_server_free(s);
+}
+
 static void test_in_process(void **state)
 {
     (void)state;
@@ -336,7 +398,8 @@ int main(void)
         cmocka_unit_test(test_status_to_code), cmocka_unit_test(test_code_to_status),
         cmocka_unit_test(test_metadata),       cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_in_process),     cmocka_unit_test(test_write_owned),
-        cmocka_unit_test(test_cancel_no_deadline),     cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_cancel_no_deadline), cmocka_unit_test(test_client_stream),
+        cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
