@@ -64,10 +64,12 @@ class SparkConnect(Peer):
             "spark.ui.host": self.host,
             "spark.port.maxRetries": "0",
             "spark.sql.shuffle.partitions": "4",
-            "spark.connect.execute.reattachable.senderMaxStreamSize": str(self.stream_cut_bytes),
             "spark.local.dir": str(self.workdir / "tmp"),
             "spark.sql.warehouse.dir": str(self.workdir / "warehouse"),
         }
+        if self.stream_cut_bytes:  # None: the server's default (1 GiB)
+            confs["spark.connect.execute.reattachable.senderMaxStreamSize"] = \
+                str(self.stream_cut_bytes)
         cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--driver-memory", "1g",
                "--class", SERVER_CLASS, "--name", "knut-test-connect"]
         for k, v in confs.items():
