@@ -61,6 +61,8 @@ apt_install clang libclang-rt-14-dev redis-server python3-venv
 # gdb removes a file between sync's listing and its read at a breakpoint
 # (test_sync_bad_input.py): deterministic, and no test hook in the product.
 apt_install gdb
+# Java 17 runs the Spark Connect server of the pyspark package (spark_peer.py).
+apt_install openjdk-17-jre-headless
 # Prometheus scrapes `knut sync --metrics-addr` in test_sync_metrics.py; the
 # package starts a system service on :9090: tests start their own.
 if ! dpkg-query -W -f='${Status}' prometheus 2>/dev/null | grep -q 'install ok installed'; then
