@@ -61,7 +61,8 @@ KNUT_EXTERN const char *knut_duck_library_version(void);
  * the status of its kind: PARSER KNUT_EPARSE, CATALOG KNUT_ENOTFOUND,
  * BINDER / CONVERSION / INVALID_INPUT / CONSTRAINT KNUT_EINVAL, IO
  * KNUT_EIO, OUT_OF_MEMORY KNUT_ENOMEM, INTERRUPT KNUT_ECANCELLED,
- * NOT_IMPLEMENTED KNUT_EUNSUPPORTED, TRANSACTION and OTHER KNUT_ERROR,
+ * NOT_IMPLEMENTED KNUT_EUNSUPPORTED, TRANSACTION, FATAL, INTERNAL and
+ * OTHER KNUT_ERROR,
  * with DuckDB's message (one line) in err.
  */
 typedef enum knut_duck_error_kind {
@@ -76,7 +77,11 @@ typedef enum knut_duck_error_kind {
     KNUT_DUCK_ERR_OUT_OF_MEMORY,  /* memory_limit reached */
     KNUT_DUCK_ERR_INTERRUPT,      /* knut_duck_conn_interrupt */
     KNUT_DUCK_ERR_NOT_IMPLEMENTED,
-    KNUT_DUCK_ERR_TRANSACTION     /* a conflict or an aborted transaction */
+    KNUT_DUCK_ERR_TRANSACTION,    /* a conflict or an aborted transaction */
+    /* The database is invalidated (FATAL), or may be (INTERNAL: an assertion
+     * in DuckDB): every later statement on it fails until it is reopened. */
+    KNUT_DUCK_ERR_FATAL,
+    KNUT_DUCK_ERR_INTERNAL
 } knut_duck_error_kind;
 
 /* Cuts what DuckDB adds after what broke off err's message (NULL-safe):

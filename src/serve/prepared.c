@@ -89,7 +89,7 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
+    if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK)
         goto cleanup;
     if ((st = knut_duck_stmt_prepare(&stmt, conn, sql, err)) != KNUT_OK) {
         knut_duck_error_trim(err);

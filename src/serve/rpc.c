@@ -372,6 +372,7 @@ static knut_status rpc_entry(void *ctx, knut_net_grpc_call *call, knut_error *er
     knut_status st = knut_serve__auth_call(m->s, call, m->index == 0, &who, err);
     if (st == KNUT_OK)
         st = methods[m->index].fn(m->s, &who, call, err);
+    st = knut_serve__db_recover(m->s, st, err); /* a fatal DuckDB error: reopen */
     if (st != KNUT_OK && (who.unauthenticated || who.denied)) {
         knut_error ferr = KNUT_ERROR_INIT;
         knut_net_grpc_call_finish(call, who.unauthenticated ? KNUT_NET_GRPC_UNAUTHENTICATED

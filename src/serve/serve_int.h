@@ -266,7 +266,11 @@ typedef struct knut_serve__method {
 } knut_serve__method;
 
 struct knut_serve {
+    /* the current generation: take connections with knut_serve__conn_open */
     knut_duck_db *db;
+    pthread_mutex_t db_lock; /* db and db_gen */
+    uint64_t db_gen;
+    char *db_path, *init_sql; /* what each open needs (copies) */
     knut_net_grpc_server *srv;
     size_t max_message;
     size_t max_receive;
@@ -356,6 +360,23 @@ void knut_serve__prepared_free_all(knut_serve *s);
 knut_status knut_serve__params_bind(knut_duck_stmt *stmt, const struct ArrowSchema *schema,
                                     const struct ArrowArray *batch, int64_t row,
                                     knut_error *err);
+
+/* dbgen.c: the served database and its recovery from a fatal error. */
+/* Opens the database as configured and runs the per-open setup: init SQL,
+ * knut_serve__db_setup, then the lock-down; the one place a database of
+ * the server is opened (at start and on every reopen). */
+knut_status knut_serve__db_open(knut_serve *s, knut_duck_db **out, knut_error *err);
+/* Per-open setup on conn, before the lock-down (files may still be read,
+ * settings changed): the default catalog, and views/catalogs of a
+ * configuration. Called for every generation, so it must be repeatable. */
+knut_status knut_serve__db_setup(knut_serve *s, knut_duck_conn *conn, knut_error *err);
+/* A connection to the current generation (opening one if a reopen failed). */
+knut_status knut_serve__conn_open(knut_serve *s, knut_duck_conn **out, knut_error *err);
+uint64_t knut_serve__db_generation(knut_serve *s);
+/* After a call failed with st/err: when err is DuckDB's fatal error and the
+ * current database is the invalidated one, reopens it; returns KNUT_EAGAIN
+ * (UNAVAILABLE: retry) for such a failure, st unchanged otherwise. */
+knut_status knut_serve__db_recover(knut_serve *s, knut_status st, knut_error *err);
 
 /* rpc.c: registers every Flight method on the server. */
 knut_status knut_serve__rpc_register(knut_serve *s, knut_error *err);

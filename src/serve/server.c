@@ -1,7 +1,8 @@
 /*
  * The server: the database, the gRPC server with the Flight methods, and
  * the prepared statement table. The database is opened once, read-only
- * when it is a file; each call opens its own connection to it (DuckDB
+ * when it is a file (again after a fatal error: dbgen.c); each call opens
+ * its own connection to it (DuckDB
  * connections are cheap and single-threaded), so calls run in parallel
  * up to the number of call threads.
  */
@@ -13,22 +14,6 @@
 
 #define DEFAULT_THREADS 8
 #define FREE_GRACE_MS 5000
-
-/* The catalog unqualified names are in, for the allow-list. */
-static knut_status default_catalog(knut_serve *s, knut_duck_conn *conn, knut_error *err)
-{
-    struct ArrowArrayStream rows = {0};
-    knut_buf cells = KNUT_BUF_INIT;
-    size_t n = 0;
-    knut_status st = knut_duck_query(conn, "SELECT current_database()", &rows, err);
-    if (st == KNUT_OK)
-        st = knut_serve__stream_strings(&rows, &cells, &n, err);
-    if (st == KNUT_OK && n == 1)
-        snprintf(s->catalog, sizeof s->catalog, "%s", cells.data);
-    knut_buf_reset(&cells);
-    knut_arrow_stream_release(&rows);
-    return st;
-}
 
 knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_error *err)
 {
@@ -45,9 +30,9 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
     if (!s)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->db_lock, NULL);
     s->max_message = o->max_message ? o->max_message : KNUT_SERVE_DEFAULT_MAX_MESSAGE;
     s->max_receive = o->max_receive ? o->max_receive : KNUT_SERVE_DEFAULT_MAX_RECEIVE;
-    knut_duck_conn *conn = NULL;
     knut_status st = knut_serve__auth_load(&s->auth, o, err);
     if (st != KNUT_OK) {
         knut_error_prefix(err, "serve: ");
@@ -65,28 +50,12 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
                             s->max_message);
         goto cleanup;
     }
-    knut_duck_option ro[] = {{"access_mode", "READ_ONLY"}};
-    st = knut_duck_db_open(&s->db, o->db_path, o->db_path ? ro : NULL, o->db_path ? 1 : 0, err);
-    if (st != KNUT_OK) {
-        knut_error_prefix(err, "serve: opening %s: ", o->db_path ? o->db_path : "memory");
+    if ((o->db_path && !(s->db_path = strdup(o->db_path))) ||
+        (o->init_sql && !(s->init_sql = strdup(o->init_sql)))) {
+        st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    st = knut_duck_conn_open(&conn, s->db, err);
-    if (st == KNUT_OK && o->init_sql && (st = knut_duck_exec(conn, o->init_sql, err)) != KNUT_OK)
-        knut_error_prefix(err, "serve: init SQL: ");
-    if (st == KNUT_OK)
-        st = default_catalog(s, conn, err);
-    /* Clients send any SQL: after the set-up, none of it may reach the
-     * host (files, ATTACH, extensions, which would bring the network) or
-     * change the settings every client shares. Not undoable by SQL. */
-    if (st == KNUT_OK &&
-        (st = knut_duck_exec(conn, "SET autoinstall_known_extensions = false; "
-                                   "SET autoload_known_extensions = false; "
-                                   "SET enable_external_access = false; "
-                                   "SET lock_configuration = true",
-                             err)) != KNUT_OK)
-        knut_error_prefix(err, "serve: locking the database down: ");
-    if (st != KNUT_OK)
+    if ((st = knut_serve__db_open(s, &s->db, err)) != KNUT_OK)
         goto cleanup;
     knut_net_grpc_server_options so = KNUT_NET_GRPC_SERVER_OPTIONS_INIT;
     so.addr = o->addr;
@@ -100,7 +69,6 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
     st = knut_serve__rpc_register(s, err);
 
 cleanup:
-    knut_duck_conn_close(conn);
     if (st != KNUT_OK) {
         knut_serve_free(s);
         return st;
@@ -144,6 +112,9 @@ void knut_serve_free(knut_serve *s)
     knut_serve__auth_free(&s->auth);
     knut_serve__hkey_wipe(&s->hkey);
     knut_duck_db_close(s->db);
+    free(s->db_path);
+    free(s->init_sql);
+    pthread_mutex_destroy(&s->db_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

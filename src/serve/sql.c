@@ -108,7 +108,7 @@ knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
         return knut_error_set(err, cmd->kind == KNUT_SERVE__CMD_TICKET_STATEMENT ? KNUT_EINVAL
                                                                                 : KNUT_EUNSUPPORTED,
                               "%s is not served by GetFlightInfo/GetSchema", cmd->name);
-    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
+    if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK)
         return st;
     if (is_meta(cmd->kind)) {
         /* catalog queries are small: run one for its schema */
@@ -174,7 +174,7 @@ knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_
                               "%s is not a ticket of this server (get one from GetFlightInfo)",
                               cmd->name);
     int64_t t0 = knut_clock_mono_ns();
-    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
+    if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK)
         return st;
     if (is_meta(cmd->kind)) {
         st = meta_rows(who, conn, cmd, &rows, &fix, err);

@@ -100,6 +100,39 @@ static void test_duck_error_out_of_memory(void **state)
     expect(&e, KNUT_ENOMEM, KNUT_DUCK_ERR_OUT_OF_MEMORY, "Out of Memory Error: ");
 }
 
+/* A real fatal error: DuckDB's own checkpoint_abort debug setting aborts a
+ * checkpoint of a file database, which invalidates it; the CHECKPOINT is a
+ * typed FATAL, and so is every later execution (a prepare still works). */
+static void test_duck_error_fatal(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/knut-duck-XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.duckdb", dir);
+    knut_duck_db *db = NULL;
+    knut_duck_conn *conn = NULL;
+    knut_error e = KNUT_ERROR_INIT;
+    assert_int_equal(knut_duck_db_open(&db, path, NULL, 0, &e), KNUT_OK);
+    assert_int_equal(knut_duck_conn_open(&conn, db, &e), KNUT_OK);
+    assert_int_equal(knut_duck_exec(conn, "SET debug_checkpoint_abort = 'before_header'; "
+                                          "CREATE TABLE t AS SELECT range AS i FROM range(1000)",
+                                    &e),
+                     KNUT_OK);
+    assert_int_equal(knut_duck_exec(conn, "CHECKPOINT", &e), KNUT_ERROR);
+    expect(&e, KNUT_ERROR, KNUT_DUCK_ERR_FATAL, "FATAL Error: ");
+    knut_error p = KNUT_ERROR_INIT;
+    assert_int_equal(knut_duck_exec(conn, "SELECT 1", &p), KNUT_ERROR);
+    expect(&p, KNUT_ERROR, KNUT_DUCK_ERR_FATAL, "FATAL Error: ");
+    assert_non_null(strstr(p.message, "database has been invalidated"));
+    knut_duck_conn_close(conn);
+    knut_duck_db_close(db);
+    char wal[300];
+    snprintf(wal, sizeof wal, "%s.wal", path);
+    unlink(wal);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* ---- the type half: executions fail with a typed result ----------------- */
 
 static void test_duck_error_types(void **state)
@@ -209,6 +242,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_duck_error_trim_possible_solution, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duck_error_trim_possible_fixes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duck_error_reading_csv, setup, teardown),
+        cmocka_unit_test(test_duck_error_fatal),
         cmocka_unit_test_setup_teardown(test_duck_error_reading_other, setup, teardown),
     };
     return cmocka_run_group_tests_name("duck_errors", tests, NULL, NULL);
