@@ -99,6 +99,46 @@ typedef struct knut_pipeline_cdc {
     knut_pipeline_cols track_history;
 } knut_pipeline_cdc;
 
+/* Event-time streaming (docs/pipelines.md, "Streaming"): the WATERMARK
+ * clause of a flow's FROM item and the WINDOW / OUTPUT MODE / TRIGGER
+ * clauses of its header. Durations are microseconds. */
+typedef enum knut_pipeline_window_kind {
+    KNUT_PIPELINE_WINDOW_NONE,
+    KNUT_PIPELINE_WINDOW_TUMBLING, /* WINDOW TUMBLING (size [, START offset]) */
+    KNUT_PIPELINE_WINDOW_HOPPING,  /* WINDOW HOPPING (size, slide [, START offset]) */
+    KNUT_PIPELINE_WINDOW_SESSION   /* WINDOW SESSION (gap) KEYS (cols) */
+} knut_pipeline_window_kind;
+
+typedef enum knut_pipeline_output_mode {
+    KNUT_PIPELINE_OUTPUT_APPEND, /* each window once, when the watermark passes its end */
+    KNUT_PIPELINE_OUTPUT_UPDATE, /* the windows a batch changed, rewritten */
+    KNUT_PIPELINE_OUTPUT_COMPLETE /* the whole result, every batch */
+} knut_pipeline_output_mode;
+
+typedef enum knut_pipeline_trigger {
+    KNUT_PIPELINE_TRIGGER_AVAILABLE_NOW, /* bounded batches until the input is read */
+    KNUT_PIPELINE_TRIGGER_ONCE,          /* one batch per run */
+    KNUT_PIPELINE_TRIGGER_PROCESSING_TIME /* AVAILABLE NOW every interval (--continuous) */
+} knut_pipeline_trigger;
+
+typedef struct knut_pipeline_streaming {
+    const char *watermark_col; /* the event-time column; NULL: no WATERMARK */
+    int64_t delay_us;
+    knut_pipeline_pos watermark_pos;
+    size_t item_at, item_len; /* the FROM item before WATERMARK, bytes in the flow's sql */
+    knut_pipeline_window_kind window;
+    int64_t size_us, slide_us, start_us, gap_us;
+    const char **session_keys;
+    size_t nsession_keys;
+    knut_pipeline_pos window_pos;
+    knut_pipeline_output_mode mode;
+    int mode_given;
+    knut_pipeline_pos mode_pos;
+    knut_pipeline_trigger trigger;
+    int64_t interval_us; /* PROCESSING TIME */
+    knut_pipeline_pos trigger_pos;
+} knut_pipeline_streaming;
+
 /* A table a flow's query reads, as DuckDB's parser saw it. */
 typedef struct knut_pipeline_read {
     const char *name;    /* the dataset name (or the external table's) */
@@ -132,6 +172,7 @@ typedef struct knut_pipeline_flow {
     const char **stream_names; /* names the query reads as STREAM(x) */
     size_t nstream_names;
     knut_pipeline_cdc *cdc; /* KNUT_PIPELINE_FLOW_CDC only */
+    knut_pipeline_streaming *stream; /* event-time clauses; NULL: none */
     /* The target dataset's expectations (borrowed from it). */
     const knut_pipeline_expectation *expectations;
     size_t nexpectations;

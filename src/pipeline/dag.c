@@ -216,7 +216,8 @@ knut_status knut_pipeline_resolve(knut_pipeline *p, knut_error *err)
             goto cleanup;
     }
     for (size_t i = 0; i < p->nflows; i++)
-        if ((st = knut_pipeline__cdc_check(p, &p->flows[i], err)) != KNUT_OK)
+        if ((st = knut_pipeline__cdc_check(p, &p->flows[i], err)) != KNUT_OK ||
+            (st = knut_pipeline__stream_check(p, &p->flows[i], err)) != KNUT_OK)
             goto cleanup;
     if ((st = knut_pipeline__dag_check(p, err)) == KNUT_OK)
         p->resolved = 1;

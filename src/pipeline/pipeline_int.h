@@ -230,6 +230,35 @@ knut_status knut_pipeline__offsets_save(knut_pipeline__run *r, const knut_pipeli
 void knut_pipeline__streams_json(knut_buf *d, const char *key, const knut_pipeline__stream *sr,
                                  size_t nsr);
 
+/* The append update of a streaming table or the recompute of a view,
+ * inside the open transaction (run_flow.c): query's rows staged with the
+ * expectations, written, the files and offsets recorded. */
+knut_status knut_pipeline__append_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                         const knut_pipeline_dataset *ds, size_t dsi,
+                                         const char *query, knut_pipeline__strvec *files,
+                                         const knut_pipeline__stream *sr, size_t nsr,
+                                         knut_pipeline__state *state, knut_buf *details,
+                                         knut_error *ferr);
+
+/* ---- event-time streaming (stream_plan.c, run_stream.c) ------------------ */
+
+/* At resolve: f's WATERMARK / WINDOW / OUTPUT MODE / TRIGGER agree. */
+knut_status knut_pipeline__stream_check(const knut_pipeline *p, const knut_pipeline_flow *f,
+                                        knut_error *err);
+/* *pending 1 when f's watermark moved past what it last emitted (append
+ * mode with a window): a no-data batch is due. */
+knut_status knut_pipeline__stream_pending(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                          int *pending, knut_error *err);
+/* One micro-batch of a flow with a WATERMARK inside the open transaction
+ * (fresh 0: a no-data batch): late rows dropped, window state kept, the
+ * windows the output mode emits written, the watermark saved. */
+knut_status knut_pipeline__stream_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                         const knut_pipeline_dataset *ds, size_t dsi, int fresh,
+                                         knut_pipeline__strvec *per, knut_pipeline__strvec *files,
+                                         const knut_pipeline__stream *sr, size_t nsr,
+                                         knut_pipeline__state *state, knut_buf *details,
+                                         knut_error *ferr);
+
 /* ---- CDC (cdc_sql.c, run_cdc.c) ------------------------------------------ */
 
 /* The columns of a CDC target: keys, the other columns (payload, in

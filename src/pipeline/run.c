@@ -25,6 +25,10 @@ static const char setup_sql[] =
     "CREATE TABLE IF NOT EXISTS _knut.flows (flow VARCHAR PRIMARY KEY, once_done BOOLEAN);"
     "CREATE TABLE IF NOT EXISTS _knut.offsets (flow VARCHAR, source VARCHAR, last_rowid BIGINT,"
     " PRIMARY KEY (flow, source));"
+    /* Event-time flows: the watermark (microseconds), the watermark the
+     * last batch emitted up to, and the batch count (run_stream.c). */
+    "CREATE TABLE IF NOT EXISTS _knut.stream_state (flow VARCHAR PRIMARY KEY, watermark_us BIGINT,"
+    " evicted_us BIGINT, batches BIGINT);"
     "CREATE TABLE IF NOT EXISTS _knut.event_log (run_id BIGINT, seq BIGINT, ts TIMESTAMP,"
     " event_type VARCHAR, level VARCHAR, flow VARCHAR, dataset VARCHAR, status VARCHAR,"
     " message VARCHAR, details VARCHAR);"

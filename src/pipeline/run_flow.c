@@ -98,6 +98,14 @@ knut_status knut_pipeline__reset_target(knut_pipeline__run *r, const knut_pipeli
         const char *binds[] = {g->name};
         st = knut_pipeline__exec(r->conn, "DELETE FROM _knut.files WHERE flow = $1", binds, 1,
                                  NULL, err);
+        if (st == KNUT_OK) /* event-time state: the watermark and open windows */
+            st = knut_pipeline__exec(r->conn, "DELETE FROM _knut.stream_state WHERE flow = $1",
+                                     binds, 1, NULL, err);
+        if (st == KNUT_OK) {
+            knut_buf_puts(sql, "DROP TABLE IF EXISTS ");
+            knut_pipeline__qualified(sql, "_knut", g->name, "__stream_state");
+            st = knut_pipeline__step(r, sql, NULL, 0, err);
+        }
         if (st == KNUT_OK)
             st = knut_pipeline__exec(r->conn, "DELETE FROM _knut.flows WHERE flow = $1", binds,
                                      1, NULL, err);
@@ -147,10 +155,12 @@ void knut_pipeline__streams_json(knut_buf *d, const char *key, const knut_pipeli
 
 /* The update inside the transaction; *state FAILED on a failed FAIL
  * expectation (with ferr set), else COMPLETED. */
-static knut_status update(knut_pipeline__run *r, knut_pipeline_flow *f,
-                          const knut_pipeline_dataset *ds, size_t dsi, const char *query,
-                          knut_pipeline__strvec *files, const knut_pipeline__stream *sr, size_t nsr,
-                          knut_pipeline__state *state, knut_buf *details, knut_error *ferr)
+knut_status knut_pipeline__append_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                         const knut_pipeline_dataset *ds, size_t dsi,
+                                         const char *query, knut_pipeline__strvec *files,
+                                         const knut_pipeline__stream *sr, size_t nsr,
+                                         knut_pipeline__state *state, knut_buf *details,
+                                         knut_error *ferr)
 {
     knut_buf sql = KNUT_BUF_INIT;
     counts c = {3 + f->nexpectations, {0}};
@@ -279,7 +289,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     knut_pipeline__strvec *per = NULL, all = {0}, rel = {0};
     knut_pipeline__stream *sr = NULL;
     size_t nsr = 0;
-    int views = 0;
+    int views = 0, fresh = 0, pending = 0;
     knut_status st = KNUT_OK;
     *state = KNUT_PIPELINE__COMPLETED;
     int cdc = f->kind == KNUT_PIPELINE_FLOW_CDC;
@@ -315,16 +325,20 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
                 goto flow_failed;
             nsr++;
         }
-        int fresh = all.n > 0 || (cdc && nsr == 0);
+        fresh = all.n > 0 || (cdc && nsr == 0);
         for (size_t i = 0; i < nsr; i++)
             fresh |= sr[i].hi > sr[i].lo;
-        if (!fresh && !r->reset[dsi]) {
+        /* No new input, but a watermark past open windows: a no-data batch. */
+        if (!fresh && !r->reset[dsi] &&
+            (st = knut_pipeline__stream_pending(r, f, &pending, ferr)) != KNUT_OK)
+            goto flow_failed;
+        if (!fresh && !r->reset[dsi] && !pending) {
             *state = KNUT_PIPELINE__IDLE;
             knut_buf_puts(details, f->nsources ? "{\"rows_out\":0,\"files_read\":0}"
                                                : "{\"rows_out\":0}");
             goto done;
         }
-        if (!fresh && !r->dry) {
+        if (!fresh && !pending && !r->dry) {
             /* A full refresh with no input at all: the query cannot run on
              * an empty file list, and there is nothing to read; only the
              * reset is done (the table is left empty). */
@@ -404,8 +418,14 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
         goto flow_failed;
     if (cdc)
         st = knut_pipeline__cdc_update(r, f, ds, dsi, sr, nsr, state, details, ferr);
+    else if (f->stream && f->stream->watermark_col)
+        st = knut_pipeline__stream_update(r, f, ds, dsi, fresh, per, per ? &rel : NULL, sr, nsr,
+                                          state, details, ferr);
     else
-        st = update(r, f, ds, dsi, query.data, per ? &rel : NULL, sr, nsr, state, details, ferr);
+        st = knut_pipeline__append_update(r, f, ds, dsi, query.data, per ? &rel : NULL, sr, nsr,
+                                          state, details, ferr);
+    if (f->stream && f->stream->trigger == KNUT_PIPELINE_TRIGGER_ONCE)
+        r->more = 0; /* one micro-batch per run */
     if (st == KNUT_OK && *state == KNUT_PIPELINE__COMPLETED)
         st = knut_duck_conn_commit(r->conn, ferr);
     if (st != KNUT_OK || *state != KNUT_PIPELINE__COMPLETED) {

@@ -57,6 +57,14 @@ knut_status knut_pipeline__ps_name_list(knut_pipeline__parser *ps, const char **
 knut_status knut_pipeline__ps_col_spec(knut_pipeline__parser *ps, knut_pipeline_cols *c);
 /* INTO target FROM source KEYS ... after AUTO CDC / APPLY CHANGES (sql_cdc.c). */
 knut_status knut_pipeline__ps_cdc(knut_pipeline__parser *ps, knut_pipeline_flow *f);
+/* WINDOW / OUTPUT MODE / TRIGGER clauses of a streaming flow's header
+ * into *slot (allocated on the first one; sql_stream.c). */
+knut_status knut_pipeline__ps_stream_clauses(knut_pipeline__parser *ps,
+                                             knut_pipeline_streaming **slot);
+/* WATERMARK col DELAY OF INTERVAL ... at the current token, after the
+ * FROM item at item_at (item_len bytes of f's sql; sql_stream.c). */
+knut_status knut_pipeline__ps_watermark(knut_pipeline__parser *ps, knut_pipeline_flow *f,
+                                        size_t item_at, size_t item_len);
 /* The query from the current token to the end of the statement (sql_query.c). */
 knut_status knut_pipeline__ps_query(knut_pipeline__parser *ps, knut_pipeline_flow *f);
 

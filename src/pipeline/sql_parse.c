@@ -310,7 +310,12 @@ static knut_status dataset(knut_pipeline__parser *ps, knut_pipeline_dataset_kind
         if ((st = text_of(ps, &ds->comment)) != KNUT_OK || (st = next(ps)) != KNUT_OK)
             return st;
     }
+    knut_pipeline_streaming *stream = NULL;
+    if ((st = knut_pipeline__ps_stream_clauses(ps, &stream)) != KNUT_OK)
+        return st;
     if (at_end(ps)) {
+        if (stream)
+            return knut_pipeline__ps_fail(ps, "AS and the query of the windowed flow");
         if (kind != KNUT_PIPELINE_STREAMING_TABLE)
             return knut_pipeline__ps_fail(ps, "AS and a query");
         return KNUT_OK; /* a streaming table that flows write into */
@@ -323,6 +328,7 @@ static knut_status dataset(knut_pipeline__parser *ps, knut_pipeline_dataset_kind
     f->target = name;
     f->kind = kind == KNUT_PIPELINE_STREAMING_TABLE ? KNUT_PIPELINE_FLOW_STREAMING
                                                     : KNUT_PIPELINE_FLOW_BATCH;
+    f->stream = stream;
     return knut_pipeline__ps_query(ps, f);
 }
 
@@ -342,7 +348,8 @@ static knut_status flow(knut_pipeline__parser *ps, knut_pipeline_pos pos)
         if ((st = next(ps)) != KNUT_OK)
             return st;
     }
-    if ((st = knut_pipeline__ps_want(ps, "as")) != KNUT_OK)
+    if ((st = knut_pipeline__ps_stream_clauses(ps, &f->stream)) != KNUT_OK ||
+        (st = knut_pipeline__ps_want(ps, "as")) != KNUT_OK)
         return st;
     if (is(ps, "auto")) {
         if ((st = next(ps)) != KNUT_OK || (st = knut_pipeline__ps_want(ps, "cdc")) != KNUT_OK)

@@ -43,6 +43,10 @@ knut_status knut_pipeline__ps_query(knut_pipeline__parser *ps, knut_pipeline_flo
     ps->lx = save_lx;
     ps->t = save_t;
     knut_pipeline__tok prev = {KNUT_PIPELINE__TOK_END, 0, 0, 0, 0};
+    /* The FROM item a WATERMARK clause follows: from the token after
+     * FROM / JOIN (or a ',' at that depth) up to the clause. */
+    size_t item_from = 0;
+    int depth = 0, from_depth = -1, have_item = 0;
     while (ps->t.at < last) {
         knut_pipeline__tok cur = ps->t;
         size_t rel = cur.at - from;
@@ -62,6 +66,7 @@ knut_status knut_pipeline__ps_query(knut_pipeline__parser *ps, knut_pipeline_flo
                 continue;
             }
             if (src && punct(ps, '(')) {
+                depth++;
                 if ((st = next(ps)) != KNUT_OK)
                     return st;
                 if (ps->t.kind == KNUT_PIPELINE__TOK_STRING && ps->lx.text[ps->t.at] == '\'') {
@@ -122,9 +127,32 @@ knut_status knut_pipeline__ps_query(knut_pipeline__parser *ps, knut_pipeline_flo
             prev = cur;
             continue;
         }
+        if (is(ps, "watermark") && have_item && cur.at > item_from) {
+            size_t to = cur.at;
+            while (to > item_from && (ps->lx.text[to - 1] == ' ' || ps->lx.text[to - 1] == '\t' ||
+                                      ps->lx.text[to - 1] == '\n' || ps->lx.text[to - 1] == '\r'))
+                to--;
+            if ((st = knut_pipeline__ps_watermark(ps, f, item_from - from, to - item_from)) !=
+                KNUT_OK)
+                return st;
+            size_t end = ps->t.at < last ? ps->t.at : last;
+            memset(sql + rel, ' ', end - cur.at);
+            prev = cur;
+            continue;
+        }
+        int opens_item = is(ps, "from") || is(ps, "join") || (punct(ps, ',') && depth == from_depth);
+        if (is(ps, "from") || is(ps, "join"))
+            from_depth = depth;
+        depth += punct(ps, '(') - punct(ps, ')');
+        if (depth < from_depth)
+            from_depth = -1;
         prev = cur;
         if ((st = next(ps)) != KNUT_OK)
             return st;
+        if (opens_item) {
+            item_from = ps->t.at;
+            have_item = 1;
+        }
     }
     ps->lx = end_lx;
     ps->t = end_t;

@@ -33,6 +33,13 @@ static void check_ir(const knut_pipeline *p)
             continue;
         }
         size_t len = strlen(f->sql);
+        if (f->stream && f->stream->watermark_col &&
+            (f->stream->item_len == 0 || f->stream->item_at + f->stream->item_len > len ||
+             f->stream->delay_us <= 0))
+            __builtin_trap();
+        if (f->stream && f->stream->window == KNUT_PIPELINE_WINDOW_SESSION &&
+            (f->stream->nsession_keys == 0 || f->stream->gap_us <= 0))
+            __builtin_trap();
         for (size_t k = 0; k < f->nsources; k++)
             if (f->sources[k].at + f->sources[k].len > len || f->sql[f->sources[k].at] != '\'')
                 __builtin_trap();
