@@ -202,6 +202,41 @@ KNUT_EXTERN uint64_t knut_net_http_stream_sent(const knut_net_http_stream *s);
 KNUT_EXTERN knut_status knut_net_http_sse_event(knut_buf *out, const char *id, const char *event,
                                                 const char *data, knut_error *err);
 
+/* ---- Prometheus text exposition (src/net/prom.c) ---------------------- */
+
+/*
+ * The pieces of the text format 0.0.4 every /metrics of knut writes (knut
+ * sync, knut serve), so names, escaping and histograms read the same, and
+ * the endpoint that serves them. Appending to a knut_buf: its sticky error
+ * is the caller's to check.
+ */
+/* "# HELP name help\n# TYPE name type\n". */
+KNUT_EXTERN void knut_net_prom_head(knut_buf *b, const char *name, const char *type,
+                                    const char *help);
+/* A label value with backslash, double quote and newline escaped. */
+KNUT_EXTERN void knut_net_prom_label(knut_buf *b, const char *v);
+/* The series of a histogram: cumulative _bucket{labels,le=...} lines for
+ * bounds[0..n) (counts[i]: observations in (bounds[i-1], bounds[i]], not
+ * cumulative) and +Inf, then _sum and _count. labels: "k=\"v\"" text
+ * already escaped, or NULL/"" for none. */
+KNUT_EXTERN void knut_net_prom_histogram(knut_buf *b, const char *name, const char *labels,
+                                         const double *bounds, const int64_t *counts, size_t n,
+                                         int64_t count, double sum);
+/* The index of the bucket v falls in (n: above every bound). */
+KNUT_EXTERN size_t knut_net_prom_bucket(const double *bounds, size_t n, double v);
+/* What /metrics answers: render appends the text to b (an error becomes
+ * a 500 naming it); called on the HTTP server's threads. */
+typedef struct knut_net_prom_endpoint {
+    knut_status (*render)(void *ctx, knut_buf *b, knut_error *err);
+    void *ctx;
+} knut_net_prom_endpoint;
+/* Serves GET /metrics on addr ("IP:PORT"; a bare "PORT" is 127.0.0.1:PORT,
+ * loopback) with ep's text (other paths 404), on a knut_net_http_server
+ * the caller stops with knut_net_http_server_stop; ep is borrowed until
+ * then. Errors as knut_net_http_server_start. */
+KNUT_EXTERN knut_status knut_net_prom_serve(knut_net_http_server **out, const char *addr,
+                                            const knut_net_prom_endpoint *ep, knut_error *err);
+
 /* ---- redis:// URLs and secrets (src/net/url.c) ------------------------- */
 
 /* Frees a secret after overwriting it with zeros; NULL-safe. */
@@ -427,6 +462,8 @@ typedef void (*knut_net_grpc_free_fn)(void *data);
 KNUT_EXTERN knut_status knut_net_grpc_call_write_owned(knut_net_grpc_call *c, void *data,
                                                        size_t len, knut_net_grpc_free_fn free_fn,
                                                        knut_error *err);
+/* Bytes of the response messages written so far (metrics, request logs). */
+KNUT_EXTERN uint64_t knut_net_grpc_call_bytes_sent(const knut_net_grpc_call *c);
 /* Ends the call with code, message (may be NULL) and trailers (may be
  * NULL), all borrowed for the call; later writes are refused. Errors:
  * KNUT_EINVAL (already finished), KNUT_ECANCELLED (the call is gone). */

@@ -29,6 +29,7 @@ typedef struct serve_args {
     const char *handle_key_file;
     int64_t max_prepared;
     double prepared_ttl;
+    const char *metrics_addr;
 } serve_args;
 
 static const knut_cli_opt serve_opts[] = {
@@ -69,6 +70,9 @@ static const knut_cli_opt serve_opts[] = {
                      "prepared statements whose parameters are kept here (default 1024)"),
     KNUT_CLI_OPT_SECS("prepared-ttl", serve_args, prepared_ttl, 30 * 86400,
                       "kept parameters idle this long are dropped (default 3600)"),
+    KNUT_CLI_OPT_STR("metrics-addr", 0, serve_args, metrics_addr, "[IP:]PORT",
+                     "serve Prometheus metrics on http://IP:PORT/metrics (a bare PORT: "
+                     "127.0.0.1; port 0: any free port, logged)"),
     KNUT_CLI_OPT_END,
 };
 
@@ -82,6 +86,7 @@ const knut_cli_spec knut_cmd_serve_spec = {
                 "                  [--max-receive MIB] [--max-message MIB] [--threads N]\n"
                 "                  [--grace SEC] [--auth-file FILE] [--session-ttl SEC]\n"
                 "                  [--handle-key-file FILE] [--max-prepared N] [--prepared-ttl SEC]\n"
+                "                  [--metrics-addr [IP:]PORT]\n"
                 "       knut serve (--db FILE | --memory) [OPTIONS] --self-test\n"
                 "       knut serve --self-test URL      (grpc://HOST:PORT, grpc+tls://...)\n",
     .about = "Serves a DuckDB database over Arrow Flight SQL (gRPC): BI tools and\n"
@@ -118,6 +123,10 @@ const knut_cli_spec knut_cmd_serve_spec = {
         "(HMAC-SHA256) with the handle key: every server with the same key runs\n"
         "them, after a restart too. Key: --handle-key-file (e.g. `openssl rand\n"
         "-hex 32 > k; chmod 600 k`) or $KNUT_SERVE_HANDLE_KEY (32 to 256 bytes).\n"
+        "\n"
+        "Each call logs one JSON line at info level (identity, rpc, command, rows,\n"
+        "bytes, status, duration_ms; never SQL text or a secret): KNUT_LOG=warn\n"
+        "turns them off.\n"
         "\n"
         "Exit status: 0 stopped by a signal, 1 the server failed, 2 usage error;\n"
         "--self-test: 0 every check passed, 1 a check failed or nothing answered.\n",
@@ -181,6 +190,7 @@ int knut_cmd_serve(int argc, char **argv)
     so.handle_key = a.handle_key_file ? NULL : getenv("KNUT_SERVE_HANDLE_KEY");
     so.max_prepared = (size_t)a.max_prepared;
     so.prepared_ttl_ms = (int64_t)(a.prepared_ttl * 1000);
+    so.metrics_addr = a.metrics_addr;
     rc = KNUT_EXIT_FAIL;
     knut_status st = knut_signal_install(&err);
     if (st == KNUT_OK)

@@ -204,7 +204,10 @@ knut_status knut_net_grpc_call_write(knut_net_grpc_call *c, const void *data, si
     grpc_byte_buffer *bb = knut_net__grpc_bb_new(data, len);
     if (!bb)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    return write_bb(c, bb, err);
+    st = write_bb(c, bb, err);
+    if (st == KNUT_OK)
+        c->bytes_sent += len;
+    return st;
 }
 
 /* The slice's destructor gets one user-data pointer: a small cell with the
@@ -238,7 +241,15 @@ knut_status knut_net_grpc_call_write_owned(knut_net_grpc_call *c, void *data, si
     grpc_slice_unref(s); /* the byte buffer holds its own reference */
     if (!bb)
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    return write_bb(c, bb, err);
+    st = write_bb(c, bb, err);
+    if (st == KNUT_OK)
+        c->bytes_sent += len;
+    return st;
+}
+
+uint64_t knut_net_grpc_call_bytes_sent(const knut_net_grpc_call *c)
+{
+    return c ? c->bytes_sent : 0;
 }
 
 knut_status knut_net_grpc_call_finish(knut_net_grpc_call *c, int code, const char *message,

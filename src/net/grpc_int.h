@@ -62,6 +62,7 @@ struct knut_net_grpc_call {
     int finished;
     int closed;    /* RECV_CLOSE_ON_SERVER completed */
     int cancelled; /* ... and said cancelled */
+    uint64_t bytes_sent; /* response message bytes handed to gRPC */
     /* tags: addresses of these, so stray completions are told apart */
     char tag_close, tag_op;
 };

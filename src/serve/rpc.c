@@ -87,6 +87,7 @@ static knut_status flight_info(knut_serve *s, knut_serve__who *who, const knut_b
     knut_buf sb = KNUT_BUF_INIT, ticket = KNUT_BUF_INIT;
     knut_status st = knut_serve__descriptor_parse((const uint8_t *)msg->data, msg->len, &d, &cmd,
                                                   err);
+    who->what = cmd.name;
     if (st == KNUT_OK)
         st = knut_serve__sql_schema(s, who, &cmd, &schema, err);
     if (st == KNUT_EAGAIN && !schema_only) {
@@ -205,6 +206,7 @@ static knut_status rpc_do_get(knut_serve *ctx, knut_serve__who *who,
         st = knut_error_set(err, KNUT_EPARSE, "DoGet: the Ticket does not decode");
     if (st == KNUT_OK)
         st = knut_serve__cmd_parse(t->ticket.data, t->ticket.len, &cmd, err);
+    who->what = cmd.name;
     if (st == KNUT_OK)
         st = knut_serve__sql_doget(ctx, who, call, &cmd, err);
     knut_serve__cmd_reset(&cmd);
@@ -239,6 +241,7 @@ static knut_status rpc_do_put(knut_serve *s, knut_serve__who *who, knut_net_grpc
             st = knut_error_set(err, KNUT_EUNSUPPORTED, "DoPut: only Flight SQL commands");
         else
             st = knut_serve__cmd_parse(d->cmd.data, d->cmd.len, &cmd, err);
+        who->what = cmd.name;
     }
     if (st == KNUT_OK && cmd.kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
         const KnutServe__Flightsql__CommandPreparedStatementQuery *p = (void *)cmd.msg;
@@ -299,6 +302,7 @@ static knut_status rpc_do_action(knut_serve *s, knut_serve__who *who, knut_net_g
     if (st != KNUT_OK) {
         /* nothing more */
     } else if (strcmp(type, "CreatePreparedStatement") == 0) {
+        who->what = "CreatePreparedStatement";
         st = knut_serve__prepared_create(s, who, a->body.data, a->body.len, &out, err);
         KnutServe__Result r = KNUT_SERVE__RESULT__INIT;
         r.body.data = (uint8_t *)out.data;
@@ -306,8 +310,10 @@ static knut_status rpc_do_action(knut_serve *s, knut_serve__who *who, knut_net_g
         if (st == KNUT_OK)
             st = write_msg(call, &r.base, err);
     } else if (strcmp(type, "ClosePreparedStatement") == 0) {
+        who->what = "ClosePreparedStatement";
         st = knut_serve__prepared_close(s, who, a->body.data, a->body.len, err);
     } else if (strcmp(type, "CancelFlightInfo") == 0) {
+        who->what = "CancelFlightInfo";
         KnutServe__CancelFlightInfoRequest *req =
             knut_serve__cancel_flight_info_request__unpack(NULL, a->body.len,
                                                                         a->body.data);
@@ -369,17 +375,31 @@ static knut_status rpc_entry(void *ctx, knut_net_grpc_call *call, knut_error *er
 {
     knut_serve__method *m = ctx;
     knut_serve__who who;
+    int64_t t0 = knut_clock_mono_ns();
+    knut_serve__metrics_begin(m->s, m->index);
     knut_status st = knut_serve__auth_call(m->s, call, m->index == 0, &who, err);
+    who.what = NULL;
+    who.rows = 0;
     if (st == KNUT_OK)
         st = methods[m->index].fn(m->s, &who, call, err);
     st = knut_serve__db_recover(m->s, st, err); /* a fatal DuckDB error: reopen */
+    int code = st == KNUT_OK ? KNUT_NET_GRPC_OK : (int)knut_net_grpc_code_from_status(st);
     if (st != KNUT_OK && (who.unauthenticated || who.denied)) {
         knut_error ferr = KNUT_ERROR_INIT;
-        knut_net_grpc_call_finish(call, who.unauthenticated ? KNUT_NET_GRPC_UNAUTHENTICATED
-                                                            : KNUT_NET_GRPC_PERMISSION_DENIED,
-                                  err->message, NULL, &ferr);
+        code = who.unauthenticated ? KNUT_NET_GRPC_UNAUTHENTICATED
+                                   : KNUT_NET_GRPC_PERMISSION_DENIED;
+        knut_net_grpc_call_finish(call, code, err->message, NULL, &ferr);
+    } else if (st != KNUT_OK && knut_net_grpc_call_cancelled(call)) {
+        code = KNUT_NET_GRPC_CANCELLED;
     }
+    knut_serve__metrics_end(m->s, m->index, &who, code, knut_net_grpc_call_bytes_sent(call),
+                            knut_clock_mono_ns() - t0);
     return st;
+}
+
+const char *knut_serve__method_name(int i)
+{
+    return i >= 0 && i < KNUT_SERVE__N_METHODS ? methods[i].name : "";
 }
 
 knut_status knut_serve__rpc_register(knut_serve *s, knut_error *err)

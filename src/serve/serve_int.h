@@ -162,6 +162,9 @@ typedef struct knut_serve__who {
     char name[KNUT_SERVE__MAX_IDENT]; /* "" when authentication is off */
     int unauthenticated;
     int denied;
+    /* what the call did, for its metrics and request log line */
+    const char *what; /* a static name: the command's message or the action */
+    int64_t rows;
 } knut_serve__who;
 
 /* What the catalog commands may list to a restricted identity: keys
@@ -271,6 +274,8 @@ struct knut_serve {
     pthread_mutex_t db_lock; /* db and db_gen */
     uint64_t db_gen;
     char *db_path, *init_sql; /* what each open needs (copies) */
+    struct knut_serve__metrics *metrics;
+    char *metrics_addr;
     knut_net_grpc_server *srv;
     size_t max_message;
     size_t max_receive;
@@ -380,5 +385,19 @@ knut_status knut_serve__db_recover(knut_serve *s, knut_status st, knut_error *er
 
 /* rpc.c: registers every Flight method on the server. */
 knut_status knut_serve__rpc_register(knut_serve *s, knut_error *err);
+/* The full name of method index i ("/arrow.flight.protocol.FlightService/DoGet"). */
+const char *knut_serve__method_name(int i);
+#define KNUT_SERVE__METHOD_DOGET 5
+
+/* metrics.c: counters of the calls, /metrics, the request log line. */
+typedef struct knut_serve__metrics knut_serve__metrics;
+knut_status knut_serve__metrics_new(knut_serve *s, knut_error *err);
+void knut_serve__metrics_free(knut_serve *s);
+knut_status knut_serve__metrics_serve(knut_serve *s, const char *addr, knut_error *err);
+void knut_serve__metrics_begin(knut_serve *s, int method);
+/* A call of method ended with gRPC code after ns, bytes sent: counted and
+ * logged (info, one JSON line). */
+void knut_serve__metrics_end(knut_serve *s, int method, const knut_serve__who *who, int code,
+                             uint64_t bytes, int64_t ns);
 
 #endif /* KNUT_SERVE_INT_H */

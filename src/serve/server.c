@@ -57,6 +57,12 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
     }
     if ((st = knut_serve__db_open(s, &s->db, err)) != KNUT_OK)
         goto cleanup;
+    if ((st = knut_serve__metrics_new(s, err)) != KNUT_OK)
+        goto cleanup;
+    if (o->metrics_addr && !(s->metrics_addr = strdup(o->metrics_addr))) {
+        st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        goto cleanup;
+    }
     knut_net_grpc_server_options so = KNUT_NET_GRPC_SERVER_OPTIONS_INIT;
     so.addr = o->addr;
     so.tls = o->tls;
@@ -80,7 +86,10 @@ cleanup:
 knut_status knut_serve_start(knut_serve *s, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s);
-    knut_status st = knut_net_grpc_server_start(s->srv, err);
+    knut_status st = s->metrics_addr ? knut_serve__metrics_serve(s, s->metrics_addr, err)
+                                     : KNUT_OK;
+    if (st == KNUT_OK)
+        st = knut_net_grpc_server_start(s->srv, err);
     if (st == KNUT_OK)
         KNUT_LOG(KNUT_LOG_INFO, SERVE_LOG, "Flight SQL server on port %d",
                  knut_net_grpc_server_port(s->srv));
@@ -109,6 +118,8 @@ void knut_serve_free(knut_serve *s)
         return;
     knut_net_grpc_server_free(s->srv); /* waits for the calls: nothing uses the rest after */
     knut_serve__prepared_free_all(s);
+    knut_serve__metrics_free(s);
+    free(s->metrics_addr);
     knut_serve__auth_free(&s->auth);
     knut_serve__hkey_wipe(&s->hkey);
     knut_duck_db_close(s->db);

@@ -186,6 +186,7 @@ knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_
     }
     if (st == KNUT_OK)
         st = knut_serve__stream_send(call, &rows, fix, s->max_message, &nrows, err);
+    who->rows = nrows;
     KNUT_LOG(KNUT_LOG_DEBUG, SERVE_LOG, "DoGet %s: %lld rows in %lld ms (%s)", cmd->name,
              (long long)nrows, (long long)((knut_clock_mono_ns() - t0) / 1000000),
              knut_strerror(st));

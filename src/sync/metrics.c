@@ -39,6 +39,7 @@ struct sync_metrics {
     int64_t dur_count;
     double dur_sum;
     knut_net_http_server *srv;
+    knut_net_prom_endpoint endpoint; /* what srv answers */
 };
 
 /* The table's edge types, each once: the type label's values. */
@@ -176,28 +177,10 @@ void knut_sync__metrics_assets_add(struct sync_metrics *m, int64_t n)
     pthread_mutex_unlock(&m->mu);
 }
 
-/* A label value: backslash, double quote and newline escaped (0.0.4). */
-static void put_label(knut_buf *b, const char *v)
-{
-    for (; *v; v++) {
-        if (*v == '\\' || *v == '"')
-            knut_buf_putc(b, '\\');
-        if (*v == '\n')
-            knut_buf_puts(b, "\\n");
-        else
-            knut_buf_putc(b, *v);
-    }
-}
-
-static void head(knut_buf *b, const char *name, const char *type, const char *help)
-{
-    knut_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 static void scalar(knut_buf *b, const char *name, const char *type, const char *help,
                    int64_t v)
 {
-    head(b, name, type, help);
+    knut_net_prom_head(b, name, type, help);
     knut_buf_printf(b, "%s %lld\n", name, (long long)v);
 }
 
@@ -205,11 +188,11 @@ static void scalar(knut_buf *b, const char *name, const char *type, const char *
 static void per_table(knut_buf *b, const struct sync_metrics *m, const char *name,
                       const char *type, const char *help, size_t field)
 {
-    head(b, name, type, help);
+    knut_net_prom_head(b, name, type, help);
     for (size_t i = 0; i < m->n_tables; i++) {
         const table_metrics *t = &m->tables[i];
         knut_buf_printf(b, "%s{table=\"", name);
-        put_label(b, t->name);
+        knut_net_prom_label(b, t->name);
         if (field == offsetof(table_metrics, last_success_us))
             knut_buf_printf(b, "\"} %.3f\n", (double)t->last_success_us / 1e6);
         else
@@ -235,15 +218,15 @@ knut_status knut_sync__metrics_render(struct sync_metrics *m, knut_buf *b, knut_
               offsetof(table_metrics, edges));
     per_table(b, m, "knut_sync_deletes_total", "counter", "Vertices deleted from the graph.",
               offsetof(table_metrics, deletes));
-    head(b, "knut_sync_edges_skipped_total", "counter",
+    knut_net_prom_head(b, "knut_sync_edges_skipped_total", "counter",
          "Edge rows left out because an endpoint vertex does not exist (missing_endpoints: "
          "skip).");
     for (size_t i = 0; i < m->n_tables; i++)
         for (size_t k = 0; k < m->tables[i].n_types; k++) {
             knut_buf_puts(b, "knut_sync_edges_skipped_total{table=\"");
-            put_label(b, m->tables[i].name);
+            knut_net_prom_label(b, m->tables[i].name);
             knut_buf_puts(b, "\",type=\"");
-            put_label(b, m->tables[i].types[k]);
+            knut_net_prom_label(b, m->tables[i].types[k]);
             knut_buf_printf(b, "\"} %lld\n", (long long)m->tables[i].skipped[k]);
         }
     per_table(b, m, "knut_sync_last_success_timestamp_seconds", "gauge",
@@ -251,42 +234,24 @@ knut_status knut_sync__metrics_render(struct sync_metrics *m, knut_buf *b, knut_
               offsetof(table_metrics, last_success_us));
     scalar(b, "knut_sync_assets_emitted_total", "counter",
            "Airflow asset events accepted by Airflow.", m->assets);
-    head(b, "knut_sync_round_duration_seconds", "histogram", "Duration of sync rounds.");
-    int64_t cum = 0;
-    for (size_t i = 0; i < N_BUCKETS; i++) {
-        cum += m->bucket[i];
-        knut_buf_printf(b, "knut_sync_round_duration_seconds_bucket{le=\"%g\"} %lld\n",
-                        BUCKETS[i], (long long)cum);
-    }
-    knut_buf_printf(b, "knut_sync_round_duration_seconds_bucket{le=\"+Inf\"} %lld\n",
-                    (long long)m->dur_count);
-    knut_buf_printf(b, "knut_sync_round_duration_seconds_sum %.6f\n", m->dur_sum);
-    knut_buf_printf(b, "knut_sync_round_duration_seconds_count %lld\n", (long long)m->dur_count);
+    knut_net_prom_head(b, "knut_sync_round_duration_seconds", "histogram", "Duration of sync rounds.");
+    knut_net_prom_histogram(b, "knut_sync_round_duration_seconds", NULL, BUCKETS, m->bucket,
+                            N_BUCKETS, m->dur_count, m->dur_sum);
     pthread_mutex_unlock(&m->mu);
     return knut_buf_check(b, err);
 }
 
-/* GET /metrics; every other path 404 (the server answers 405 to other methods). */
-static void on_http(void *ctx, const char *method, const char *path, knut_net_http_reply *reply)
+static knut_status render(void *ctx, knut_buf *b, knut_error *err)
 {
-    if (strcmp(path, "/metrics") != 0) {
-        reply->status = 404;
-        knut_buf_puts(&reply->body, "not found: try /metrics\n");
-        return;
-    }
-    knut_error err = KNUT_ERROR_INIT;
-    reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
-    if (knut_sync__metrics_render(ctx, &reply->body, &err) != KNUT_OK) {
-        reply->status = 500;
-        knut_buf_clear(&reply->body);
-        knut_buf_printf(&reply->body, "%s\n", err.message);
-    }
+    return knut_sync__metrics_render(ctx, b, err);
 }
 
 knut_status knut_sync__metrics_serve(struct sync_metrics *m, const char *addr, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, m && addr && !m->srv);
-    knut_status st = knut_net_http_server_start(&m->srv, addr, on_http, m, err);
+    m->endpoint.render = render;
+    m->endpoint.ctx = m;
+    knut_status st = knut_net_prom_serve(&m->srv, addr, &m->endpoint, err);
     if (st != KNUT_OK) {
         knut_error_prefix(err, "--metrics-addr ");
         return st;

@@ -125,8 +125,8 @@ static void test_allow_list(void **state)
                               "allow root *.*\nallow cat store.vault.keys\n",
                           0600, NULL, &err),
                      KNUT_OK);
-    knut_serve__who bob = {&a, "bob", 0, 0}, root = {&a, "root", 0, 0}, cat = {&a, "cat", 0, 0},
-                    nobody = {&a, "nobody", 0, 0};
+    knut_serve__who bob = {&a, "bob", 0, 0, NULL, 0}, root = {&a, "root", 0, 0, NULL, 0},
+                    cat = {&a, "cat", 0, 0, NULL, 0}, nobody = {&a, "nobody", 0, 0, NULL, 0};
     assert_false(knut_serve__authz_full(&bob));
     assert_true(knut_serve__authz_full(&root));
     assert_true(knut_serve__authz_table(&bob, "store", "main", "people"));
@@ -143,7 +143,7 @@ static void test_allow_list(void **state)
     knut_serve__auth_free(&a);
     /* no allow line: everything */
     assert_int_equal(load(&a, "token x y\n", 0600, NULL, &err), KNUT_OK);
-    knut_serve__who x = {&a, "x", 0, 0};
+    knut_serve__who x = {&a, "x", 0, 0, NULL, 0};
     assert_true(knut_serve__authz_full(&x));
     knut_serve__auth_free(&a);
 }
