@@ -119,6 +119,8 @@ def timed(cmd, env=None, sample=False):
         p.returncode = rc = os.waitstatus_to_exitcode(status)
         err = p.stderr.read()
         peak = ru.ru_maxrss * 1024
+        # CPU seconds too: on a shared machine wall time says little.
+        print(f"  ({cmd[0].rsplit('/', 1)[-1]}: {ru.ru_utime + ru.ru_stime:.1f} CPU s)")
     if rc != 0:
         sys.exit(f"{cmd[0]} failed ({rc}):\n{err.decode()[-3000:]}")
     return time.monotonic() - t0, peak

@@ -195,11 +195,18 @@ static knut_status windows(knut_pipeline__run *r, const knut_pipeline_flow *f, i
         keys(&sql, s);
         knut_buf_puts(&sql, ", __knut_sid)");
     } else {
+        /* Only the windows this batch aggregates, not the whole state. */
         knut_buf_puts(&sql, "SELECT rowid AS __knut_rid, * FROM ");
         state_table(&sql, f);
+        if (mode == KNUT_PIPELINE_OUTPUT_APPEND)
+            knut_buf_puts(&sql, " WHERE __knut_we <= $1::BIGINT");
+        else if (mode == KNUT_PIPELINE_OUTPUT_UPDATE)
+            knut_buf_puts(&sql, " w WHERE EXISTS (SELECT 1 FROM __knut_pairs p WHERE "
+                                "p.__knut_ws = w.__knut_ws AND p.__knut_we = w.__knut_we)");
     }
-    const char *b1[] = {gap};
-    if ((st = knut_pipeline__step(r, &sql, b1, session ? 1 : 0, ferr)) != KNUT_OK)
+    const char *b1[] = {session ? gap : wm};
+    size_t nb1 = session || mode == KNUT_PIPELINE_OUTPUT_APPEND ? 1 : 0;
+    if ((st = knut_pipeline__step(r, &sql, b1, nb1, ferr)) != KNUT_OK)
         goto done;
     knut_buf_printf(&sql, "CREATE OR REPLACE TEMP TABLE __knut_wrows AS SELECT "
                           "make_timestamp(__knut_ws) AS window_start, make_timestamp(__knut_we) "
@@ -232,8 +239,9 @@ static knut_status windows(knut_pipeline__run *r, const knut_pipeline_flow *f, i
     if (mode != KNUT_PIPELINE_OUTPUT_COMPLETE) {
         knut_buf_puts(&sql, "DELETE FROM ");
         state_table(&sql, f);
-        knut_buf_puts(&sql, " WHERE rowid IN (SELECT __knut_rid FROM __knut_win WHERE __knut_we "
-                            "<= $1::BIGINT)");
+        knut_buf_puts(&sql, session ? " WHERE rowid IN (SELECT __knut_rid FROM __knut_win WHERE "
+                                      "__knut_we <= $1::BIGINT)"
+                                    : " WHERE __knut_we <= $1::BIGINT");
         const char *b3[] = {mode == KNUT_PIPELINE_OUTPUT_APPEND ? wm : new_wm};
         st = knut_pipeline__step(r, &sql, b3, 1, ferr);
     }

@@ -380,3 +380,36 @@ def test_bad_streaming_clauses(tmp_path, sql, message):
     p = knut("pipeline", "validate", root, "--json")
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert message in json.loads(p.stdout)["error"]["message"]
+
+
+def test_docs_stream_example(tmp_path):
+    """The streaming example of docs/pipelines.md runs and gives the table shown."""
+    import re
+    from test_pipeline import REPO
+    page = (REPO / "docs" / "pipelines.md").read_text()
+    blocks = re.findall(r"<!-- stream-(file|output): ([^>]+?) -->\n```[a-z]*\n(.*?)```", page,
+                        re.S)
+    files = {name: text for kind, name, text in blocks if kind == "file"}
+    outputs = [(name, text) for kind, name, text in blocks if kind == "output"]
+    assert len(files) == 2 and len(outputs) == 1
+    root = project(tmp_path, files)
+    run(root)
+    sql, want = outputs[0]
+    p = knut("query", "--db", root / "storage" / "pipeline.duckdb", "--format", "csv", sql)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.replace("\r\n", "\n") == want
+
+
+def test_processing_time_trigger_runs_as_available_now_within_a_run(tmp_path):
+    root = project(tmp_path, {
+        "t/s.sql": TUMBLING.replace("OUTPUT MODE APPEND",
+                                    "TRIGGER PROCESSING TIME INTERVAL '30 seconds'"),
+        "in/0.csv": csv([("12:02:00", "a")]),
+        "in/1.csv": csv([("12:25:00", "a")]),
+    }, SPEC1)
+    b = batches(run(root))
+    assert [x["batch_kind"] for x in b] == ["data", "data", "no-data"]
+    assert windows(root) == [("12:00", "12:10", "a", 1)]
+    p = knut("pipeline", "validate", project(tmp_path / "bad", {
+        "t/s.sql": TUMBLING.replace("OUTPUT MODE APPEND", "TRIGGER PROCESSING TIME 5")}), "--json")
+    assert p.returncode == 1 and "expected interval" in json.loads(p.stdout)["error"]["message"]
