@@ -96,10 +96,10 @@ class SparkConnect(Peer):
 
     def jobs(self) -> list[dict]:
         """The application's jobs, from the Spark UI's REST API."""
-        with urllib.request.urlopen(f"{self.ui}/api/v1/applications", timeout=5) as r:
+        with urllib.request.urlopen(f"{self.ui}/api/v1/applications", timeout=60) as r:
             app = json.load(r)[0]["id"]
         with urllib.request.urlopen(f"{self.ui}/api/v1/applications/{app}/jobs",
-                                    timeout=5) as r:
+                                    timeout=60) as r:
             return json.load(r)
 
 

@@ -212,14 +212,21 @@ def test_interrupt_stops_the_query_on_the_server(knut, spark_connect):
         if proc.poll() is None:
             proc.kill()
     # the job of that query ends on the server (not left running)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 180
+    running = None
     while time.monotonic() < deadline:
-        running = [j for j in spark_connect.jobs() if j["status"] == "RUNNING"]
+        try:
+            jobs = spark_connect.jobs()
+        except OSError:  # the UI answers slowly on a busy machine: ask again
+            time.sleep(1)
+            continue
+        running = [j for j in jobs if j["status"] == "RUNNING"]
         if not running:
             break
         time.sleep(0.5)
-    assert not running, running
-    assert any(j["status"] == "FAILED" for j in spark_connect.jobs())
+    assert running == [], running
+    # killed, not finished: a cancelled Spark job reads FAILED
+    assert any(j["status"] == "FAILED" for j in jobs)
 
 
 def test_token_is_sent_and_a_wrong_one_refused(run_knut, spark_connect, tmp_path):
