@@ -2,7 +2,8 @@
 """A 10M-row Spark SQL result streamed into Arrow: knut vs pyspark's client.
 
 Starts one local Spark Connect server from the pyspark package (as the tests
-do: tests/integration/spark_peer.py, with the server's default stream cut),
+do: tests/integration/spark_peer.py, with the server's default stream cut
+and a 4 GiB driver),
 then on the same server and query measures
 
   knut:    `knut spark sql --format arrow QUERY > /dev/null` (the rows decoded
@@ -78,6 +79,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         peer = SparkConnect(Path(tmp))
         peer.stream_cut_bytes = None
+        peer.driver_memory = "4g"  # the server holds a 10M-row result's batches
         peer.start()
         try:
             tf = Path(tmp) / "token"
@@ -88,6 +90,9 @@ def main():
             k_dt, k_rss = run_knut(a.knut, peer, sql)
             run_pyspark(peer, sql)                 # warm-up
             rows, p_dt, p_rss = run_pyspark(peer, sql)
+        except SystemExit:
+            print(peer.log_tail(60), file=sys.stderr)
+            raise
         finally:
             peer.stop()
     assert rows == a.rows, rows

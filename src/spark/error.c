@@ -28,15 +28,15 @@ static void error_info(const knut_net_grpc_status *st, knut_spark_error_info *in
                                                                 "grpc-status-details-bin");
     if (!h)
         return;
-    Google__Rpc__Status *gs = google__rpc__status__unpack(NULL, h->len, (uint8_t *)h->value);
+    KnutSpark__Rpc__Status *gs = knut_spark__rpc__status__unpack(NULL, h->len, (uint8_t *)h->value);
     if (!gs)
         return;
     for (size_t i = 0; i < gs->n_details; i++) {
-        Google__Rpc__Any *a = gs->details[i];
+        KnutSpark__Rpc__Any *a = gs->details[i];
         if (!a->type_url || strcmp(a->type_url, ERRORINFO_TYPE) != 0)
             continue;
-        Google__Rpc__ErrorInfo *ei =
-            google__rpc__error_info__unpack(NULL, a->value.len, a->value.data);
+        KnutSpark__Rpc__ErrorInfo *ei =
+            knut_spark__rpc__error_info__unpack(NULL, a->value.len, a->value.data);
         if (!ei)
             continue;
         copy(info->exception, sizeof info->exception, ei->reason);
@@ -51,9 +51,9 @@ static void error_info(const knut_net_grpc_status *st, knut_spark_error_info *in
             else if (strcmp(k, "errorId") == 0 && !*error_id)
                 *error_id = strdup(v);
         }
-        google__rpc__error_info__free_unpacked(ei, NULL);
+        knut_spark__rpc__error_info__free_unpacked(ei, NULL);
     }
-    google__rpc__status__free_unpacked(gs, NULL);
+    knut_spark__rpc__status__free_unpacked(gs, NULL);
 }
 
 /* FetchErrorDetails: the root error's message into *msg (malloc'ed), its
@@ -61,36 +61,36 @@ static void error_info(const knut_net_grpc_status *st, knut_spark_error_info *in
 static void fetch_details(knut_spark_session *s, const char *error_id,
                           knut_spark_error_info *info, char **msg)
 {
-    Spark__Connect__UserContext uc;
-    knut_spark__user_context(s, &uc);
-    Spark__Connect__FetchErrorDetailsRequest req = SPARK__CONNECT__FETCH_ERROR_DETAILS_REQUEST__INIT;
+    KnutSpark__UserContext uc;
+    knut_spark__user_ctx(s, &uc);
+    KnutSpark__FetchErrorDetailsRequest req = KNUT_SPARK__FETCH_ERROR_DETAILS_REQUEST__INIT;
     req.session_id = s->session_id;
     req.user_context = &uc;
     req.error_id = (char *)error_id;
-    size_t n = spark__connect__fetch_error_details_request__get_packed_size(&req);
+    size_t n = knut_spark__fetch_error_details_request__get_packed_size(&req);
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf)
         return;
-    spark__connect__fetch_error_details_request__pack(&req, buf);
+    knut_spark__fetch_error_details_request__pack(&req, buf);
     knut_buf resp;
     knut_buf_init(&resp, (size_t)4 << 20);
     knut_net_grpc_status gst = KNUT_NET_GRPC_STATUS_INIT;
     knut_error e = KNUT_ERROR_INIT;
     if (knut_net_grpc_channel_unary(s->ch, SPARK_SERVICE "FetchErrorDetails", &s->md,
                                     s->timeout_ms, buf, n, &resp, &gst, &e) == KNUT_OK) {
-        Spark__Connect__FetchErrorDetailsResponse *r =
-            spark__connect__fetch_error_details_response__unpack(NULL, resp.len,
+        KnutSpark__FetchErrorDetailsResponse *r =
+            knut_spark__fetch_error_details_response__unpack(NULL, resp.len,
                                                                  (uint8_t *)resp.data);
         if (r && r->n_errors > 0) {
             size_t root = r->_root_error_idx_case ? (size_t)r->root_error_idx : 0;
             if (root >= r->n_errors)
                 root = 0;
-            Spark__Connect__FetchErrorDetailsResponse__Error *er = r->errors[root];
+            KnutSpark__FetchErrorDetailsResponse__Error *er = r->errors[root];
             if (er->message)
                 *msg = strdup(er->message);
             if (er->n_error_type_hierarchy && !info->exception[0])
                 copy(info->exception, sizeof info->exception, er->error_type_hierarchy[0]);
-            Spark__Connect__FetchErrorDetailsResponse__SparkThrowable *t = er->spark_throwable;
+            KnutSpark__FetchErrorDetailsResponse__SparkThrowable *t = er->spark_throwable;
             if (er->_spark_throwable_case && t) {
                 if (t->_error_class_case && !info->error_class[0])
                     copy(info->error_class, sizeof info->error_class, t->error_class);
@@ -99,7 +99,7 @@ static void fetch_details(knut_spark_session *s, const char *error_id,
             }
         }
         if (r)
-            spark__connect__fetch_error_details_response__free_unpacked(r, NULL);
+            knut_spark__fetch_error_details_response__free_unpacked(r, NULL);
     }
     knut_net_grpc_status_reset(&gst);
     knut_buf_reset(&resp);

@@ -51,32 +51,32 @@ static knut_status pack_call(exec *x, const char *rpc, const ProtobufCMessage *r
 static knut_status start(exec *x, const char *sql, knut_error *err)
 {
     knut_spark_session *s = x->s;
-    Spark__Connect__UserContext uc;
-    knut_spark__user_context(s, &uc);
-    Spark__Connect__SQL q = SPARK__CONNECT__SQL__INIT;
+    KnutSpark__UserContext uc;
+    knut_spark__user_ctx(s, &uc);
+    KnutSpark__SQL q = KNUT_SPARK__SQL__INIT;
     q.query = (char *)sql;
-    Spark__Connect__Relation rel = SPARK__CONNECT__RELATION__INIT;
-    rel.rel_type_case = SPARK__CONNECT__RELATION__REL_TYPE_SQL;
+    KnutSpark__Relation rel = KNUT_SPARK__RELATION__INIT;
+    rel.rel_type_case = KNUT_SPARK__RELATION__REL_TYPE_SQL;
     rel.sql = &q;
-    Spark__Connect__Plan plan = SPARK__CONNECT__PLAN__INIT;
-    plan.op_type_case = SPARK__CONNECT__PLAN__OP_TYPE_ROOT;
+    KnutSpark__Plan plan = KNUT_SPARK__PLAN__INIT;
+    plan.op_type_case = KNUT_SPARK__PLAN__OP_TYPE_ROOT;
     plan.root = &rel;
-    Spark__Connect__ExecutePlanRequest req = SPARK__CONNECT__EXECUTE_PLAN_REQUEST__INIT;
+    KnutSpark__ExecutePlanRequest req = KNUT_SPARK__EXECUTE_PLAN_REQUEST__INIT;
     req.session_id = s->session_id;
     req.user_context = &uc;
     req.plan = &plan;
-    req._client_type_case = SPARK__CONNECT__EXECUTE_PLAN_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
+    req._client_type_case = KNUT_SPARK__EXECUTE_PLAN_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
     req.client_type = s->user_agent;
-    req._operation_id_case = SPARK__CONNECT__EXECUTE_PLAN_REQUEST___OPERATION_ID_OPERATION_ID;
+    req._operation_id_case = KNUT_SPARK__EXECUTE_PLAN_REQUEST___OPERATION_ID_OPERATION_ID;
     req.operation_id = x->op_id;
-    Spark__Connect__ReattachOptions ro = SPARK__CONNECT__REATTACH_OPTIONS__INIT;
-    Spark__Connect__ExecutePlanRequest__RequestOption opt =
-        SPARK__CONNECT__EXECUTE_PLAN_REQUEST__REQUEST_OPTION__INIT;
-    Spark__Connect__ExecutePlanRequest__RequestOption *opts[1] = {&opt};
+    KnutSpark__ReattachOptions ro = KNUT_SPARK__REATTACH_OPTIONS__INIT;
+    KnutSpark__ExecutePlanRequest__RequestOption opt =
+        KNUT_SPARK__EXECUTE_PLAN_REQUEST__REQUEST_OPTION__INIT;
+    KnutSpark__ExecutePlanRequest__RequestOption *opts[1] = {&opt};
     if (x->reattachable) {
         ro.reattachable = 1;
         opt.request_option_case =
-            SPARK__CONNECT__EXECUTE_PLAN_REQUEST__REQUEST_OPTION__REQUEST_OPTION_REATTACH_OPTIONS;
+            KNUT_SPARK__EXECUTE_PLAN_REQUEST__REQUEST_OPTION__REQUEST_OPTION_REATTACH_OPTIONS;
         opt.reattach_options = &ro;
         req.n_request_options = 1;
         req.request_options = opts;
@@ -93,17 +93,17 @@ static knut_status reattach(exec *x, knut_error *err)
 {
     knut_net_grpc_client_call_free(x->call);
     x->call = NULL;
-    Spark__Connect__UserContext uc;
-    knut_spark__user_context(x->s, &uc);
-    Spark__Connect__ReattachExecuteRequest req = SPARK__CONNECT__REATTACH_EXECUTE_REQUEST__INIT;
+    KnutSpark__UserContext uc;
+    knut_spark__user_ctx(x->s, &uc);
+    KnutSpark__ReattachExecuteRequest req = KNUT_SPARK__REATTACH_EXECUTE_REQUEST__INIT;
     req.session_id = x->s->session_id;
     req.user_context = &uc;
     req.operation_id = x->op_id;
-    req._client_type_case = SPARK__CONNECT__REATTACH_EXECUTE_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
+    req._client_type_case = KNUT_SPARK__REATTACH_EXECUTE_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
     req.client_type = x->s->user_agent;
     if (x->last_response[0]) {
         req._last_response_id_case =
-            SPARK__CONNECT__REATTACH_EXECUTE_REQUEST___LAST_RESPONSE_ID_LAST_RESPONSE_ID;
+            KNUT_SPARK__REATTACH_EXECUTE_REQUEST___LAST_RESPONSE_ID_LAST_RESPONSE_ID;
         req.last_response_id = x->last_response;
     }
     x->reattaches++;
@@ -121,17 +121,17 @@ static knut_status reattach(exec *x, knut_error *err)
 /* ReleaseExecute(release_all): the server may drop its buffers. Best effort. */
 static void release_exec(exec *x)
 {
-    Spark__Connect__UserContext uc;
-    knut_spark__user_context(x->s, &uc);
-    Spark__Connect__ReleaseExecuteRequest req = SPARK__CONNECT__RELEASE_EXECUTE_REQUEST__INIT;
-    Spark__Connect__ReleaseExecuteRequest__ReleaseAll all =
-        SPARK__CONNECT__RELEASE_EXECUTE_REQUEST__RELEASE_ALL__INIT;
+    KnutSpark__UserContext uc;
+    knut_spark__user_ctx(x->s, &uc);
+    KnutSpark__ReleaseExecuteRequest req = KNUT_SPARK__RELEASE_EXECUTE_REQUEST__INIT;
+    KnutSpark__ReleaseExecuteRequest__ReleaseAll all =
+        KNUT_SPARK__RELEASE_EXECUTE_REQUEST__RELEASE_ALL__INIT;
     req.session_id = x->s->session_id;
     req.user_context = &uc;
     req.operation_id = x->op_id;
-    req._client_type_case = SPARK__CONNECT__RELEASE_EXECUTE_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
+    req._client_type_case = KNUT_SPARK__RELEASE_EXECUTE_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
     req.client_type = x->s->user_agent;
-    req.release_case = SPARK__CONNECT__RELEASE_EXECUTE_REQUEST__RELEASE_RELEASE_ALL;
+    req.release_case = KNUT_SPARK__RELEASE_EXECUTE_REQUEST__RELEASE_RELEASE_ALL;
     req.release_all = &all;
     knut_buf resp;
     knut_buf_init(&resp, (size_t)1 << 20);
@@ -143,7 +143,7 @@ static void release_exec(exec *x)
 
 /* The next ExecutePlanResponse into *out (caller frees); *out NULL at the
  * end of the result. */
-static knut_status next_response(exec *x, Spark__Connect__ExecutePlanResponse **out,
+static knut_status next_response(exec *x, KnutSpark__ExecutePlanResponse **out,
                                  knut_error *err)
 {
     *out = NULL;
@@ -154,7 +154,7 @@ static knut_status next_response(exec *x, Spark__Connect__ExecutePlanResponse **
         knut_status st = knut_net_grpc_client_call_read(x->call, &x->msg, &rerr);
         if (st == KNUT_OK) {
             x->in_row = 0;
-            *out = spark__connect__execute_plan_response__unpack(NULL, x->msg.len,
+            *out = knut_spark__execute_plan_response__unpack(NULL, x->msg.len,
                                                                  (uint8_t *)x->msg.data);
             if (!*out)
                 return knut_error_set(err, KNUT_EPARSE, "%s: operation %s: a malformed "
@@ -224,14 +224,14 @@ cleanup:
     return st;
 }
 
-static void progress(exec *x, const Spark__Connect__ExecutePlanResponse__ExecutionProgress *p)
+static void progress(exec *x, const KnutSpark__ExecutePlanResponse__ExecutionProgress *p)
 {
     if (!x->o.on_event)
         return;
     knut_spark_stage st[64];
     size_t n = p->n_stages < 64 ? p->n_stages : 64;
     for (size_t i = 0; i < n; i++) {
-        const Spark__Connect__ExecutePlanResponse__ExecutionProgress__StageInfo *s = p->stages[i];
+        const KnutSpark__ExecutePlanResponse__ExecutionProgress__StageInfo *s = p->stages[i];
         st[i] = (knut_spark_stage){s->stage_id, s->num_tasks, s->num_completed_tasks,
                                    s->input_bytes_read, s->done};
     }
@@ -245,13 +245,13 @@ static knut_status next_batch(exec *x, struct ArrowArray *out, int want_any, knu
 {
     out->release = NULL;
     for (;;) {
-        Spark__Connect__ExecutePlanResponse *r = NULL;
+        KnutSpark__ExecutePlanResponse *r = NULL;
         knut_status st = next_response(x, &r, err);
         if (st != KNUT_OK || !r)
             return st;
         switch (r->response_type_case) {
-        case SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_ARROW_BATCH: {
-            Spark__Connect__ExecutePlanResponse__ArrowBatch *b = r->arrow_batch;
+        case KNUT_SPARK__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_ARROW_BATCH: {
+            KnutSpark__ExecutePlanResponse__ArrowBatch *b = r->arrow_batch;
             if (b->_num_chunks_in_batch_case && b->num_chunks_in_batch > 1) {
                 st = knut_error_set(err, KNUT_EUNSUPPORTED, "%s: a chunked Arrow batch "
                                     "(not asked for)", x->s->peer);
@@ -262,16 +262,16 @@ static knut_status next_batch(exec *x, struct ArrowArray *out, int want_any, knu
                 out->release(out); /* empty-result marker: nothing to hand out */
             break;
         }
-        case SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_EXECUTION_PROGRESS:
+        case KNUT_SPARK__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_EXECUTION_PROGRESS:
             progress(x, r->execution_progress);
             break;
-        case SPARK__CONNECT__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_RESULT_COMPLETE:
+        case KNUT_SPARK__EXECUTE_PLAN_RESPONSE__RESPONSE_TYPE_RESULT_COMPLETE:
             x->complete = 1;
             break;
         default: /* schema, metrics, newer kinds: not needed for rows */
             break;
         }
-        spark__connect__execute_plan_response__free_unpacked(r, NULL);
+        knut_spark__execute_plan_response__free_unpacked(r, NULL);
         if (st != KNUT_OK)
             return st;
         if (out->release) {

@@ -128,9 +128,9 @@ const char *knut_spark_session_id(const knut_spark_session *s)
     return s ? s->session_id : "";
 }
 
-void knut_spark__user_context(const knut_spark_session *s, Spark__Connect__UserContext *uc)
+void knut_spark__user_ctx(const knut_spark_session *s, KnutSpark__UserContext *uc)
 {
-    spark__connect__user_context__init(uc);
+    knut_spark__user_context__init(uc);
     uc->user_id = s->url.user_id ? s->url.user_id : "";
 }
 
@@ -162,25 +162,25 @@ knut_status knut_spark_version(knut_spark_session *s, char **out, knut_error *er
 {
     KNUT_ASSERT_ARG(err, s && out);
     *out = NULL;
-    Spark__Connect__UserContext uc;
-    knut_spark__user_context(s, &uc);
-    Spark__Connect__AnalyzePlanRequest req = SPARK__CONNECT__ANALYZE_PLAN_REQUEST__INIT;
-    Spark__Connect__AnalyzePlanRequest__SparkVersion sv =
-        SPARK__CONNECT__ANALYZE_PLAN_REQUEST__SPARK_VERSION__INIT;
+    KnutSpark__UserContext uc;
+    knut_spark__user_ctx(s, &uc);
+    KnutSpark__AnalyzePlanRequest req = KNUT_SPARK__ANALYZE_PLAN_REQUEST__INIT;
+    KnutSpark__AnalyzePlanRequest__SparkVersion sv =
+        KNUT_SPARK__ANALYZE_PLAN_REQUEST__SPARK_VERSION__INIT;
     req.session_id = s->session_id;
     req.user_context = &uc;
-    req._client_type_case = SPARK__CONNECT__ANALYZE_PLAN_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
+    req._client_type_case = KNUT_SPARK__ANALYZE_PLAN_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
     req.client_type = s->user_agent;
-    req.analyze_case = SPARK__CONNECT__ANALYZE_PLAN_REQUEST__ANALYZE_SPARK_VERSION;
+    req.analyze_case = KNUT_SPARK__ANALYZE_PLAN_REQUEST__ANALYZE_SPARK_VERSION;
     req.spark_version = &sv;
     knut_buf resp;
     knut_buf_init(&resp, (size_t)1 << 20);
     knut_status st = knut_spark__unary(s, "AnalyzePlan", &req.base, &resp, NULL, err);
     if (st != KNUT_OK)
         goto cleanup;
-    Spark__Connect__AnalyzePlanResponse *r =
-        spark__connect__analyze_plan_response__unpack(NULL, resp.len, (uint8_t *)resp.data);
-    if (!r || r->result_case != SPARK__CONNECT__ANALYZE_PLAN_RESPONSE__RESULT_SPARK_VERSION ||
+    KnutSpark__AnalyzePlanResponse *r =
+        knut_spark__analyze_plan_response__unpack(NULL, resp.len, (uint8_t *)resp.data);
+    if (!r || r->result_case != KNUT_SPARK__ANALYZE_PLAN_RESPONSE__RESULT_SPARK_VERSION ||
         !r->spark_version->version) {
         st = knut_error_set(err, KNUT_EPARSE, "%s: AnalyzePlan: no spark_version in the "
                                               "reply", s->peer);
@@ -188,7 +188,7 @@ knut_status knut_spark_version(knut_spark_session *s, char **out, knut_error *er
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
     if (r)
-        spark__connect__analyze_plan_response__free_unpacked(r, NULL);
+        knut_spark__analyze_plan_response__free_unpacked(r, NULL);
 cleanup:
     knut_buf_reset(&resp);
     return st;
@@ -200,32 +200,32 @@ knut_status knut_spark_interrupt(knut_spark_session *s, const char *operation_id
     KNUT_ASSERT_ARG(err, s);
     if (interrupted)
         *interrupted = 0;
-    Spark__Connect__UserContext uc;
-    knut_spark__user_context(s, &uc);
-    Spark__Connect__InterruptRequest req = SPARK__CONNECT__INTERRUPT_REQUEST__INIT;
+    KnutSpark__UserContext uc;
+    knut_spark__user_ctx(s, &uc);
+    KnutSpark__InterruptRequest req = KNUT_SPARK__INTERRUPT_REQUEST__INIT;
     req.session_id = s->session_id;
     req.user_context = &uc;
-    req._client_type_case = SPARK__CONNECT__INTERRUPT_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
+    req._client_type_case = KNUT_SPARK__INTERRUPT_REQUEST___CLIENT_TYPE_CLIENT_TYPE;
     req.client_type = s->user_agent;
     if (operation_id) {
         if (!knut_spark__is_uuid(operation_id))
             return knut_error_set(err, KNUT_EINVAL, "interrupt: the operation id must be a UUID");
         req.interrupt_type =
-            SPARK__CONNECT__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_OPERATION_ID;
-        req.interrupt_case = SPARK__CONNECT__INTERRUPT_REQUEST__INTERRUPT_OPERATION_ID;
+            KNUT_SPARK__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_OPERATION_ID;
+        req.interrupt_case = KNUT_SPARK__INTERRUPT_REQUEST__INTERRUPT_OPERATION_ID;
         req.operation_id = (char *)operation_id;
     } else {
-        req.interrupt_type = SPARK__CONNECT__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_ALL;
+        req.interrupt_type = KNUT_SPARK__INTERRUPT_REQUEST__INTERRUPT_TYPE__INTERRUPT_TYPE_ALL;
     }
     knut_buf resp;
     knut_buf_init(&resp, (size_t)1 << 20);
     knut_status st = knut_spark__unary(s, "Interrupt", &req.base, &resp, NULL, err);
     if (st == KNUT_OK && interrupted) {
-        Spark__Connect__InterruptResponse *r =
-            spark__connect__interrupt_response__unpack(NULL, resp.len, (uint8_t *)resp.data);
+        KnutSpark__InterruptResponse *r =
+            knut_spark__interrupt_response__unpack(NULL, resp.len, (uint8_t *)resp.data);
         if (r) {
             *interrupted = r->n_interrupted_ids;
-            spark__connect__interrupt_response__free_unpacked(r, NULL);
+            knut_spark__interrupt_response__free_unpacked(r, NULL);
         }
     }
     knut_buf_reset(&resp);

@@ -31,7 +31,7 @@ int knut_spark__is_uuid(const char *s);
 knut_status knut_spark__uuid(char out[37], knut_error *err);
 
 /* The UserContext every request carries (points into s). */
-void knut_spark__user_context(const knut_spark_session *s, Spark__Connect__UserContext *uc);
+void knut_spark__user_ctx(const knut_spark_session *s, KnutSpark__UserContext *uc);
 
 /* A unary RPC ("Interrupt") with req packed; the response into resp. On
  * failure err reads as knut_spark__call_error. */

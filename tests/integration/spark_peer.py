@@ -49,6 +49,7 @@ class SparkConnect(Peer):
     stop_timeout = 30.0
     extra_ports = 1  # the Spark UI
     stream_cut_bytes = 4 << 20
+    driver_memory = "1g"
 
     def __init__(self, workdir: Path):
         super().__init__(workdir)
@@ -70,7 +71,7 @@ class SparkConnect(Peer):
         if self.stream_cut_bytes:  # None: the server's default (1 GiB)
             confs["spark.connect.execute.reattachable.senderMaxStreamSize"] = \
                 str(self.stream_cut_bytes)
-        cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--driver-memory", "1g",
+        cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--driver-memory", self.driver_memory,
                "--class", SERVER_CLASS, "--name", "knut-test-connect"]
         for k, v in confs.items():
             cmd += ["--conf", f"{k}={v}"]
@@ -96,10 +97,10 @@ class SparkConnect(Peer):
 
     def jobs(self) -> list[dict]:
         """The application's jobs, from the Spark UI's REST API."""
-        with urllib.request.urlopen(f"{self.ui}/api/v1/applications", timeout=5) as r:
+        with urllib.request.urlopen(f"{self.ui}/api/v1/applications", timeout=60) as r:
             app = json.load(r)[0]["id"]
         with urllib.request.urlopen(f"{self.ui}/api/v1/applications/{app}/jobs",
-                                    timeout=5) as r:
+                                    timeout=60) as r:
             return json.load(r)
 
 

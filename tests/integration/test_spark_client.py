@@ -18,6 +18,7 @@ import time
 import uuid
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pytest
 
@@ -153,7 +154,7 @@ def test_large_result_streams_in_bounded_memory(knut, spark_connect):
     try:
         for batch in ipc.open_stream(proc.stdout):
             rows += batch.num_rows
-            total += pa.compute.sum(batch.column("id")).as_py() or 0
+            total += pc.sum(batch.column("id")).as_py() or 0
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=300) == 0, err
     finally:
@@ -212,14 +213,21 @@ def test_interrupt_stops_the_query_on_the_server(knut, spark_connect):
         if proc.poll() is None:
             proc.kill()
     # the job of that query ends on the server (not left running)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 180
+    running = None
     while time.monotonic() < deadline:
-        running = [j for j in spark_connect.jobs() if j["status"] == "RUNNING"]
+        try:
+            jobs = spark_connect.jobs()
+        except OSError:  # the UI answers slowly on a busy machine: ask again
+            time.sleep(1)
+            continue
+        running = [j for j in jobs if j["status"] == "RUNNING"]
         if not running:
             break
         time.sleep(0.5)
-    assert not running, running
-    assert any(j["status"] == "FAILED" for j in spark_connect.jobs())
+    assert running == [], running
+    # killed, not finished: a cancelled Spark job reads FAILED
+    assert any(j["status"] == "FAILED" for j in jobs)
 
 
 def test_token_is_sent_and_a_wrong_one_refused(run_knut, spark_connect, tmp_path):
@@ -282,3 +290,75 @@ def test_spark_down_names_the_server(run_knut):
 def test_bad_urls_are_refused_clearly(run_knut, url, words):
     p = run_knut("spark", "sql", "--connect", url, "SELECT 1")
     assert p.returncode == 1 and words in p.stderr, p.stderr
+
+
+class DroppingProxy:
+    """Fault injection (a TCP proxy, not a Spark fake): forwards loopback
+    connections to the real server and cuts the first one after `cut`
+    bytes from the server, as a dropped network connection would."""
+
+    def __init__(self, target_port: int, cut: int):
+        import socket
+        self.target_port, self.cut, self.cuts = target_port, cut, 0
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(8)
+        self.port = self.lsock.getsockname()[1]
+        self.stop = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket
+        first = True
+        while not self.stop.is_set():
+            try:
+                c, _ = self.lsock.accept()
+            except OSError:
+                return
+            s = socket.create_connection(("127.0.0.1", self.target_port))
+            limit = self.cut if first else None
+            first = False
+            threading.Thread(target=self._pipe, args=(c, s, None), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(s, c, limit), daemon=True).start()
+
+    def _pipe(self, src, dst, limit):
+        import socket
+        sent = 0
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+                sent += len(data)
+                if limit is not None and sent >= limit:
+                    self.cuts += 1
+                    break
+        except OSError:
+            pass
+        for sock in (src, dst):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def close(self):
+        self.stop.set()
+        self.lsock.close()
+
+
+def test_a_dropped_connection_is_reattached(knut, spark_connect):
+    n = 1_000_000
+    proxy = DroppingProxy(spark_connect.port, cut=1 << 20)
+    try:
+        t, err = knut_arrow(knut, spark_connect, f"SELECT id FROM range({n})", "--events",
+                            url=f"sc://127.0.0.1:{proxy.port}/")
+    finally:
+        proxy.close()
+    assert proxy.cuts >= 1
+    # every row once, in order, although the first connection died mid-stream
+    assert t.num_rows == n
+    assert t.column("id").to_pylist() == list(range(n))
+    assert any(json.loads(x)["event"] == "reattach" for x in err.splitlines()
+               if x.startswith("{"))
