@@ -25,5 +25,6 @@
 #include "knut/graph_falkor.h"
 #include "knut/graph_store.h"
 #include "knut/graph_load.h"
+#include "knut/graph_map.h"
 
 #endif /* KNUT_GRAPH_H */

@@ -48,7 +48,7 @@ typedef enum knut_pipeline_dataset_kind {
     KNUT_PIPELINE_STREAMING_TABLE,
     KNUT_PIPELINE_MATERIALIZED_VIEW,
     KNUT_PIPELINE_TEMPORARY_VIEW,
-    KNUT_PIPELINE_SINK /* in the IR; no spec syntax declares one yet */
+    KNUT_PIPELINE_SINK /* a graph sink: the spec's `sinks:` (docs/pipelines.md) */
 } knut_pipeline_dataset_kind;
 
 typedef enum knut_pipeline_flow_kind {
@@ -185,6 +185,19 @@ typedef struct knut_pipeline_setting {
     knut_pipeline_pos pos;
 } knut_pipeline_setting;
 
+struct knut_graph_map;
+
+/* A graph sink (the spec's `sinks:`): where its rows go and how they map
+ * onto vertices and edges (sync.yml's syntax, knut/graph_map.h). */
+typedef struct knut_pipeline_graph_sink {
+    const char *store;    /* the embedded store file (spec-folder relative), or NULL */
+    const char *falkordb; /* redis://host:port of a FalkorDB server, or NULL */
+    const char *graph;    /* FalkorDB graph name ("knut") */
+    const char *password_env; /* FalkorDB: the environment variable holding the password */
+    int missing_endpoints;    /* KNUT_GRAPH_MISSING_SKIP (0) or _FAIL (1) */
+    const struct knut_graph_map *map;
+} knut_pipeline_graph_sink;
+
 typedef struct knut_pipeline_dataset {
     const char *name;
     knut_pipeline_dataset_kind kind;
@@ -196,6 +209,7 @@ typedef struct knut_pipeline_dataset {
      * turns a full refresh of the dataset into a normal update. */
     knut_pipeline_setting *properties;
     size_t nproperties;
+    const knut_pipeline_graph_sink *graph_sink; /* KNUT_PIPELINE_SINK only */
 } knut_pipeline_dataset;
 
 typedef struct knut_pipeline {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "knut/core.h"
+#include "knut/graph_map.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,48 +46,13 @@ typedef enum knut_sync_format {
  * Strings point into the config's YAML tree, whose nodes (`node`) give
  * file:line:col for error messages at run time too.
  */
-typedef struct knut_sync_prop {
-    const char *prop;   /* property name in the graph */
-    const char *column; /* column of the (SQL-step) rows */
-    const void *node;   /* const knut_conf *: where it was written */
-} knut_sync_prop;
-
-typedef struct knut_sync_vertex_step {
-    const char **labels; /* >= 1; labels[0] is the merge label */
-    size_t n_labels;
-    knut_sync_prop *keys; /* >= 1 */
-    size_t n_keys;
-    knut_sync_prop *props;
-    size_t n_props;
-    int all_props; /* no `properties:`: every column not a key */
-    const void *rename; /* const knut_conf * map column: property, or NULL */
-} knut_sync_vertex_step;
-
-typedef struct knut_sync_endpoint {
-    const char *label;
-    knut_sync_prop *keys; /* prop: key property of the vertex; column: the row's column */
-    size_t n_keys;
-} knut_sync_endpoint;
-
-typedef struct knut_sync_edge_step {
-    const char *type;
-    knut_sync_endpoint from;
-    knut_sync_endpoint to;
-    knut_sync_prop *props;
-    size_t n_props;
-    int all_props; /* no `properties:`: every column not an endpoint key */
-    const void *rename; /* const knut_conf * map column: property, or NULL */
-} knut_sync_edge_step;
-
-/* An edge from the row's vertex (the table's first vertex step) to the
- * vertex of `to_label` whose `to_key` equals the row's `column`. */
-typedef struct knut_sync_fk_step {
-    const char *type;
-    const char *column;
-    const char *to_label;
-    const char *to_key;
-    const void *node;
-} knut_sync_fk_step;
+/* The steps: the mapping syntax shared with pipeline graph sinks
+ * (knut/graph_map.h, src/graph/map_conf.c). */
+typedef knut_graph_map_prop knut_sync_prop;
+typedef knut_graph_map_vertex knut_sync_vertex_step;
+typedef knut_graph_map_endpoint knut_sync_endpoint;
+typedef knut_graph_map_edge knut_sync_edge_step;
+typedef knut_graph_map_fk knut_sync_fk_step;
 
 /* `missing_endpoints:` what an edge row whose endpoint vertex does not
  * exist does (docs/sync.md "Missing endpoints"). */

@@ -29,7 +29,7 @@ static knut_status check_targets(knut_pipeline *p, knut_error *err)
                                            "(CREATE STREAMING TABLE %s first)",
                                            f->name, f->target, f->target);
         int own = strcmp(f->name, ds->name) == 0;
-        if (!own && ds->kind != KNUT_PIPELINE_STREAMING_TABLE)
+        if (!own && ds->kind != KNUT_PIPELINE_STREAMING_TABLE && ds->kind != KNUT_PIPELINE_SINK)
             return knut_pipeline__error_at(
                 err, KNUT_EINVAL, f->pos,
                 "flow '%s' writes into %s '%s'; only a streaming table takes more flows%s",
@@ -41,13 +41,21 @@ static knut_status check_targets(knut_pipeline *p, knut_error *err)
             return knut_pipeline__error_at(err, KNUT_EUNSUPPORTED, ds->expectations[0].pos,
                                            "expectations on temporary view '%s' are not "
                                            "supported yet", ds->name);
+        if (ds->kind == KNUT_PIPELINE_SINK && f->kind == KNUT_PIPELINE_FLOW_CDC)
+            return knut_pipeline__error_at(err, KNUT_EINVAL, f->pos,
+                                           "flow '%s': AUTO CDC cannot write into sink '%s' "
+                                           "(apply the changes to a streaming table, then "
+                                           "INSERT INTO the sink from it)", f->name, ds->name);
         f->expectations = ds->expectations;
         f->nexpectations = ds->nexpectations;
     }
     for (size_t i = 0; i < p->ndatasets; i++)
         if (!knut_pipeline__writer(p, p->datasets[i].name))
             return knut_pipeline__error_at(err, KNUT_EINVAL, p->datasets[i].pos,
-                                           "streaming table '%s' has no flow writing into it",
+                                           "%s '%s' has no flow writing into it",
+                                           p->datasets[i].kind == KNUT_PIPELINE_SINK
+                                               ? "sink"
+                                               : "streaming table",
                                            p->datasets[i].name);
     return KNUT_OK;
 }
@@ -67,6 +75,10 @@ static knut_status check_reads(knut_pipeline *p, knut_pipeline_flow *f, knut_err
         if (!r->internal)
             continue;
         const knut_pipeline_dataset *ds = knut_pipeline_dataset_find(p, r->name);
+        if (ds->kind == KNUT_PIPELINE_SINK)
+            return knut_pipeline__error_at(err, KNUT_EINVAL, r->pos,
+                                           "flow '%s' reads sink '%s'; a sink is written, never "
+                                           "read", f->name, r->name);
         if (r->streaming && ds->kind != KNUT_PIPELINE_STREAMING_TABLE)
             return knut_pipeline__error_at(err, KNUT_EINVAL, r->pos,
                                            "flow '%s' reads %s '%s' as a stream; only a "
@@ -81,7 +93,9 @@ static knut_status check_reads(knut_pipeline *p, knut_pipeline_flow *f, knut_err
     int streams = 0;
     for (size_t i = 0; i < f->nreads; i++)
         streams |= f->reads[i].streaming && f->reads[i].internal;
-    if (f->kind == KNUT_PIPELINE_FLOW_STREAMING && f->nsources == 0 && !streams)
+    const knut_pipeline_dataset *tds = knut_pipeline_dataset_find(p, f->target);
+    int to_sink = tds && tds->kind == KNUT_PIPELINE_SINK; /* a batch-fed sink: every row, each run */
+    if (f->kind == KNUT_PIPELINE_FLOW_STREAMING && f->nsources == 0 && !streams && !to_sink)
         return knut_pipeline__error_at(err, KNUT_EINVAL, f->pos,
                                        "flow '%s' is a streaming flow but reads no file source "
                                        "(read_parquet/read_csv/read_json of a path) and no "

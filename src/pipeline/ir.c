@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "knut/graph_map.h"
 #include "pipeline_int.h"
 
 struct knut_pipeline__chunk {
@@ -87,6 +88,9 @@ void knut_pipeline_free(knut_pipeline *p)
     if (!p)
         return;
     knut_pipeline__impl *impl = (knut_pipeline__impl *)p;
+    for (size_t i = 0; i < impl->nmaps; i++)
+        knut_graph_map_free(impl->maps[i]);
+    knut_conf_free(impl->conf);
     knut_pipeline__chunk *c = impl->chunks;
     while (c) {
         knut_pipeline__chunk *next = c->next;

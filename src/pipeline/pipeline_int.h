@@ -23,6 +23,9 @@ typedef struct knut_pipeline__chunk knut_pipeline__chunk;
 typedef struct knut_pipeline__impl {
     knut_pipeline pub;
     knut_pipeline__chunk *chunks; /* every allocation of the IR */
+    knut_conf *conf;              /* the spec's YAML tree: graph sink maps point into it */
+    struct knut_graph_map **maps; /* graph sink maps (their steps are malloc'd) */
+    size_t nmaps;
 } knut_pipeline__impl;
 
 /* Zeroed memory owned by p (freed with it); NULL on ENOMEM. */
@@ -299,5 +302,21 @@ knut_status knut_pipeline__cdc_plan_columns(const knut_pipeline_flow *f,
  * SCD1 only. */
 knut_status knut_pipeline__cdc_check(const knut_pipeline *p, const knut_pipeline_flow *f,
                                      knut_error *err);
+
+/* ---- graph sinks (sink_graph_spec.c, sink_graph.c) ---------------------- */
+
+/* The spec's `sinks:` map: a KNUT_PIPELINE_SINK dataset per entry. */
+knut_status knut_pipeline__sinks_parse(knut_pipeline *p, const knut_conf *sinks,
+                                       knut_error *err);
+/* One update of flow f into graph sink ds: the rows of query (new stream
+ * rows and files only) staged, mapped and applied to the graph, then the
+ * checkpoints recorded (docs/pipelines.md "Graph sinks"). Failures of the
+ * flow: KNUT_OK with ferr set and *state FAILED is the caller's; returns
+ * the flow's error (the caller names the flow). */
+knut_status knut_pipeline__sink_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                       const knut_pipeline_dataset *ds, const char *query,
+                                       const knut_pipeline__strvec *files,
+                                       knut_pipeline__stream *sr, size_t nsr,
+                                       knut_buf *details, knut_error *err);
 
 #endif

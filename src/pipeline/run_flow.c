@@ -326,6 +326,8 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
             nsr++;
         }
         fresh = all.n > 0 || (cdc && nsr == 0);
+        if (ds->kind == KNUT_PIPELINE_SINK) /* batch-fed: every row each run; a refresh re-sends */
+            fresh |= (nsr == 0 && f->nsources == 0) || (r->reset[dsi] && f->nsources == 0);
         for (size_t i = 0; i < nsr; i++)
             fresh |= sr[i].hi > sr[i].lo;
         /* No new input, but a watermark past open windows: a no-data batch. */
@@ -413,6 +415,13 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
         views = 1;
         if ((st = knut_pipeline__stream_views(r, sr, nsr, ferr)) != KNUT_OK)
             goto flow_failed;
+    }
+    if (ds->kind == KNUT_PIPELINE_SINK) { /* sink_graph.c: its own commits */
+        st = knut_pipeline__sink_update(r, f, ds, query.data, per ? &rel : NULL, sr, nsr,
+                                        details, ferr);
+        if (st != KNUT_OK)
+            goto flow_failed;
+        goto done;
     }
     if ((st = knut_duck_conn_begin(r->conn, ferr)) != KNUT_OK)
         goto flow_failed;

@@ -13,7 +13,7 @@
 #include "pipeline_int.h"
 
 static const char *const spec_keys[] = {"name", "storage", "catalog", "database", "schema",
-                                        "configuration", "libraries", "reads", NULL};
+                                        "configuration", "libraries", "reads", "sinks", NULL};
 
 static knut_pipeline_pos pos_of(const knut_conf *n)
 {
@@ -235,7 +235,7 @@ static knut_status load(knut_pipeline *p, const knut_conf *root, knut_error *err
             return knut_pipeline__error_at(err, KNUT_EPARSE, pos_of(knut_conf_at(root, i)),
                                            "unexpected field '%s' (the spec takes name, storage, "
                                            "catalog, schema, database, configuration, libraries, "
-                                           "reads)", key);
+                                           "reads, sinks)", key);
     }
     if ((st = str_key(p, root, "name", 1, &p->name, err)) != KNUT_OK ||
         (st = str_key(p, root, "storage", 1, &p->storage, err)) != KNUT_OK ||
@@ -283,6 +283,9 @@ static knut_status load(knut_pipeline *p, const knut_conf *root, knut_error *err
     knut_buf_reset(&text);
     if (st != KNUT_OK)
         return st;
+    const knut_conf *sinks = knut_conf_get(root, "sinks");
+    if (sinks && (st = knut_pipeline__sinks_parse(p, sinks, err)) != KNUT_OK)
+        return st;
     const knut_conf *reads = knut_conf_get(root, "reads");
     return reads ? declared_reads(p, reads, err) : KNUT_OK;
 }
@@ -315,6 +318,10 @@ knut_status knut_pipeline_load(knut_pipeline **out, const char *spec_path, knut_
     if (!p->catalog && !(p->catalog = knut_pipeline__strdup(p, "pipeline")))
         st = knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
 done:
+    if (p) { /* graph sink maps point into the tree: it lives as long as p */
+        ((knut_pipeline__impl *)p)->conf = root;
+        root = NULL;
+    }
     knut_conf_free(root);
     if (st != KNUT_OK) {
         knut_pipeline_free(p);
