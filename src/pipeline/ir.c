@@ -88,8 +88,10 @@ void knut_pipeline_free(knut_pipeline *p)
     if (!p)
         return;
     knut_pipeline__impl *impl = (knut_pipeline__impl *)p;
-    for (size_t i = 0; i < impl->nmaps; i++)
+    for (size_t i = 0; i < impl->nmaps; i++) {
         knut_graph_map_free(impl->maps[i]);
+        free(impl->maps[i]);
+    }
     knut_conf_free(impl->conf);
     knut_pipeline__chunk *c = impl->chunks;
     while (c) {
