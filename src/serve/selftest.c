@@ -57,7 +57,7 @@ static knut_status unary(st_client *c, const char *method, const knut_buf *req, 
     return KNUT_OK;
 }
 
-knut_status st_flight_info(st_client *c, const char *method, const char *name,
+knut_status knut_serve__st_flight_info(st_client *c, const char *method, const char *name,
                            const ProtobufCMessage *m, KnutServe__FlightInfo **info,
                            st_status *st, knut_error *err)
 {
@@ -92,7 +92,7 @@ knut_status st_flight_info(st_client *c, const char *method, const char *name,
     return rc;
 }
 
-knut_status st_get_schema(st_client *c, const char *name, const ProtobufCMessage *m,
+knut_status knut_serve__st_get_schema(st_client *c, const char *name, const ProtobufCMessage *m,
                           knut_buf *out, st_status *st, knut_error *err)
 {
     knut_buf req = KNUT_BUF_INIT, resp = KNUT_BUF_INIT;
@@ -118,7 +118,7 @@ knut_status st_get_schema(st_client *c, const char *name, const ProtobufCMessage
     return rc;
 }
 
-knut_status st_schema_decode(const uint8_t *data, size_t len, struct ArrowSchema *out,
+knut_status knut_serve__st_schema_decode(const uint8_t *data, size_t len, struct ArrowSchema *out,
                              knut_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -133,7 +133,7 @@ knut_status st_schema_decode(const uint8_t *data, size_t len, struct ArrowSchema
     return st;
 }
 
-void st_result_reset(st_result *r)
+void knut_serve__st_result_reset(st_result *r)
 {
     for (size_t i = 0; i < r->n; i++)
         knut_arrow_array_release(&r->batches[i]);
@@ -179,10 +179,10 @@ static knut_status result_read(st_result *r, st_status *st, knut_error *err)
     return KNUT_OK;
 }
 
-knut_status st_do_get(st_client *c, const ProtobufCBinaryData *ticket, st_result *r,
+knut_status knut_serve__st_do_get(st_client *c, const ProtobufCBinaryData *ticket, st_result *r,
                       st_status *st, knut_error *err)
 {
-    st_result_reset(r);
+    knut_serve__st_result_reset(r);
     knut_buf_init(&r->ipc, ST_MAX_RESULT);
     knut_buf req = KNUT_BUF_INIT, msg = KNUT_BUF_INIT;
     knut_buf_init(&msg, ST_MAX_RESULT);
@@ -214,7 +214,8 @@ knut_status st_do_get(st_client *c, const ProtobufCBinaryData *ticket, st_result
         knut_net_grpc_status_reset(&gs);
         if (bad && st->code == 0) {
             st->code = KNUT_NET_GRPC_INTERNAL;
-            snprintf(st->message, sizeof st->message, "a FlightData message does not decode%s%.400s",
+            snprintf(st->message, sizeof st->message,
+                     "a FlightData message does not decode%s%.400s",
                      rerr.message[0] ? ": " : "", rerr.message);
         }
     }
@@ -226,7 +227,7 @@ knut_status st_do_get(st_client *c, const ProtobufCBinaryData *ticket, st_result
     return rc;
 }
 
-knut_status st_raw_call(st_client *c, const char *method, const void *req, size_t len,
+knut_status knut_serve__st_raw_call(st_client *c, const char *method, const void *req, size_t len,
                         knut_buf *first, size_t *n, st_status *st, knut_error *err)
 {
     knut_net_grpc_client_call *call = NULL;
@@ -256,7 +257,8 @@ knut_status st_raw_call(st_client *c, const char *method, const void *req, size_
     return rc == KNUT_OK && first ? knut_buf_check(first, err) : rc;
 }
 
-knut_status st_do_action(st_client *c, const char *type, const knut_buf *body, knut_buf *out,
+knut_status knut_serve__st_do_action(st_client *c, const char *type, const knut_buf *body,
+                                     knut_buf *out,
                          st_status *st, knut_error *err)
 {
     KnutServe__Action a = KNUT_SERVE__ACTION__INIT;
@@ -351,7 +353,7 @@ static knut_status put_batch(knut_net_grpc_client_call *call, const knut_buf *de
     return st;
 }
 
-knut_status st_do_put(st_client *c, const char *name, const ProtobufCMessage *m,
+knut_status knut_serve__st_do_put(st_client *c, const char *name, const ProtobufCMessage *m,
                       const struct ArrowSchema *schema, const struct ArrowArray *batch,
                       knut_buf *out, st_status *st, knut_error *err)
 {
@@ -398,7 +400,8 @@ static int nullable(const struct ArrowSchema *s)
     return (s->flags & ARROW_FLAG_NULLABLE) != 0;
 }
 
-int st_schema_is(const struct ArrowSchema *schema, const char *spec, char *why, size_t cap)
+int knut_serve__st_schema_is(const struct ArrowSchema *schema, const char *spec, char *why,
+                             size_t cap)
 {
     int64_t i = 0;
     const char *p = spec;
@@ -439,7 +442,7 @@ int st_schema_is(const struct ArrowSchema *schema, const char *spec, char *why, 
     return 1;
 }
 
-int st_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b, char *why,
+int knut_serve__st_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b, char *why,
                    size_t cap)
 {
     if (strcmp(a->format, b->format) != 0 || a->n_children != b->n_children ||
@@ -452,7 +455,7 @@ int st_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b, cha
         return 0;
     }
     for (int64_t i = 0; i < a->n_children; i++)
-        if (!st_schema_same(a->children[i], b->children[i], why, cap))
+        if (!knut_serve__st_schema_same(a->children[i], b->children[i], why, cap))
             return 0;
     return 1;
 }

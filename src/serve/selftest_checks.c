@@ -13,7 +13,7 @@
 
 #include "selftest_int.h"
 
-#define row st_row
+#define row knut_serve__st_row
 #define code_name knut_net_grpc_code_name
 
 /* ---- metadata commands: FlightInfo, DoGet, schemas ---------------------- */
@@ -50,7 +50,7 @@ static int fetch(st_run *r, const char *check, const char *name, const ProtobufC
     struct ArrowSchema want = {0};
     char why[DETAIL];
     int ok = 0;
-    *rc = st_flight_info(&r->c, SERVE_PKG "GetFlightInfo", name, m, &info, &st, err);
+    *rc = knut_serve__st_flight_info(&r->c, SERVE_PKG "GetFlightInfo", name, m, &info, &st, err);
     if (*rc != KNUT_OK)
         return 0;
     if (!info) {
@@ -58,11 +58,12 @@ static int fetch(st_run *r, const char *check, const char *name, const ProtobufC
         return 0;
     }
     knut_error derr = KNUT_ERROR_INIT;
-    if (st_schema_decode(info->schema.data, info->schema.len, &want, &derr) != KNUT_OK) {
+    if (knut_serve__st_schema_decode(info->schema.data, info->schema.len, &want,
+        &derr) != KNUT_OK) {
         row(r, check, 0, "FlightInfo.schema does not decode: %s", derr.message);
         goto done;
     }
-    if (spec && !st_schema_is(&want, spec, why, sizeof why)) {
+    if (spec && !knut_serve__st_schema_is(&want, spec, why, sizeof why)) {
         row(r, check, 0, "FlightInfo schema: %s", why);
         goto done;
     }
@@ -70,7 +71,7 @@ static int fetch(st_run *r, const char *check, const char *name, const ProtobufC
         row(r, check, 0, "FlightInfo has no endpoint with a ticket");
         goto done;
     }
-    *rc = st_do_get(&r->c, &info->endpoint[0]->ticket->ticket, res, &st, err);
+    *rc = knut_serve__st_do_get(&r->c, &info->endpoint[0]->ticket->ticket, res, &st, err);
     if (*rc != KNUT_OK)
         goto done;
     if (st.code != 0) {
@@ -78,7 +79,7 @@ static int fetch(st_run *r, const char *check, const char *name, const ProtobufC
         goto done;
     }
     const struct ArrowSchema *got = knut_arrow_ipc_reader_schema(res->reader);
-    if (!st_schema_same(&want, got, why, sizeof why)) {
+    if (!knut_serve__st_schema_same(&want, got, why, sizeof why)) {
         row(r, check, 0, "DoGet schema differs from FlightInfo's: %s", why);
         goto done;
     }
@@ -97,7 +98,7 @@ static knut_status simple(st_run *r, const char *check, const char *name,
     knut_status rc = KNUT_OK;
     if (fetch(r, check, name, m, spec, &res, &rc, err))
         row(r, check, 1, "%lld rows, schema as the reference", (long long)res.rows);
-    st_result_reset(&res);
+    knut_serve__st_result_reset(&res);
     return rc;
 }
 
@@ -126,7 +127,7 @@ static knut_status sql_info(st_run *r, knut_error *err)
         row(r, "GetSqlInfo", ok, ok ? "%lld ids, 0-2 as strings" :
             "%lld ids; ids 0, 1, 2 missing or not in the string arm", (long long)res.rows);
     }
-    st_result_reset(&res);
+    knut_serve__st_result_reset(&res);
     if (rc != KNUT_OK)
         return rc;
     uint32_t ids[2] = {0, 0x7FFFFF00u}; /* the second one is no SqlInfo id */
@@ -135,7 +136,7 @@ static knut_status sql_info(st_run *r, knut_error *err)
     if (fetch(r, "GetSqlInfo(filter)", "CommandGetSqlInfo", &m.base, S_SQLINFO, &res, &rc, err))
         row(r, "GetSqlInfo(filter)", res.rows == 1,
             "asked for id 0 and an unknown id: %lld rows (want 1)", (long long)res.rows);
-    st_result_reset(&res);
+    knut_serve__st_result_reset(&res);
     return rc;
 }
 
@@ -158,7 +159,7 @@ static knut_status tables_with_schema(st_run *r, knut_error *err)
                 struct ArrowSchema s = {0};
                 int32_t lo = off[c->offset + i], hi = off[c->offset + i + 1];
                 if (hi <= lo || !data ||
-                    st_schema_decode(data + lo, (size_t)(hi - lo), &s, NULL) != KNUT_OK)
+                    knut_serve__st_schema_decode(data + lo, (size_t)(hi - lo), &s, NULL) != KNUT_OK)
                     bad = n;
                 knut_arrow_schema_release(&s);
             }
@@ -168,7 +169,7 @@ static knut_status tables_with_schema(st_run *r, knut_error *err)
         else
             row(r, check, 1, "%lld rows, every table_schema an IPC schema", (long long)n);
     }
-    st_result_reset(&res);
+    knut_serve__st_result_reset(&res);
     return rc;
 }
 
@@ -181,18 +182,21 @@ static knut_status get_schema(st_run *r, const char *check, const char *name,
     knut_buf bytes = KNUT_BUF_INIT;
     struct ArrowSchema a = {0}, b = {0};
     char why[DETAIL];
-    knut_status rc = st_flight_info(&r->c, SERVE_PKG "GetFlightInfo", name, m, &info, &st, err);
+    knut_status rc = knut_serve__st_flight_info(&r->c, SERVE_PKG "GetFlightInfo", name, m, &info,
+                                                &st, err);
     if (rc == KNUT_OK && info)
-        rc = st_get_schema(&r->c, name, m, &bytes, &st, err);
+        rc = knut_serve__st_get_schema(&r->c, name, m, &bytes, &st, err);
     if (rc != KNUT_OK)
         goto done;
     if (!info || st.code != 0) {
         row(r, check, 0, "%s: %s %s", info ? "GetSchema" : "GetFlightInfo", code_name(st.code),
             st.message);
-    } else if (st_schema_decode(info->schema.data, info->schema.len, &a, NULL) != KNUT_OK ||
-               st_schema_decode((const uint8_t *)bytes.data, bytes.len, &b, NULL) != KNUT_OK) {
+    } else if (knut_serve__st_schema_decode(info->schema.data, info->schema.len, &a,
+               NULL) != KNUT_OK ||
+               knut_serve__st_schema_decode((const uint8_t *)bytes.data, bytes.len, &b,
+                                            NULL) != KNUT_OK) {
         row(r, check, 0, "a schema does not decode");
-    } else if (!st_schema_same(&a, &b, why, sizeof why)) {
+    } else if (!knut_serve__st_schema_same(&a, &b, why, sizeof why)) {
         row(r, check, 0, "GetSchema differs from FlightInfo.schema: %s", why);
     } else {
         row(r, check, 1, "the FlightInfo's schema (%lld columns)", (long long)a.n_children);
@@ -238,14 +242,15 @@ static knut_status statement(st_run *r, knut_error *err)
         row(r, "StatementQuery", ok, ok ? "%s: 1 row, DoGet schema == FlightInfo schema"
                                         : "%s: want 1 row (42, 'knut')", q.query);
     }
-    st_result_reset(&res);
+    knut_serve__st_result_reset(&res);
     if (rc == KNUT_OK)
         rc = get_schema(r, "GetSchema(StatementQuery)", "CommandStatementQuery", &q.base, err);
     if (rc != KNUT_OK)
         return rc;
     KnutServe__FlightInfo *info = NULL;
     st_status st = {0};
-    rc = st_flight_info(&r->c, SERVE_PKG "PollFlightInfo", "CommandStatementQuery", &q.base,
+    rc = knut_serve__st_flight_info(&r->c, SERVE_PKG "PollFlightInfo", "CommandStatementQuery",
+                                    &q.base,
                         &info, &st, err);
     if (rc == KNUT_OK)
         row(r, "PollFlightInfo", info != NULL, info ? "answered with a finished FlightInfo"
@@ -263,14 +268,15 @@ static knut_status statement_error(st_run *r, const char *check, const char *sql
     q.query = (char *)sql;
     KnutServe__FlightInfo *info = NULL;
     st_status st = {0};
-    knut_status rc = st_flight_info(&r->c, SERVE_PKG "GetFlightInfo", "CommandStatementQuery",
+    knut_status rc = knut_serve__st_flight_info(&r->c, SERVE_PKG "GetFlightInfo",
+                                                "CommandStatementQuery",
                                     &q.base, &info, &st, err);
     if (rc == KNUT_OK && info) {
         /* a server may fail at DoGet instead */
         st_result res = {0};
         if (info->n_endpoint > 0 && info->endpoint[0]->ticket)
-            rc = st_do_get(&r->c, &info->endpoint[0]->ticket->ticket, &res, &st, err);
-        st_result_reset(&res);
+            rc = knut_serve__st_do_get(&r->c, &info->endpoint[0]->ticket->ticket, &res, &st, err);
+        knut_serve__st_result_reset(&res);
     }
     if (rc == KNUT_OK) {
         int ok = st.code == code1 || st.code == code2;
@@ -329,7 +335,7 @@ static knut_status prepared(st_run *r, knut_error *err)
     knut_status rc = knut_serve__any_pack("ActionCreatePreparedStatementRequest",
                                           &q.base, &body, err);
     if (rc == KNUT_OK)
-        rc = st_do_action(&r->c, "CreatePreparedStatement", &body, &out, &st, err);
+        rc = knut_serve__st_do_action(&r->c, "CreatePreparedStatement", &body, &out, &st, err);
     if (rc != KNUT_OK)
         goto done;
     uint32_t len = 0;
@@ -352,8 +358,9 @@ static knut_status prepared(st_run *r, knut_error *err)
     }
     KnutServe__Flightsql__ActionCreatePreparedStatementResult *pr = (void *)res;
     if (!pr->prepared_statement_handle.len ||
-        st_schema_decode(pr->dataset_schema.data, pr->dataset_schema.len, &ds, NULL) ||
-        st_schema_decode(pr->parameter_schema.data, pr->parameter_schema.len, &ps, NULL) ||
+        knut_serve__st_schema_decode(pr->dataset_schema.data, pr->dataset_schema.len, &ds, NULL) ||
+        knut_serve__st_schema_decode(pr->parameter_schema.data, pr->parameter_schema.len, &ps,
+                                     NULL) ||
         ps.n_children != 1) {
         row(r, "CreatePreparedStatement", 0, "want a handle, a dataset schema and a parameter "
                                              "schema of 1 field");
@@ -377,7 +384,8 @@ static knut_status prepared(st_run *r, knut_error *err)
     }
     knut_buf put = KNUT_BUF_INIT;
     knut_buf_init(&put, ST_MAX_RESULT);
-    rc = st_do_put(&r->c, "CommandPreparedStatementQuery", &cq.base, &ps, &batch, &put, &st, err);
+    rc = knut_serve__st_do_put(&r->c, "CommandPreparedStatementQuery", &cq.base, &ps, &batch,
+                               &put, &st, err);
     KnutServe__Flightsql__DoPutPreparedStatementResult *nh =
         put.len ? knut_serve__flightsql__do_put_prepared_statement_result__unpack(
                       NULL, put.len, (uint8_t *)put.data)
@@ -413,11 +421,12 @@ close:;
     c.prepared_statement_handle = pr->prepared_statement_handle;
     if ((rc = knut_serve__any_pack("ActionClosePreparedStatementRequest", &c.base, &body, err)) ==
             KNUT_OK &&
-        (rc = st_do_action(&r->c, "ClosePreparedStatement", &body, &out, &st, err)) == KNUT_OK)
+        (rc = knut_serve__st_do_action(&r->c, "ClosePreparedStatement", &body, &out, &st,
+         err)) == KNUT_OK)
         row(r, "ClosePreparedStatement", st.code == 0, "%s %s",
             st.code ? code_name(st.code) : "OK", st.message);
 done:
-    st_result_reset(&rows);
+    knut_serve__st_result_reset(&rows);
     knut_arrow_array_release(&batch);
     knut_arrow_schema_release(&ds);
     knut_arrow_schema_release(&ps);
@@ -430,9 +439,10 @@ done:
 
 /* ---- the lists ------------------------------------------------------------ */
 
-knut_status st_checks_metadata(st_run *r, knut_error *err)
+knut_status knut_serve__st_checks_metadata(st_run *r, knut_error *err)
 {
-    KnutServe__Flightsql__CommandGetCatalogs cat = KNUT_SERVE__FLIGHTSQL__COMMAND_GET_CATALOGS__INIT;
+    KnutServe__Flightsql__CommandGetCatalogs cat =
+        KNUT_SERVE__FLIGHTSQL__COMMAND_GET_CATALOGS__INIT;
     KnutServe__Flightsql__CommandGetDbSchemas sch =
         KNUT_SERVE__FLIGHTSQL__COMMAND_GET_DB_SCHEMAS__INIT;
     KnutServe__Flightsql__CommandGetTables tab = KNUT_SERVE__FLIGHTSQL__COMMAND_GET_TABLES__INIT;
@@ -469,7 +479,7 @@ knut_status st_checks_metadata(st_run *r, knut_error *err)
                   err))
             row(r, "GetTables(filter)", res.rows == 0,
                 "a pattern matching no table: %lld rows (want 0)", (long long)res.rows);
-        st_result_reset(&res);
+        knut_serve__st_result_reset(&res);
     }
     if (!rc)
         rc = get_schema(r, "GetSchema(GetTables)", "CommandGetTables", &tab.base, err);
@@ -488,7 +498,7 @@ knut_status st_checks_metadata(st_run *r, knut_error *err)
     return rc;
 }
 
-knut_status st_checks_statements(st_run *r, knut_error *err)
+knut_status knut_serve__st_checks_statements(st_run *r, knut_error *err)
 {
     knut_status rc = statement(r, err);
     if (!rc)

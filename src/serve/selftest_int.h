@@ -30,7 +30,7 @@ typedef struct st_status {
 typedef struct st_result {
     knut_buf ipc;                 /* the IPC stream the FlightData made */
     knut_arrow_ipc_reader *reader;
-    struct ArrowArray *batches;   /* n of them, each released by st_result_reset */
+    struct ArrowArray *batches;   /* n of them, each released by knut_serve__st_result_reset */
     size_t n;
     int64_t rows;
 } st_result;
@@ -38,41 +38,43 @@ typedef struct st_result {
 /* The FlightInfo of a command (Any-packed message m of Flight SQL type
  * name); *info NULL when the call failed (then st says why). A transport
  * or decoding failure of our own is the return value. */
-knut_status st_flight_info(st_client *c, const char *method, const char *name,
+knut_status knut_serve__st_flight_info(st_client *c, const char *method, const char *name,
                            const ProtobufCMessage *m, KnutServe__FlightInfo **info,
                            st_status *st, knut_error *err);
 /* GetSchema of the same: the schema bytes into out. */
-knut_status st_get_schema(st_client *c, const char *name, const ProtobufCMessage *m,
+knut_status knut_serve__st_get_schema(st_client *c, const char *name, const ProtobufCMessage *m,
                           knut_buf *out, st_status *st, knut_error *err);
 /* DoGet of a ticket into r (reset first). */
-knut_status st_do_get(st_client *c, const ProtobufCBinaryData *ticket, st_result *r,
+knut_status knut_serve__st_do_get(st_client *c, const ProtobufCBinaryData *ticket, st_result *r,
                       st_status *st, knut_error *err);
-void st_result_reset(st_result *r);
+void knut_serve__st_result_reset(st_result *r);
 /* An encapsulated IPC Schema (FlightInfo.schema, ...) decoded into out. */
-knut_status st_schema_decode(const uint8_t *data, size_t len, struct ArrowSchema *out,
+knut_status knut_serve__st_schema_decode(const uint8_t *data, size_t len, struct ArrowSchema *out,
                              knut_error *err);
 /* DoAction type with body; the result bodies concatenated, each as a
  * length-prefixed (uint32) record, into out. */
-knut_status st_do_action(st_client *c, const char *type, const knut_buf *body, knut_buf *out,
+knut_status knut_serve__st_do_action(st_client *c, const char *type, const knut_buf *body,
+                                     knut_buf *out,
                          st_status *st, knut_error *err);
 /* A unary or server-streaming call of raw bytes: the messages read,
  * counted into *n, each as a uint32 length and its bytes into all (may be
  * NULL). */
-knut_status st_raw_call(st_client *c, const char *method, const void *req, size_t len,
+knut_status knut_serve__st_raw_call(st_client *c, const char *method, const void *req, size_t len,
                         knut_buf *all, size_t *n, st_status *st, knut_error *err);
 /* DoPut of descriptor (an Any-packed command) with the batch of schema
  * (NULL: a descriptor-only message); the first PutResult's app_metadata
  * into out. */
-knut_status st_do_put(st_client *c, const char *name, const ProtobufCMessage *m,
+knut_status knut_serve__st_do_put(st_client *c, const char *name, const ProtobufCMessage *m,
                       const struct ArrowSchema *schema, const struct ArrowArray *batch,
                       knut_buf *out, st_status *st, knut_error *err);
 
 /* "" when schema has exactly the fields of spec ("name:format:N|NN;..."
  * top level; nested types by format only), else what differs, into why. */
-int st_schema_is(const struct ArrowSchema *schema, const char *spec, char *why, size_t cap);
+int knut_serve__st_schema_is(const struct ArrowSchema *schema, const char *spec, char *why,
+                             size_t cap);
 /* 1 when a and b have the same fields (names, formats, nullability, and
  * the same of their children), metadata aside; else why. */
-int st_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b, char *why,
+int knut_serve__st_schema_same(const struct ArrowSchema *a, const struct ArrowSchema *b, char *why,
                    size_t cap);
 
 /* One run of the checklist: the client, the table's stream, the counts. */
@@ -83,9 +85,10 @@ typedef struct st_run {
     int pass, fail;
 } st_run;
 /* Prints one table row (detail cut to DETAIL characters) and counts it. */
-void st_row(st_run *r, const char *name, int ok, const char *fmt, ...) KNUT_PRINTF(4, 5);
+void knut_serve__st_row(st_run *r, const char *name, int ok, const char *fmt, ...) KNUT_PRINTF(4,
+                        5);
 /* The checks of selftest_checks.c; KNUT_OK unless our own side failed. */
-knut_status st_checks_metadata(st_run *r, knut_error *err);
-knut_status st_checks_statements(st_run *r, knut_error *err);
+knut_status knut_serve__st_checks_metadata(st_run *r, knut_error *err);
+knut_status knut_serve__st_checks_statements(st_run *r, knut_error *err);
 
 #endif

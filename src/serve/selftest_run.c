@@ -13,7 +13,7 @@
 
 #define ST_TIMEOUT_MS 10000
 
-void st_row(st_run *r, const char *name, int ok, const char *fmt, ...)
+void knut_serve__st_row(st_run *r, const char *name, int ok, const char *fmt, ...)
 {
     char detail[DETAIL + 1];
     va_list ap;
@@ -96,7 +96,8 @@ static knut_status list_actions(st_run *r, knut_error *err)
     knut_buf req = KNUT_BUF_INIT;
     knut_status rc = knut_serve__pack(&e.base, &req, err);
     if (rc == KNUT_OK)
-        rc = st_raw_call(&r->c, SERVE_PKG "ListActions", req.data, req.len, &all, &n, &st, err);
+        rc = knut_serve__st_raw_call(&r->c, SERVE_PKG "ListActions", req.data, req.len, &all, &n,
+                                     &st, err);
     int create = 0, close = 0;
     for (size_t off = 0; rc == KNUT_OK && off + 4 <= all.len;) {
         uint32_t len;
@@ -115,9 +116,10 @@ static knut_status list_actions(st_run *r, knut_error *err)
     }
     if (rc == KNUT_OK) {
         if (st.code)
-            st_row(r, "ListActions", 0, "%s %s", knut_net_grpc_code_name(st.code), st.message);
+            knut_serve__st_row(r, "ListActions", 0, "%s %s", knut_net_grpc_code_name(st.code),
+                               st.message);
         else
-            st_row(r, "ListActions", create && close,
+            knut_serve__st_row(r, "ListActions", create && close,
                    "%zu actions%s", n,
                    create && close ? ", the prepared statement ones among them"
                                    : "; CreatePreparedStatement/ClosePreparedStatement missing");
@@ -134,25 +136,28 @@ static knut_status unknown(st_run *r, knut_error *err)
     st_status st = {0};
     knut_buf out = KNUT_BUF_INIT;
     knut_buf_init(&out, ST_MAX_RESULT);
-    knut_status rc = st_do_action(&r->c, "KnutSelfTestNoSuchAction", NULL, &out, &st, err);
+    knut_status rc = knut_serve__st_do_action(&r->c, "KnutSelfTestNoSuchAction", NULL, &out, &st,
+                                              err);
     if (rc == KNUT_OK)
-        st_row(r, "error: unknown action", st.code == KNUT_NET_GRPC_UNIMPLEMENTED,
+        knut_serve__st_row(r, "error: unknown action", st.code == KNUT_NET_GRPC_UNIMPLEMENTED,
                "DoAction KnutSelfTestNoSuchAction -> %s", knut_net_grpc_code_name(st.code));
     size_t n = 0;
     if (rc == KNUT_OK)
-        rc = st_raw_call(&r->c, SERVE_PKG "KnutSelfTestNoSuchMethod", "", 0, NULL, &n, &st, err);
+        rc = knut_serve__st_raw_call(&r->c, SERVE_PKG "KnutSelfTestNoSuchMethod", "", 0, NULL, &n,
+                                     &st, err);
     if (rc == KNUT_OK)
-        st_row(r, "error: unknown method", st.code == KNUT_NET_GRPC_UNIMPLEMENTED,
+        knut_serve__st_row(r, "error: unknown method", st.code == KNUT_NET_GRPC_UNIMPLEMENTED,
                "/arrow.flight.protocol.FlightService/KnutSelfTestNoSuchMethod -> %s",
                knut_net_grpc_code_name(st.code));
     /* a command type no Flight SQL server knows, in a well-formed Any */
     KnutServe__Flightsql__CommandGetCatalogs m = KNUT_SERVE__FLIGHTSQL__COMMAND_GET_CATALOGS__INIT;
     KnutServe__FlightInfo *info = NULL;
     if (rc == KNUT_OK)
-        rc = st_flight_info(&r->c, SERVE_PKG "GetFlightInfo", "KnutSelfTestNoSuchCommand",
-                            &m.base, &info, &st, err);
+        rc = knut_serve__st_flight_info(&r->c, SERVE_PKG "GetFlightInfo",
+                                        "KnutSelfTestNoSuchCommand", &m.base, &info, &st, err);
     if (rc == KNUT_OK)
-        st_row(r, "error: unknown command", !info && (st.code == KNUT_NET_GRPC_UNIMPLEMENTED ||
+        knut_serve__st_row(r, "error: unknown command",
+                           !info && (st.code == KNUT_NET_GRPC_UNIMPLEMENTED ||
                                                       st.code == KNUT_NET_GRPC_INVALID_ARGUMENT),
                "GetFlightInfo(KnutSelfTestNoSuchCommand) -> %s",
                info ? "a FlightInfo" : knut_net_grpc_code_name(st.code));
@@ -203,11 +208,11 @@ knut_status knut_serve_self_test(const char *url, const knut_net_grpc_tls *tls,
         goto done;
     }
     fprintf(out, "%-30s %-4s %s\n", "CHECK", "", "DETAIL");
-    st_row(&r, "Handshake", hs.code == 0, "%s%s%.300s",
+    knut_serve__st_row(&r, "Handshake", hs.code == 0, "%s%s%.300s",
            hs.code ? knut_net_grpc_code_name(hs.code) : "OK", hs.message[0] ? ": " : "",
            hs.message);
-    if (!(rc = list_actions(&r, err)) && !(rc = st_checks_metadata(&r, err)) &&
-        !(rc = st_checks_statements(&r, err)))
+    if (!(rc = list_actions(&r, err)) && !(rc = knut_serve__st_checks_metadata(&r, err)) &&
+        !(rc = knut_serve__st_checks_statements(&r, err)))
         rc = unknown(&r, err);
     if (rc == KNUT_OK)
         fprintf(out, "\n%d checks: %d passed, %d failed (%s)\n", r.pass + r.fail, r.pass, r.fail,
