@@ -32,7 +32,7 @@ typedef struct knut_serve knut_serve;
 /* Prepared statements open at once, over all clients. */
 #define KNUT_SERVE_MAX_PREPARED 1024
 
-#define KNUT_SERVE_OPTIONS_VERSION 2 /* 2: the auth fields */
+#define KNUT_SERVE_OPTIONS_VERSION 3 /* 2: the auth fields; 3: config_file */
 typedef struct knut_serve_options {
     int version;            /* KNUT_SERVE_OPTIONS_VERSION */
     const char *db_path;    /* DuckDB file, opened read-only; NULL: in-memory */
@@ -48,9 +48,12 @@ typedef struct knut_serve_options {
     const char *auth_file;
     const char *auth_tokens;
     int64_t session_ttl_ms; /* session tokens of a Basic Handshake; 0: 1 hour */
+    /* serve.yml (docs/serve.md): views over Parquet/CSV files, a FalkorDB
+     * connection and named Cypher queries served as tables; NULL: none. */
+    const char *config_file;
 } knut_serve_options;
 #define KNUT_SERVE_OPTIONS_INIT \
-    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0}
+    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0, NULL}
 
 /* Opens the database and binds the server (the port is known from here
  * on); nothing is served before knut_serve_start. o is copied. Errors:

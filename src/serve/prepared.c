@@ -67,7 +67,17 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK)
+    if (knut_serve__cypher_adhoc(sql)) {
+        /* ad-hoc Cypher: nothing to prepare; its schemas are the stream's */
+        if (!knut_serve__authz_full(who))
+            st = knut_serve__denied(who, err, "ad-hoc Cypher reads the whole graph: only an "
+                                              "identity that may read everything runs it");
+        if (st != KNUT_OK)
+            goto cleanup;
+        goto make_handle;
+    }
+    if ((st = knut_duck_conn_open(&conn, s->db, err)) != KNUT_OK ||
+        (st = knut_serve__cypher_conn(s, conn, err)) != KNUT_OK)
         goto cleanup;
     if ((st = knut_duck_stmt_prepare(&stmt, conn, sql, err)) != KNUT_OK) {
         knut_duck_error_trim(err);
@@ -94,6 +104,7 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     }
     if (st != KNUT_OK)
         goto cleanup;
+make_handle:
     if (RAND_bytes(e.handle, sizeof e.handle) != 1) {
         st = knut_error_set(err, KNUT_ERROR, "no random bytes for a handle");
         goto cleanup;
@@ -327,6 +338,54 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const
     free(sql);
     knut_buf_reset(&params);
     return st;
+}
+
+knut_status knut_serve__prepared_bind_to(knut_serve *s, knut_serve__who *who,
+                                         const uint8_t *handle, size_t hlen,
+                                         knut_duck_stmt *stmt, knut_error *err)
+{
+    knut_buf params = KNUT_BUF_INIT;
+    knut_status st = KNUT_OK;
+    pthread_mutex_lock(&s->lock);
+    knut_serve__prepared *p = find(s, who, handle, hlen);
+    if (!p)
+        st = not_found(err);
+    else
+        knut_buf_append(&params, p->params.data, p->params.len);
+    pthread_mutex_unlock(&s->lock);
+    if (st == KNUT_OK)
+        st = knut_buf_check(&params, err);
+    knut_arrow_ipc_reader *r = NULL;
+    struct ArrowArray batch = {0};
+    if (st == KNUT_OK && params.len) {
+        knut_arrow_ipc_source src;
+        st = knut_arrow_ipc_source_mem(&src, params.data, params.len, err);
+        if (st == KNUT_OK)
+            st = knut_arrow_ipc_reader_new(&r, src, NULL, err);
+        while (st == KNUT_OK && !batch.release) {
+            st = knut_arrow_ipc_reader_next(r, &batch, err);
+            if (st == KNUT_OK && !batch.release)
+                st = knut_error_set(err, KNUT_EINVAL, "parameter batch without rows");
+            else if (st == KNUT_OK && batch.length == 0)
+                knut_arrow_array_release(&batch);
+        }
+        if (st == KNUT_OK)
+            st = knut_serve__params_bind(stmt, knut_arrow_ipc_reader_schema(r), &batch, 0, err);
+    }
+    knut_arrow_array_release(&batch);
+    knut_arrow_ipc_reader_free(r);
+    knut_buf_reset(&params);
+    return st;
+}
+
+char *knut_serve__prepared_sql(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                               size_t hlen)
+{
+    pthread_mutex_lock(&s->lock);
+    knut_serve__prepared *p = find(s, who, handle, hlen);
+    char *sql = p ? strdup(p->sql) : NULL;
+    pthread_mutex_unlock(&s->lock);
+    return sql;
 }
 
 void knut_serve__prepared_free_all(knut_serve *s)

@@ -58,6 +58,11 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
                             s->max_message);
         goto cleanup;
     }
+    if (o->config_file && (st = knut_serve__config_load(&s->conf, o->config_file, err)) !=
+                              KNUT_OK) {
+        knut_error_prefix(err, "serve: ");
+        goto cleanup;
+    }
     knut_duck_option ro[] = {{"access_mode", "READ_ONLY"}};
     st = knut_duck_db_open(&s->db, o->db_path, o->db_path ? ro : NULL, o->db_path ? 1 : 0, err);
     if (st != KNUT_OK) {
@@ -69,6 +74,8 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
         knut_error_prefix(err, "serve: init SQL: ");
     if (st == KNUT_OK)
         st = default_catalog(s, conn, err);
+    if (st == KNUT_OK && (st = knut_serve__views_setup(s, conn, err)) != KNUT_OK)
+        knut_error_prefix(err, "serve: ");
     /* Clients send any SQL: after the set-up, none of it may reach the
      * host (files, ATTACH, extensions, which would bring the network) or
      * change the settings every client shares. Not undoable by SQL. */
@@ -131,6 +138,7 @@ void knut_serve_free(knut_serve *s)
     knut_serve__prepared_free_all(s);
     knut_serve__auth_free(&s->auth);
     knut_duck_db_close(s->db);
+    knut_serve__config_free(&s->conf);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
