@@ -60,6 +60,8 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
     }
     if (o->config_file && (st = knut_serve__config_load(&s->conf, o->config_file, err)) !=
                               KNUT_OK) {
+        if (st == KNUT_EPARSE) /* a file that does not parse: a usage error, like a bad key */
+            st = err->code = KNUT_EINVAL;
         knut_error_prefix(err, "serve: ");
         goto cleanup;
     }
