@@ -81,6 +81,33 @@ knut_status knut_serve__cypher_falkor(knut_serve__config *c, const char *text,
     return st;
 }
 
+/* DuckDB's Arrow scan makes a view in the connection's default catalog,
+ * which a served file has read-only: it is made in the cypher catalog,
+ * and the default set back. */
+knut_status knut_serve__cypher_register(knut_serve *s, knut_duck_conn *conn, const char *name,
+                                        struct ArrowArrayStream *stream, knut_error *err)
+{
+    knut_buf back = KNUT_BUF_INIT;
+    knut_buf_puts(&back, "USE ");
+    knut_duck_ident(&back, s->catalog);
+    knut_status st = knut_buf_check(&back, err);
+    if (st == KNUT_OK)
+        st = knut_duck_exec(conn, "USE " KNUT_SERVE__CYPHER_CATALOG, err);
+    if (st == KNUT_OK) {
+        st = knut_duck_register_stream(conn, name, stream, err);
+        knut_error e2 = KNUT_ERROR_INIT;
+        knut_status st2 = knut_duck_exec(conn, back.data, &e2);
+        if (st == KNUT_OK && st2 != KNUT_OK) {
+            *err = e2;
+            st = st2;
+        }
+    } else {
+        knut_arrow_stream_release(stream);
+    }
+    knut_buf_reset(&back);
+    return st;
+}
+
 static void table_name(knut_buf *b, const char *prefix, const char *name)
 {
     knut_buf_puts(b, "temp.main.");
@@ -120,7 +147,7 @@ static knut_status infer(knut_serve *s, knut_duck_conn *conn, knut_serve__query 
         knut_arrow_schema_release(&sc);
     }
     if (st == KNUT_OK)
-        st = knut_duck_register_stream(conn, rname.data, &res.stream, err);
+        st = knut_serve__cypher_register(s, conn, rname.data, &res.stream, err);
     const char *binds[1] = {rname.data};
     if (st == KNUT_OK)
         st = knut_duck_stmt_prepare_text(

@@ -206,7 +206,7 @@ static knut_status run_one(knut_serve *s, knut_serve__who *who, knut_duck_conn *
                              KNUT_OK)
         knut_error_prefix(err, "cypher.%s: ", q->name);
     if (st == KNUT_OK)
-        st = knut_duck_register_stream(conn, rname.data, &res.stream, err);
+        st = knut_serve__cypher_register(s, conn, rname.data, &res.stream, err);
     knut_graph_falkor_result_reset(&res);
     knut_buf_reset(&text);
     knut_buf_reset(&rname);

@@ -268,6 +268,11 @@ knut_status knut_serve__cypher_fill(struct knut_serve *s, knut_serve__who *who,
                                     knut_duck_conn *conn, const char *sql,
                                     const uint8_t *handle, size_t hlen, size_t n_params,
                                     knut_error *err);
+/* Reads stream into temp table name on conn (knut_duck_register_stream
+ * run with the cypher catalog as the default). */
+knut_status knut_serve__cypher_register(struct knut_serve *s, knut_duck_conn *conn,
+                                        const char *name, struct ArrowArrayStream *stream,
+                                        knut_error *err);
 /* Ad-hoc Cypher: SQL text that starts with "CYPHER " (any case). */
 int knut_serve__cypher_adhoc(const char *sql);
 /* Runs ad-hoc Cypher and streams its result on call. */
