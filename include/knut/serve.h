@@ -33,7 +33,7 @@ typedef struct knut_serve knut_serve;
 /* Prepared statements open at once, over all clients. */
 #define KNUT_SERVE_MAX_PREPARED 1024
 
-#define KNUT_SERVE_OPTIONS_VERSION 3 /* 2: the auth fields; 3: handles, metrics */
+#define KNUT_SERVE_OPTIONS_VERSION 3 /* 2: the auth fields; 3: handles, metrics, config_file */
 typedef struct knut_serve_options {
     int version;            /* KNUT_SERVE_OPTIONS_VERSION */
     const char *db_path;    /* DuckDB file, opened read-only; NULL: in-memory */
@@ -57,9 +57,12 @@ typedef struct knut_serve_options {
     size_t max_prepared;     /* statements with parameters kept here; 0: KNUT_SERVE_MAX_PREPARED */
     int64_t prepared_ttl_ms; /* those parameters idle this long are dropped; 0: 1 hour */
     const char *metrics_addr; /* Prometheus /metrics on IP:PORT; NULL: none */
+    /* serve.yml (docs/serve.md): views over Parquet/CSV files, a FalkorDB
+     * connection and named Cypher queries served as tables; NULL: none. */
+    const char *config_file;
 } knut_serve_options;
 #define KNUT_SERVE_OPTIONS_INIT \
-    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, NULL}
+    {KNUT_SERVE_OPTIONS_VERSION, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, 0, NULL, NULL, 0, 0, NULL, NULL}
 
 /* Opens the database and binds the server (the port is known from here
  * on); nothing is served before knut_serve_start. o is copied. Errors:

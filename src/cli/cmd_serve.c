@@ -30,6 +30,7 @@ typedef struct serve_args {
     int64_t max_prepared;
     double prepared_ttl;
     const char *metrics_addr;
+    const char *config;
 } serve_args;
 
 static const knut_cli_opt serve_opts[] = {
@@ -38,6 +39,9 @@ static const knut_cli_opt serve_opts[] = {
                      "knut sync)"),
     KNUT_CLI_OPT_FLAG("memory", 0, serve_args, memory,
                       "serve an empty in-memory database instead (demos, client checks)"),
+    KNUT_CLI_OPT_STR("config", 0, serve_args, config, "FILE",
+                     "serve.yml: views over Parquet/CSV files, a FalkorDB connection and "
+                     "named Cypher queries served as tables (docs/serve.md)"),
     KNUT_CLI_OPT_STR("addr", 0, serve_args, addr, "IP:PORT",
                      "address to listen on (default 127.0.0.1:32010; port 0: any free port)"),
     KNUT_CLI_OPT_STR("tls-cert", 0, serve_args, tls_cert, "PEM",
@@ -81,7 +85,7 @@ static const knut_cli_arg serve_pos[] = {KNUT_CLI_ARG_OPT("URL", serve_args, sel
 
 const knut_cli_spec knut_cmd_serve_spec = {
     .name = "serve",
-    .synopsis = "usage: knut serve (--db FILE | --memory) [--addr IP:PORT]\n"
+    .synopsis = "usage: knut serve (--db FILE | --memory) [--config FILE] [--addr IP:PORT]\n"
                 "                  [--tls-cert PEM --tls-key PEM [--tls-ca PEM]]\n"
                 "                  [--max-receive MIB] [--max-message MIB] [--threads N]\n"
                 "                  [--grace SEC] [--auth-file FILE] [--session-ttl SEC]\n"
@@ -101,6 +105,7 @@ const knut_cli_spec knut_cmd_serve_spec = {
         "  knut serve --db graph.duckdb\n"
         "  knut serve --db graph.duckdb --addr 0.0.0.0:32010 --tls-cert s.pem --tls-key s.key\n"
         "  knut serve --db graph.duckdb --auth-file serve.auth   # chmod 600 serve.auth\n"
+        "  knut serve --db graph.duckdb --config serve.yml       # views, Cypher tables\n"
         "  knut serve --memory --self-test\n"
         "  knut serve --self-test grpc://127.0.0.1:32010\n"
         "  python -c \"import adbc_driver_flightsql.dbapi as f; c = f.connect('grpc://127.0.0.1:32010');\n"
@@ -191,6 +196,7 @@ int knut_cmd_serve(int argc, char **argv)
     so.max_prepared = (size_t)a.max_prepared;
     so.prepared_ttl_ms = (int64_t)(a.prepared_ttl * 1000);
     so.metrics_addr = a.metrics_addr;
+    so.config_file = a.config;
     rc = KNUT_EXIT_FAIL;
     knut_status st = knut_signal_install(&err);
     if (st == KNUT_OK)

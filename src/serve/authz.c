@@ -112,10 +112,14 @@ static int pattern_match(const char *pattern, const char *cat, const char *sch, 
     char parts[MAX_PARTS][KNUT_SERVE__MAX_IDENT];
     int n = parts_of(pattern, parts);
     const char *name[MAX_PARTS] = {cat, sch, tbl};
-    for (int i = 0; i < n; i++)
-        if (!glob(parts[n - 1 - i], name[MAX_PARTS - 1 - i]))
-            return 0;
-    return n > 0;
+    int ok = n > 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = glob(parts[n - 1 - i], name[MAX_PARTS - 1 - i]);
+    /* CATALOG.TABLE names a table of a catalog's main schema too, as
+     * DuckDB binds `x.t` when x is a catalog (serve.yml views, cypher.q) */
+    if (!ok && n == 2 && strcasecmp(sch, "main") == 0)
+        ok = glob(parts[0], cat) && glob(parts[1], tbl);
+    return ok;
 }
 
 static int all_stars(const char *pattern)
@@ -296,6 +300,65 @@ cleanup:
     return st;
 }
 
+/* Whether cat is a catalog serve.yml made (views, the Cypher queries). */
+static int config_catalog(const knut_serve *s, const char *cat)
+{
+    if (s->conf.n_queries && strcasecmp(cat, KNUT_SERVE__CYPHER_CATALOG) == 0)
+        return 1;
+    for (size_t i = 0; i < s->conf.n_views; i++)
+        if (strcasecmp(cat, s->conf.views[i].catalog) == 0)
+            return 1;
+    return 0;
+}
+
+/* The views of serve.yml read no table the binder could name (files,
+ * FalkorDB): each one the query names is checked by its own name, from
+ * the syntax tree (a CTE is never qualified, so `x.v` is a table). */
+static knut_status check_config_views(knut_serve *s, knut_serve__who *who, knut_duck_conn *conn,
+                                      const char *sql, knut_error *err)
+{
+    if (!s->conf.n_views && !s->conf.n_queries)
+        return KNUT_OK;
+    knut_duck_stmt *stmt = NULL;
+    struct ArrowArrayStream rows = {0};
+    knut_buf cells = KNUT_BUF_INIT;
+    const char *binds[1] = {sql};
+    size_t n = 0;
+    knut_status st = knut_duck_stmt_prepare_text(
+        &stmt, conn,
+        "WITH t AS (SELECT * FROM json_tree(json_serialize_sql($1::VARCHAR))) "
+        "SELECT coalesce(json_extract_string(p.value, '$.catalog_name'), ''), "
+        "coalesce(json_extract_string(p.value, '$.schema_name'), ''), "
+        "coalesce(json_extract_string(p.value, '$.table_name'), '') "
+        "FROM t c JOIN t p ON c.parent = p.id "
+        "WHERE c.key = 'type' AND c.value::VARCHAR = '\"BASE_TABLE\"'",
+        binds, 1, err);
+    if (st == KNUT_OK)
+        st = knut_duck_stmt_query(stmt, &rows, err);
+    if (st == KNUT_OK)
+        st = knut_serve__stream_strings(&rows, &cells, &n, err);
+    const char *c = cells.data;
+    for (size_t i = 0; st == KNUT_OK && i + 3 <= n; i += 3) {
+        const char *cat = c, *sch = cat + strlen(cat) + 1, *tbl = sch + strlen(sch) + 1;
+        c = tbl + strlen(tbl) + 1;
+        if (!*cat && *sch) {
+            int yes = 0;
+            if ((st = is_schema(conn, sch, &yes, err)) != KNUT_OK || yes)
+                continue;
+            cat = sch;
+            sch = "";
+        }
+        if (!*cat || !config_catalog(s, cat))
+            continue;
+        if (!knut_serve__authz_table(who, cat, *sch ? sch : "main", tbl))
+            st = knut_serve__denied(who, err, "'%s' may not read %s.%s", who->name, cat, tbl);
+    }
+    knut_buf_reset(&cells);
+    knut_arrow_stream_release(&rows);
+    knut_duck_stmt_free(stmt);
+    return st;
+}
+
 knut_status knut_serve__authz_sql(knut_serve *s, knut_serve__who *who, knut_duck_conn *conn,
                                   const char *sql, const knut_duck_stmt *stmt, knut_error *err)
 {
@@ -305,6 +368,8 @@ knut_status knut_serve__authz_sql(knut_serve *s, knut_serve__who *who, knut_duck
         return knut_serve__denied(who, err, "only SELECT queries can be checked against the "
                                             "tables you may read");
     knut_status st = check_functions(who, conn, sql, err);
+    if (st == KNUT_OK)
+        st = check_config_views(s, who, conn, sql, err);
     knut_buf names = KNUT_BUF_INIT;
     size_t n = 0;
     if (st == KNUT_OK && knut_duck_table_names(conn, sql, &names, &n, err) != KNUT_OK)
@@ -328,6 +393,9 @@ knut_status knut_serve__authz_sql(knut_serve *s, knut_serve__who *who, knut_duck
                 break;
             *(yes ? &sch : &cat) = parts[0];
         }
+        /* the tables behind the Cypher views: checked by the view's name */
+        if (knut_serve__cypher_internal(cat, sch, tbl))
+            continue;
         if (!knut_serve__authz_table(who, cat, sch, tbl))
             st = knut_serve__denied(who, err, "'%s' may not read %s.%s.%s", who->name, cat, sch,
                                     tbl);

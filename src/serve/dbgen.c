@@ -36,10 +36,13 @@ static knut_status default_catalog(knut_serve *s, knut_duck_conn *conn, knut_err
 
 knut_status knut_serve__db_setup(knut_serve *s, knut_duck_conn *conn, knut_error *err)
 {
-    /* what every open of the database needs before clients see it (views
-     * and catalogs of a serve.yml go here too); run before the lock-down,
-     * so it may still read files and change settings */
-    return default_catalog(s, conn, err);
+    /* what every open of the database needs before clients see it: run
+     * before the lock-down, so it may still read files and change settings */
+    knut_status st = default_catalog(s, conn, err);
+    /* the catalogs, views and Cypher tables of serve.yml (views.c) */
+    if (st == KNUT_OK && (st = knut_serve__views_setup(s, conn, err)) != KNUT_OK)
+        knut_error_prefix(err, "serve: ");
+    return st;
 }
 
 knut_status knut_serve__db_open(knut_serve *s, knut_duck_db **out, knut_error *err)

@@ -72,6 +72,7 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     knut_buf dsb = KNUT_BUF_INIT, psb = KNUT_BUF_INIT;
     char *sql = NULL;
     knut_buf hb = KNUT_BUF_INIT;
+    knut_serve__handle h = {0}; /* before any goto: make_handle uses it */
     knut_status st = knut_serve__any_unpack(
         body, len, "ActionCreatePreparedStatementRequest",
         &knut_serve__flightsql__action_create_prepared_statement_request__descriptor, &m,
@@ -89,7 +90,17 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK)
+    if (knut_serve__cypher_adhoc(sql)) {
+        /* ad-hoc Cypher: nothing to prepare; its schemas are the stream's */
+        if (!knut_serve__authz_full(who))
+            st = knut_serve__denied(who, err, "ad-hoc Cypher reads the whole graph: only an "
+                                              "identity that may read everything runs it");
+        if (st != KNUT_OK)
+            goto cleanup;
+        goto make_handle;
+    }
+    if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK ||
+        (st = knut_serve__cypher_conn(s, conn, err)) != KNUT_OK)
         goto cleanup;
     if ((st = knut_duck_stmt_prepare(&stmt, conn, sql, err)) != KNUT_OK) {
         knut_duck_error_trim(err);
@@ -116,7 +127,7 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     }
     if (st != KNUT_OK)
         goto cleanup;
-    knut_serve__handle h = {0};
+make_handle:
     if (RAND_bytes(h.nonce, sizeof h.nonce) != 1) {
         st = knut_error_set(err, KNUT_ERROR, "no random bytes for a handle");
         goto cleanup;
@@ -315,6 +326,64 @@ knut_status knut_serve__prepared_bind(knut_serve *s, knut_serve__who *who, const
     return st;
 }
 
+/* A handle's SQL (owned, NUL-terminated) and its parameters: the handle's
+ * own, else those DoPut kept for it (params left empty: none). */
+static knut_status handle_parts(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                                size_t hlen, char **sql, knut_buf *params, knut_error *err)
+{
+    *sql = NULL;
+    knut_serve__handle h;
+    knut_status st = handle_open(s, who, handle, hlen, &h, err);
+    if (st == KNUT_OK && !(*sql = malloc(h.sql_len + 1)))
+        st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    if (st == KNUT_OK) {
+        memcpy(*sql, h.sql, h.sql_len);
+        (*sql)[h.sql_len] = 0;
+    }
+    if (st == KNUT_OK && h.params) {
+        knut_buf_append(params, h.params, h.params_len);
+        st = knut_buf_check(params, err);
+    } else if (st == KNUT_OK) {
+        pthread_mutex_lock(&s->lock);
+        knut_serve__prepared *p = find(s, &h);
+        if (p) {
+            p->used_ns = knut_clock_mono_ns();
+            knut_buf_append(params, p->params.data, p->params.len);
+            st = knut_buf_check(params, err);
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (st != KNUT_OK) {
+        free(*sql);
+        *sql = NULL;
+    }
+    return st;
+}
+
+/* Binds the one parameter row of params (an IPC stream) to stmt. */
+static knut_status params_bind_ipc(knut_duck_stmt *stmt, const knut_buf *params,
+                                   knut_error *err)
+{
+    knut_arrow_ipc_reader *r = NULL;
+    struct ArrowArray batch = {0};
+    knut_arrow_ipc_source src;
+    knut_status st = knut_arrow_ipc_source_mem(&src, params->data, params->len, err);
+    if (st == KNUT_OK)
+        st = knut_arrow_ipc_reader_new(&r, src, NULL, err);
+    while (st == KNUT_OK && !batch.release) {
+        st = knut_arrow_ipc_reader_next(r, &batch, err);
+        if (st == KNUT_OK && !batch.release)
+            st = knut_error_set(err, KNUT_EINVAL, "parameter batch without rows");
+        else if (st == KNUT_OK && batch.length == 0)
+            knut_arrow_array_release(&batch);
+    }
+    if (st == KNUT_OK)
+        st = knut_serve__params_bind(stmt, knut_arrow_ipc_reader_schema(r), &batch, 0, err);
+    knut_arrow_array_release(&batch);
+    knut_arrow_ipc_reader_free(r);
+    return st;
+}
+
 knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
                                       size_t hlen,
                                       knut_duck_conn *conn, knut_duck_stmt **out,
@@ -323,56 +392,18 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const
     *out = NULL;
     char *sql = NULL;
     knut_buf params = KNUT_BUF_INIT;
-    knut_serve__handle h;
-    knut_status st = handle_open(s, who, handle, hlen, &h, err);
-    if (st == KNUT_OK && !(sql = malloc(h.sql_len + 1)))
-        st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    if (st == KNUT_OK) {
-        memcpy(sql, h.sql, h.sql_len);
-        sql[h.sql_len] = 0;
-    }
-    /* the handle's own parameters, else those DoPut kept for it */
-    if (st == KNUT_OK && h.params) {
-        knut_buf_append(&params, h.params, h.params_len);
-        st = knut_buf_check(&params, err);
-    } else if (st == KNUT_OK) {
-        pthread_mutex_lock(&s->lock);
-        knut_serve__prepared *p = find(s, &h);
-        if (p) {
-            p->used_ns = knut_clock_mono_ns();
-            knut_buf_append(&params, p->params.data, p->params.len);
-            st = knut_buf_check(&params, err);
-        }
-        pthread_mutex_unlock(&s->lock);
-    }
-    knut_arrow_ipc_reader *r = NULL;
-    struct ArrowArray batch = {0};
+    knut_status st = handle_parts(s, who, handle, hlen, &sql, &params, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_prepare(out, conn, sql, err);
     /* checked again at each use, not only when it was made */
     if (st == KNUT_OK)
         st = knut_serve__authz_sql(s, who, conn, sql, *out, err);
-    if (st == KNUT_OK && params.len) {
-        knut_arrow_ipc_source src;
-        st = knut_arrow_ipc_source_mem(&src, params.data, params.len, err);
-        if (st == KNUT_OK)
-            st = knut_arrow_ipc_reader_new(&r, src, NULL, err);
-        while (st == KNUT_OK && !batch.release) {
-            st = knut_arrow_ipc_reader_next(r, &batch, err);
-            if (st == KNUT_OK && !batch.release)
-                st = knut_error_set(err, KNUT_EINVAL, "parameter batch without rows");
-            else if (st == KNUT_OK && batch.length == 0)
-                knut_arrow_array_release(&batch);
-        }
-        if (st == KNUT_OK)
-            st = knut_serve__params_bind(*out, knut_arrow_ipc_reader_schema(r), &batch, 0, err);
-    } else if (st == KNUT_OK && knut_duck_stmt_param_count(*out) > 0) {
+    if (st == KNUT_OK && params.len)
+        st = params_bind_ipc(*out, &params, err);
+    else if (st == KNUT_OK && knut_duck_stmt_param_count(*out) > 0)
         st = knut_error_set(err, KNUT_EINVAL, "the statement takes %zu parameters and none were "
                                               "bound (DoPut them first)",
                             knut_duck_stmt_param_count(*out));
-    }
-    knut_arrow_array_release(&batch);
-    knut_arrow_ipc_reader_free(r);
     if (st != KNUT_OK) {
         knut_duck_stmt_free(*out);
         *out = NULL;
@@ -380,6 +411,32 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const
     free(sql);
     knut_buf_reset(&params);
     return st;
+}
+
+knut_status knut_serve__prepared_bind_to(knut_serve *s, knut_serve__who *who,
+                                         const uint8_t *handle, size_t hlen,
+                                         knut_duck_stmt *stmt, knut_error *err)
+{
+    char *sql = NULL;
+    knut_buf params = KNUT_BUF_INIT;
+    knut_status st = handle_parts(s, who, handle, hlen, &sql, &params, err);
+    if (st == KNUT_OK && params.len)
+        st = params_bind_ipc(stmt, &params, err);
+    free(sql);
+    knut_buf_reset(&params);
+    return st;
+}
+
+char *knut_serve__prepared_sql(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                               size_t hlen)
+{
+    char *sql = NULL;
+    knut_buf params = KNUT_BUF_INIT;
+    knut_error err = KNUT_ERROR_INIT;
+    if (handle_parts(s, who, handle, hlen, &sql, &params, &err) != KNUT_OK)
+        sql = NULL;
+    knut_buf_reset(&params);
+    return sql;
 }
 
 void knut_serve__prepared_free_all(knut_serve *s)

@@ -250,6 +250,81 @@ knut_status knut_serve__handle_encode(const knut_serve__hkey *k, const knut_serv
 knut_status knut_serve__handle_decode(const knut_serve__hkey *k, const uint8_t *data, size_t n,
                                       knut_serve__handle *h, knut_error *err);
 
+/* ---- serve.yml (config.c), its views and Cypher tables (views.c, cypher*.c) ---- */
+
+/* The catalog the named Cypher queries are tables of. */
+#define KNUT_SERVE__CYPHER_CATALOG "cypher"
+
+/* A view of serve.yml: catalog.main.name over files. */
+typedef struct knut_serve__view {
+    const char *catalog, *name; /* the tree's strings */
+    char *path;                 /* absolute: a file, a glob or a folder */
+    int csv;                    /* else Parquet */
+    const void *node;           /* where it was written (a knut_conf) */
+} knut_serve__view;
+
+/* A named Cypher query: a table cypher.main.name whose columns are the
+ * result's (declared, or inferred once at start: the schema cache) and
+ * then its parameters. DuckDB type names. */
+typedef struct knut_serve__query {
+    const char *name, *cypher;
+    const char **cols, **col_types;
+    size_t n_cols;
+    const char **params, **param_types;
+    size_t n_params;
+    const void *node;
+    char *inferred; /* the inferred columns' names and types, NUL after each */
+} knut_serve__query;
+
+typedef struct knut_serve__config {
+    int loaded;
+    void *tree; /* the knut_conf tree, which owns the strings */
+    knut_serve__view *views;
+    size_t n_views;
+    char *falkor_url; /* NULL: no FalkorDB */
+    char *falkor_graph;
+    char *falkor_password; /* from a file or the environment; wiped when freed */
+    int falkor_timeout_ms;
+    knut_serve__query *queries;
+    size_t n_queries;
+    pthread_mutex_t lock; /* the one FalkorDB client */
+    struct knut_graph_falkor *falkor;
+    char *conn_sql; /* the per-connection temp tables of the queries */
+} knut_serve__config;
+
+/* Loads serve.yml into c (zeroed first); errors name file:line:col.
+ * Free with _config_free (also after an error). */
+knut_status knut_serve__config_load(knut_serve__config *c, const char *path, knut_error *err);
+void knut_serve__config_free(knut_serve__config *c);
+/* Per database, right after it is opened and before it is locked down:
+ * the catalogs and views of serve.yml and the Cypher tables. */
+knut_status knut_serve__views_setup(struct knut_serve *s, knut_duck_conn *conn, knut_error *err);
+/* Per call connection: the temp tables the Cypher views read (nothing
+ * without queries). */
+knut_status knut_serve__cypher_conn(struct knut_serve *s, knut_duck_conn *conn, knut_error *err);
+/* Before a query on conn runs: every named query its SQL reads is run on
+ * FalkorDB with the parameters of its WHERE (values bound from the
+ * statement, or from the prepared handle's row) and its result put in
+ * place. handle NULL for a plain statement. */
+knut_status knut_serve__cypher_fill(struct knut_serve *s, knut_serve__who *who,
+                                    knut_duck_conn *conn, const char *sql,
+                                    const uint8_t *handle, size_t hlen, size_t n_params,
+                                    knut_error *err);
+/* Reads stream into temp table name on conn (knut_duck_register_stream
+ * run with the cypher catalog as the default). */
+knut_status knut_serve__cypher_register(struct knut_serve *s, knut_duck_conn *conn,
+                                        const char *name, struct ArrowArrayStream *stream,
+                                        knut_error *err);
+/* Ad-hoc Cypher: SQL text that starts with "CYPHER " (any case). */
+int knut_serve__cypher_adhoc(const char *sql);
+/* Runs ad-hoc Cypher and streams its result on call. */
+knut_status knut_serve__cypher_adhoc_doget(struct knut_serve *s, knut_serve__who *who,
+                                           knut_net_grpc_call *call, const char *cypher,
+                                           int64_t *rows, knut_error *err);
+/* Whether a table of the binder's is one of the Cypher views' own temp
+ * tables (authorized through the view's name instead). */
+int knut_serve__cypher_internal(const char *cat, const char *sch, const char *tbl);
+
 /* ---- server state ---- */
 
 /* Parameters bound by DoPut, kept for clients that go on using the handle
@@ -288,6 +363,7 @@ struct knut_serve {
     knut_serve__auth auth;
     knut_serve__method methods[KNUT_SERVE__N_METHODS];
     char catalog[KNUT_SERVE__MAX_IDENT]; /* the default catalog, for unqualified names */
+    knut_serve__config conf; /* serve.yml; zeroed without one */
 };
 
 /* ---- RPC families ---- */
@@ -360,6 +436,14 @@ knut_status knut_serve__prepared_stmt(knut_serve *s, knut_serve__who *who, const
                                       knut_duck_conn *conn, knut_duck_stmt **out,
                                       knut_error *err);
 void knut_serve__prepared_free_all(knut_serve *s);
+/* Binds the parameter row of handle (who's) to stmt, another statement
+ * over the same parameters; nothing when none were put. */
+knut_status knut_serve__prepared_bind_to(knut_serve *s, knut_serve__who *who,
+                                         const uint8_t *handle, size_t hlen,
+                                         knut_duck_stmt *stmt, knut_error *err);
+/* A copy of the handle's SQL (who's), or NULL; caller frees. */
+char *knut_serve__prepared_sql(knut_serve *s, knut_serve__who *who, const uint8_t *handle,
+                               size_t hlen);
 /* params.c: binds row `row` of batch (one column per parameter, in order)
  * to stmt's $1, $2, ...; the batch is read, not kept. */
 knut_status knut_serve__params_bind(knut_duck_stmt *stmt, const struct ArrowSchema *schema,

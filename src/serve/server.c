@@ -50,6 +50,13 @@ knut_status knut_serve_new(knut_serve **out, const knut_serve_options *o, knut_e
                             s->max_message);
         goto cleanup;
     }
+    if (o->config_file && (st = knut_serve__config_load(&s->conf, o->config_file, err)) !=
+                              KNUT_OK) {
+        if (st == KNUT_EPARSE) /* a file that does not parse: a usage error, like a bad key */
+            st = err->code = KNUT_EINVAL;
+        knut_error_prefix(err, "serve: ");
+        goto cleanup;
+    }
     if ((o->db_path && !(s->db_path = strdup(o->db_path))) ||
         (o->init_sql && !(s->init_sql = strdup(o->init_sql)))) {
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
@@ -126,6 +133,7 @@ void knut_serve_free(knut_serve *s)
     free(s->db_path);
     free(s->init_sql);
     pthread_mutex_destroy(&s->db_lock);
+    knut_serve__config_free(&s->conf);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

@@ -72,6 +72,55 @@ static knut_status cmd_stmt(knut_serve *s, knut_serve__who *who, const knut_serv
     return st;
 }
 
+/* The named Cypher queries stmt reads, run and put in place (serve.yml). */
+static knut_status cypher_fill(knut_serve *s, knut_serve__who *who, const knut_serve__cmd *cmd,
+                               knut_duck_conn *conn, knut_duck_stmt *stmt, knut_error *err)
+{
+    if (!s->conf.n_queries)
+        return KNUT_OK;
+    char *sql = NULL;
+    const uint8_t *h = NULL;
+    size_t hlen = 0;
+    knut_status st = KNUT_OK;
+    if (cmd->kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
+        const KnutServe__Flightsql__CommandPreparedStatementQuery *p = (const void *)cmd->msg;
+        h = p->prepared_statement_handle.data;
+        hlen = p->prepared_statement_handle.len;
+        if (!(sql = knut_serve__prepared_sql(s, who, h, hlen)))
+            st = knut_error_set(err, KNUT_ENOTFOUND, "no such prepared statement");
+    } else {
+        st = cmd_sql(cmd, &sql, err);
+    }
+    if (st == KNUT_OK)
+        st = knut_serve__cypher_fill(s, who, conn, sql, h, hlen,
+                                     knut_duck_stmt_param_count(stmt), err);
+    free(sql);
+    return st;
+}
+
+/* An ad-hoc Cypher statement (CYPHER ...): its text in *out, else NULL. */
+static knut_status adhoc_text(knut_serve *s, knut_serve__who *who, const knut_serve__cmd *cmd,
+                              char **out, knut_error *err)
+{
+    *out = NULL;
+    knut_status st = KNUT_OK;
+    if (cmd->kind == KNUT_SERVE__CMD_PREPARED_QUERY) {
+        const KnutServe__Flightsql__CommandPreparedStatementQuery *p = (const void *)cmd->msg;
+        *out = knut_serve__prepared_sql(s, who, p->prepared_statement_handle.data,
+                                        p->prepared_statement_handle.len);
+    } else if (cmd->kind == KNUT_SERVE__CMD_STATEMENT_QUERY ||
+               cmd->kind == KNUT_SERVE__CMD_TICKET_STATEMENT) {
+        st = cmd_sql(cmd, out, err);
+    }
+    if (!*out)
+        return st;
+    if (st == KNUT_OK && !knut_serve__cypher_adhoc(*out)) {
+        free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 /* The catalog rows of cmd that who may see. */
 static knut_status meta_rows(knut_serve__who *who, knut_duck_conn *conn,
                              const knut_serve__cmd *cmd, struct ArrowArrayStream *rows,
@@ -108,8 +157,26 @@ knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
         return knut_error_set(err, cmd->kind == KNUT_SERVE__CMD_TICKET_STATEMENT ? KNUT_EINVAL
                                                                                 : KNUT_EUNSUPPORTED,
                               "%s is not served by GetFlightInfo/GetSchema", cmd->name);
+    char *adhoc = NULL;
+    if ((st = adhoc_text(s, who, cmd, &adhoc, err)) != KNUT_OK || adhoc) {
+        /* ad-hoc Cypher: its schema is known once it runs (DoGet) */
+        free(adhoc);
+        if (st == KNUT_OK && !knut_serve__authz_full(who))
+            return knut_serve__denied(who, err, "ad-hoc Cypher reads the whole graph: only an "
+                                                "identity that may read everything runs it");
+        /* known once it runs: no schema for a prepared statement (what
+         * ADBC takes: then the stream's), a schema of no columns for a
+         * statement (pyarrow cannot read an empty one) */
+        if (st != KNUT_OK || cmd->kind == KNUT_SERVE__CMD_PREPARED_QUERY)
+            return st == KNUT_OK ? knut_error_set(err, KNUT_EAGAIN, "ad-hoc Cypher") : st;
+        return knut_arrow_schema_init(out, "+s", "", 0, 0, err);
+    }
     if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK)
         return st;
+    if ((st = knut_serve__cypher_conn(s, conn, err)) != KNUT_OK) {
+        knut_duck_conn_close(conn);
+        return st;
+    }
     if (is_meta(cmd->kind)) {
         /* catalog queries are small: run one for its schema */
         void (*fix)(struct ArrowSchema *) = NULL;
@@ -174,12 +241,24 @@ knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_
                               "%s is not a ticket of this server (get one from GetFlightInfo)",
                               cmd->name);
     int64_t t0 = knut_clock_mono_ns();
+    char *adhoc = NULL;
+    if ((st = adhoc_text(s, who, cmd, &adhoc, err)) != KNUT_OK || adhoc) {
+        if (st == KNUT_OK)
+            st = knut_serve__cypher_adhoc_doget(s, who, call, adhoc, &nrows, err);
+        who->rows = nrows;
+        free(adhoc);
+        return st;
+    }
     if ((st = knut_serve__conn_open(s, &conn, err)) != KNUT_OK)
         return st;
-    if (is_meta(cmd->kind)) {
+    if ((st = knut_serve__cypher_conn(s, conn, err)) != KNUT_OK) {
+        /* nothing more */
+    } else if (is_meta(cmd->kind)) {
         st = meta_rows(who, conn, cmd, &rows, &fix, err);
     } else {
         st = cmd_stmt(s, who, cmd, conn, &stmt, err);
+        if (st == KNUT_OK)
+            st = cypher_fill(s, who, cmd, conn, stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_query(stmt, &rows, err);
         fix = knut_serve__column_metadata;
