@@ -98,6 +98,28 @@ if ! [ -f "$fk_dir/falkordb.so" ]; then
   mkdir -p "$fk_dir"; cp "$tmp2/package/bin/falkordb.so" "$fk_dir/"; rm -rf "$tmp2"
 fi
 
+# The Flight SQL JDBC driver (what DBeaver and Tableau load) as a peer of
+# `knut serve`: one pinned jar from Maven Central through Maven, its sha256
+# checked. tests/jdbc/JdbcCheck.java runs as a single-file source program,
+# which needs the JDK's compiler module, so the headless JDK (the JRE alone
+# cannot run `java File.java`).
+JDBC_VERSION=18.3.0
+JDBC_SHA256=3f418b46c880e263558c5de669bdbede2c5d4375527ced116fb29f795b03704c
+apt_install openjdk-17-jdk-headless maven
+jdbc_jar="$here/third_party/jdbc/flight-sql-jdbc-driver-$JDBC_VERSION.jar"
+if ! [ -f "$jdbc_jar" ] || [ "$(sha256sum "$jdbc_jar" | cut -d' ' -f1)" != "$JDBC_SHA256" ]; then
+  log "Flight SQL JDBC driver $JDBC_VERSION: fetching with Maven"
+  tmp3=$(mktemp -d)
+  mvn -q dependency:copy -Dartifact="org.apache.arrow:flight-sql-jdbc-driver:$JDBC_VERSION" \
+    -DoutputDirectory="$tmp3" >/dev/null
+  got=$(sha256sum "$tmp3/flight-sql-jdbc-driver-$JDBC_VERSION.jar" | cut -d' ' -f1)
+  if [ "$got" != "$JDBC_SHA256" ]; then
+    log "Flight SQL JDBC driver: sha256 $got, expected $JDBC_SHA256"; rm -rf "$tmp3"; exit 1
+  fi
+  mkdir -p "$(dirname "$jdbc_jar")"; mv "$tmp3/flight-sql-jdbc-driver-$JDBC_VERSION.jar" "$jdbc_jar"
+  rm -rf "$tmp3"
+fi
+
 # A venv installed from a fully pinned requirements file, redone only when
 # the file changes (its sha256 is stamped into the venv).
 pinned_venv() { # DIR REQUIREMENTS PROGRAM LABEL

@@ -186,6 +186,8 @@ KNUT_EXTERN knut_status knut_duck_stmt_prepare_text(knut_duck_stmt **out, knut_d
 KNUT_EXTERN void knut_duck_stmt_free(knut_duck_stmt *stmt);
 /* Number of parameters. */
 KNUT_EXTERN size_t knut_duck_stmt_param_count(const knut_duck_stmt *stmt);
+/* The SQL text the statement was prepared from (owned by stmt). */
+KNUT_EXTERN const char *knut_duck_stmt_sql(const knut_duck_stmt *stmt);
 
 /*
  * Binding: idx is 1-based, as $1 in the SQL. Values are copied; bindings
@@ -210,6 +212,15 @@ KNUT_EXTERN knut_status knut_duck_stmt_bind_date(knut_duck_stmt *stmt, size_t id
 /* Microseconds since 1970-01-01 00:00:00, no time zone (as Arrow "tsu:"). */
 KNUT_EXTERN knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size_t idx,
                                                       int64_t micros, knut_error *err);
+/* A DECIMAL(precision, scale) whose unscaled value is the 128-bit two's
+ * complement integer hi * 2^64 + (uint64)lo_bits (Arrow decimal128's
+ * layout); precision 1..38. */
+KNUT_EXTERN knut_status knut_duck_stmt_bind_decimal(knut_duck_stmt *stmt, size_t idx,
+                                                    int64_t lo_bits, int64_t hi, int precision,
+                                                    int scale, knut_error *err);
+/* Microseconds since 1970-01-01 00:00:00 UTC, an instant (TIMESTAMPTZ). */
+KNUT_EXTERN knut_status knut_duck_stmt_bind_timestamp_tz(knut_duck_stmt *stmt, size_t idx,
+                                                         int64_t micros, knut_error *err);
 /* Non-zero when the statement is a query (DuckDB's SELECT type: also
  * VALUES, DESCRIBE, SUMMARIZE, SHOW, which DuckDB runs as one), zero for
  * anything that writes, configures (SET, PRAGMA, CALL) or explains. */

@@ -35,6 +35,7 @@ struct knut_duck_stmt {
     knut_duck_conn *conn; /* a reference */
     duckdb_prepared_statement prep;
     size_t nparams;
+    char *sql; /* the text prepared (knut_duck_stmt_sql) */
 };
 
 /* Takes / drops a reference; the last drop disconnects and frees. */

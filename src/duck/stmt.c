@@ -28,6 +28,10 @@ knut_status knut_duck_stmt_prepare(knut_duck_stmt **out, knut_duck_conn *conn, c
         goto cleanup;
     }
     stmt = calloc(1, sizeof *stmt);
+    if (stmt && !(stmt->sql = strdup(sql))) {
+        free(stmt);
+        stmt = NULL;
+    }
     if (!stmt) {
         st = knut_error_set(err, KNUT_ENOMEM, "preparing statement: out of memory");
         goto cleanup;
@@ -51,7 +55,13 @@ void knut_duck_stmt_free(knut_duck_stmt *stmt)
         return;
     duckdb_destroy_prepare(&stmt->prep);
     knut_duck__conn_unref(stmt->conn);
+    free(stmt->sql);
     free(stmt);
+}
+
+const char *knut_duck_stmt_sql(const knut_duck_stmt *stmt)
+{
+    return stmt ? stmt->sql : NULL;
 }
 
 size_t knut_duck_stmt_param_count(const knut_duck_stmt *stmt)
@@ -151,6 +161,31 @@ knut_status knut_duck_stmt_bind_timestamp(knut_duck_stmt *stmt, size_t idx, int6
         return st;
     duckdb_timestamp t = {micros};
     return bind_done(duckdb_bind_timestamp(stmt->prep, idx, t), idx, "timestamp", err);
+}
+
+knut_status knut_duck_stmt_bind_decimal(knut_duck_stmt *stmt, size_t idx, int64_t lo_bits,
+                                        int64_t hi, int precision, int scale, knut_error *err)
+{
+    knut_status st = bind_check(stmt, idx, err);
+    if (st != KNUT_OK)
+        return st;
+    /* DuckDB's DECIMAL holds at most 38 digits, as Arrow's decimal128. */
+    if (precision < 1 || precision > 38 || scale < 0 || scale > precision)
+        return knut_error_set(err, KNUT_EINVAL, "binding parameter %zu: DECIMAL(%d, %d) is "
+                                                "outside DECIMAL(1..38, 0..precision)",
+                              idx, precision, scale);
+    duckdb_decimal d = {(uint8_t)precision, (uint8_t)scale, {(uint64_t)lo_bits, hi}};
+    return bind_done(duckdb_bind_decimal(stmt->prep, idx, d), idx, "decimal", err);
+}
+
+knut_status knut_duck_stmt_bind_timestamp_tz(knut_duck_stmt *stmt, size_t idx, int64_t micros,
+                                             knut_error *err)
+{
+    knut_status st = bind_check(stmt, idx, err);
+    if (st != KNUT_OK)
+        return st;
+    duckdb_timestamp t = {micros};
+    return bind_done(duckdb_bind_timestamp_tz(stmt->prep, idx, t), idx, "timestamptz", err);
 }
 
 knut_status knut_duck_stmt_clear(knut_duck_stmt *stmt, knut_error *err)

@@ -5,6 +5,7 @@
  * sends for ordinary parameters are taken; any other is refused naming the
  * column and its Arrow format.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,46 @@
 static int bit(const uint8_t *bits, int64_t i)
 {
     return (bits[i / 8] >> (i % 8)) & 1;
+}
+
+/* Arrow timestamps in any unit, to DuckDB's microseconds; with a time
+ * zone the value is an instant (TIMESTAMPTZ), without one a wall clock.
+ * The JDBC driver sends milliseconds for setTimestamp. */
+static knut_status bind_timestamp(knut_duck_stmt *stmt, size_t idx, const char *f, int64_t v,
+                                  knut_error *err)
+{
+    int64_t us;
+    switch (f[2]) {
+    case 's': us = v * 1000000; break;
+    case 'm': us = v * 1000; break;
+    case 'u': us = v; break;
+    case 'n': us = v / 1000 - (v % 1000 < 0); break; /* floor, as DuckDB truncates */
+    default:
+        return knut_error_set(err, KNUT_EUNSUPPORTED, "parameter %zu: Arrow timestamp '%s' has "
+                                                      "no known unit", idx, f);
+    }
+    if ((f[2] == 's' && (v > INT64_MAX / 1000000 || v < INT64_MIN / 1000000)) ||
+        (f[2] == 'm' && (v > INT64_MAX / 1000 || v < INT64_MIN / 1000)))
+        return knut_error_set(err, KNUT_EINVAL, "parameter %zu: timestamp %lld is out of "
+                                                "DuckDB's range", idx, (long long)v);
+    return f[4] ? knut_duck_stmt_bind_timestamp_tz(stmt, idx, us, err)
+                : knut_duck_stmt_bind_timestamp(stmt, idx, us, err);
+}
+
+/* "d:P,S" or "d:P,S,128": decimal128, 16 little-endian bytes of the
+ * unscaled value. Other widths (32, 64, 256) are refused by name. */
+static knut_status bind_decimal(knut_duck_stmt *stmt, size_t idx, const char *f,
+                                const uint8_t *p, knut_error *err)
+{
+    int prec = 0, scale = 0, bits = 128, n = 0;
+    if (sscanf(f + 2, "%d,%d%n", &prec, &scale, &n) != 2 ||
+        (f[2 + n] && (sscanf(f + 2 + n, ",%d", &bits) != 1 || bits != 128)))
+        return knut_error_set(err, KNUT_EUNSUPPORTED, "parameter %zu: Arrow decimal '%s' cannot "
+                                                      "be bound (decimal128 only)", idx, f);
+    int64_t lo, hi;
+    memcpy(&lo, p, 8);
+    memcpy(&hi, p + 8, 8);
+    return knut_duck_stmt_bind_decimal(stmt, idx, lo, hi, prec, scale, err);
 }
 
 static knut_status bind_one(knut_duck_stmt *stmt, size_t idx, const struct ArrowSchema *sc,
@@ -74,8 +115,10 @@ static knut_status bind_one(knut_duck_stmt *stmt, size_t idx, const struct Arrow
         }
     } else if (strcmp(f, "tdD") == 0) {
         return knut_duck_stmt_bind_date(stmt, idx, ((const int32_t *)v)[j], err);
-    } else if (strcmp(f, "tsu:") == 0) {
-        return knut_duck_stmt_bind_timestamp(stmt, idx, ((const int64_t *)v)[j], err);
+    } else if (f[0] == 't' && f[1] == 's' && f[2] && f[3] == ':') {
+        return bind_timestamp(stmt, idx, f, ((const int64_t *)v)[j], err);
+    } else if (f[0] == 'd' && f[1] == ':') {
+        return bind_decimal(stmt, idx, f, (const uint8_t *)v + (size_t)j * 16, err);
     }
     return knut_error_set(err, KNUT_EUNSUPPORTED, "parameter %zu ('%s'): Arrow type '%s' cannot "
                                                   "be bound yet", idx,
@@ -98,4 +141,23 @@ knut_status knut_serve__params_bind(knut_duck_stmt *stmt, const struct ArrowSche
         st = bind_one(stmt, (size_t)k + 1, schema->children[k], batch->children[k],
                       batch->offset + row, err);
     return st;
+}
+
+void knut_serve__params_schema_ms(struct ArrowSchema *ps)
+{
+    if (knut_serve__schema_own(ps) != 0)
+        return;
+    for (int64_t i = 0; i < ps->n_children; i++) {
+        struct ArrowSchema *c = ps->children[i], ms;
+        if (strcmp(c->format, "tsu:") != 0)
+            continue;
+        if (knut_arrow_schema_init(&ms, "tsm:", c->name, c->flags, 0, NULL) != KNUT_OK)
+            return;
+        if (knut_arrow_schema_set_metadata(&ms, c->metadata, NULL) != KNUT_OK ||
+            knut_arrow_schema_set_child(ps, i, &ms, NULL) != KNUT_OK) {
+            if (ms.release)
+                ms.release(&ms);
+            return;
+        }
+    }
 }

@@ -111,8 +111,12 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     /* a schema known only at execution (SELECT $1 + 1) is sent empty, as
      * the protocol allows: the client then takes the stream's */
     st = knut_duck_stmt_schema(stmt, &ds, err);
-    if (st == KNUT_OK)
+    if (st == KNUT_OK) {
+        knut_serve__origins *o = knut_serve__origins_find(conn, sql, &ds);
         knut_serve__column_metadata(&ds);
+        knut_serve__origins_apply(o, &ds);
+        knut_serve__origins_free(o);
+    }
     if (st == KNUT_OK)
         st = knut_serve__schema_bytes(&ds, &dsb, err);
     else if (st == KNUT_EAGAIN)
@@ -120,6 +124,8 @@ knut_status knut_serve__prepared_create(knut_serve *s, knut_serve__who *who, con
     /* the parameters' schema whatever the result's: those queries need it most */
     if (st == KNUT_OK && knut_duck_stmt_param_count(stmt) > 0) {
         st = knut_duck_stmt_param_schema(stmt, &ps, err);
+        if (st == KNUT_OK)
+            knut_serve__params_schema_ms(&ps);
         if (st == KNUT_OK)
             st = knut_serve__schema_bytes(&ps, &psb, err);
         else if (st == KNUT_EAGAIN)

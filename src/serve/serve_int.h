@@ -404,6 +404,28 @@ int knut_serve__schema_own(struct ArrowSchema *s);
  * knut_serve__stream_send). Best effort: out of memory leaves it off. */
 void knut_serve__column_metadata(struct ArrowSchema *s);
 
+/* params.c: a prepared statement's parameter schema with TIMESTAMP
+ * parameters as timestamp[ms], not DuckDB's [us]: the Flight SQL JDBC
+ * driver (18.x) writes milliseconds into whatever timestamp vector the
+ * schema names, so [us] made its values 1000 times too small. Every unit
+ * is bound as sent (params.c converts), so clients that send [us] still
+ * keep their microseconds. Best effort. */
+void knut_serve__params_schema_ms(struct ArrowSchema *ps);
+
+/* colorigin.c: the table column each result column of sql is, where
+ * DuckDB's parse and catalog say so unambiguously (NULL: none known; the
+ * schema s is the statement's result schema, for its names). _apply sets
+ * ARROW:FLIGHT:SQL:CATALOG_NAME, SCHEMA_NAME, DB_SCHEMA_NAME, TABLE_NAME
+ * on those columns (after knut_serve__column_metadata, which drops them);
+ * _wrap makes rows' get_schema set both (takes o; -1 out of memory, rows
+ * left as they were). Best effort throughout. */
+typedef struct knut_serve__origins knut_serve__origins;
+knut_serve__origins *knut_serve__origins_find(knut_duck_conn *conn, const char *sql,
+                                              const struct ArrowSchema *s);
+void knut_serve__origins_apply(const knut_serve__origins *o, struct ArrowSchema *s);
+void knut_serve__origins_free(knut_serve__origins *o);
+int knut_serve__origins_wrap(struct ArrowArrayStream *rows, knut_serve__origins *o);
+
 /* The 4-column GetTables rows; then (meta_schema.c) the same rows read to
  * their end with a fifth column, each table's schema in IPC form. */
 knut_status knut_serve__meta_tables(knut_duck_conn *conn,

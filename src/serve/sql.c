@@ -190,8 +190,12 @@ knut_status knut_serve__sql_schema(knut_serve *s, knut_serve__who *who,
         st = cmd_stmt(s, who, cmd, conn, &stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_schema(stmt, out, err);
-        if (st == KNUT_OK)
+        if (st == KNUT_OK) {
+            knut_serve__origins *o = knut_serve__origins_find(conn, knut_duck_stmt_sql(stmt), out);
             knut_serve__column_metadata(out);
+            knut_serve__origins_apply(o, out);
+            knut_serve__origins_free(o);
+        }
     }
     knut_arrow_stream_release(&rows);
     knut_duck_stmt_free(stmt);
@@ -223,6 +227,21 @@ knut_status knut_serve__sql_ticket(const knut_serve__cmd *cmd, const uint8_t *cm
     }
     knut_buf_reset(&handle);
     return st;
+}
+
+/* The result columns' origins of a prepared statement, by the names of
+ * its result schema (none when that is known only at execution). */
+static knut_serve__origins *stmt_origins(knut_duck_conn *conn, knut_duck_stmt *stmt)
+{
+    struct ArrowSchema sc = {0};
+    knut_error e = KNUT_ERROR_INIT;
+    knut_serve__origins *o = NULL;
+    if (knut_duck_stmt_schema(stmt, &sc, &e) == KNUT_OK)
+        o = knut_serve__origins_find(conn, knut_duck_stmt_sql(stmt), &sc);
+    if (sc.release)
+        sc.release(&sc);
+    knut_error_clear(&e);
+    return o;
 }
 
 knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_grpc_call *call,
@@ -257,11 +276,17 @@ knut_status knut_serve__sql_doget(knut_serve *s, knut_serve__who *who, knut_net_
         st = meta_rows(who, conn, cmd, &rows, &fix, err);
     } else {
         st = cmd_stmt(s, who, cmd, conn, &stmt, err);
+        /* the origins before the query: finding them runs queries on conn */
+        knut_serve__origins *o = st == KNUT_OK ? stmt_origins(conn, stmt) : NULL;
         if (st == KNUT_OK)
             st = cypher_fill(s, who, cmd, conn, stmt, err);
         if (st == KNUT_OK)
             st = knut_duck_stmt_query(stmt, &rows, err);
-        fix = knut_serve__column_metadata;
+        if (st == KNUT_OK && o && knut_serve__origins_wrap(&rows, o) == 0)
+            o = NULL; /* the stream's get_schema sets the column metadata */
+        else
+            fix = knut_serve__column_metadata;
+        knut_serve__origins_free(o);
     }
     if (st == KNUT_OK)
         st = knut_serve__stream_send(call, &rows, fix, s->max_message, &nrows, err);
