@@ -53,10 +53,6 @@ static knut_status req_str(const knut_conf *map, const char *key, const char *ta
     return KNUT_OK;
 }
 
-const char *knut_sync__renamed(const void *rename_map, const char *column)
-{
-    return knut_graph_map_renamed(rename_map, column);
-}
 
 static knut_status parse_table(const knut_conf *n, const char *name, const char *dir,
                                knut_sync_table *t, knut_error *err)

@@ -184,7 +184,7 @@ static void vertex_sel(sel *s, const knut_sync_table *t, const knut_sync_vertex_
     if (v->all_props) {
         for (size_t i = 0; i < cols->n; i++)
             if (!is_internal(cols->names[i]) && !prop_uses(v->keys, v->n_keys, cols->names[i]))
-                sel_col(s, cols->names[i], knut_sync__renamed(v->rename, cols->names[i]));
+                sel_col(s, cols->names[i], knut_graph_map_renamed(v->rename, cols->names[i]));
     } else {
         for (size_t k = 0; k < v->n_props; k++)
             sel_col(s, v->props[k].column, v->props[k].prop);
@@ -247,7 +247,7 @@ static void edge_sel(sel *sp, const knut_sync_table *t, const knut_sync_edge_ste
             if (!is_internal(cols->names[i]) &&
                 !prop_uses(e->from.keys, e->from.n_keys, cols->names[i]) &&
                 !prop_uses(e->to.keys, e->to.n_keys, cols->names[i]))
-                sel_col(&s, cols->names[i], knut_sync__renamed(e->rename, cols->names[i]));
+                sel_col(&s, cols->names[i], knut_graph_map_renamed(e->rename, cols->names[i]));
     } else {
         for (size_t k = 0; k < e->n_props; k++)
             sel_col(&s, e->props[k].column, e->props[k].prop);

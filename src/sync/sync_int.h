@@ -18,10 +18,6 @@
  * reply, short enough that a hung (not dead) server fails the round. */
 #define SYNC_FALKORDB_TIMEOUT_MS 300000
 
-/* ---- config.c ---- */
-/* The property name of column under a `rename:` map (NULL: none). */
-const char *knut_sync__renamed(const void *rename_map, const char *column);
-
 /* ---- source.c (also the small helpers) ---- */
 char *knut_sync__path_join(const char *dir, const char *path); /* path if absolute */
 char *knut_sync__dirname(const char *path);
