@@ -98,6 +98,14 @@ KNUT_EXTERN knut_status knut_graph_map_check_keys(const knut_conf *n, const char
                                                   const char *name, const char *what,
                                                   const char *const *allowed, knut_error *err);
 
+/* The non-empty string at map[key] into *out, or KNUT_EINVAL naming key
+ * (missing: at the map; empty or not a scalar: at the value); kind/name
+ * and what as for knut_graph_map_check_keys. */
+KNUT_EXTERN knut_status knut_graph_map_req_str(const knut_conf *map, const char *key,
+                                               const char *kind, const char *name,
+                                               const char *what, const char **out,
+                                               knut_error *err);
+
 struct knut_duck_db;
 
 /*

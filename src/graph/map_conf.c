@@ -339,3 +339,11 @@ knut_status knut_graph_map_check_keys(const knut_conf *n, const char *kind, cons
     owner o = {kind ? kind : "table", name, NULL};
     return check_keys(n, &o, what, allowed, err);
 }
+
+knut_status knut_graph_map_req_str(const knut_conf *map, const char *key, const char *kind,
+                                   const char *name, const char *what, const char **out,
+                                   knut_error *err)
+{
+    owner o = {kind ? kind : "table", name, NULL};
+    return req_str(map, key, &o, what, out, err);
+}

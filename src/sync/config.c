@@ -39,21 +39,6 @@ static knut_status check_keys(const knut_conf *n, const char *table, const char 
     return knut_graph_map_check_keys(n, "table", table, what, allowed, err);
 }
 
-/* A non-empty scalar, or an error naming key. */
-static knut_status req_str(const knut_conf *map, const char *key, const char *table,
-                           const char *what, const char **out, knut_error *err)
-{
-    const knut_conf *n = knut_conf_get(map, key);
-    if (!n)
-        return cerr(err, map, table, "%s needs '%s'", what, key);
-    const char *s = knut_conf_str(n);
-    if (!s || !*s)
-        return cerr(err, n, table, "'%s' of %s must be a non-empty string", key, what);
-    *out = s;
-    return KNUT_OK;
-}
-
-
 static knut_status parse_table(const knut_conf *n, const char *name, const char *dir,
                                knut_sync_table *t, knut_error *err)
 {
@@ -68,7 +53,7 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     knut_status st = check_keys(n, name, "the table", allowed, err);
     const char *path = NULL, *s;
     if (st == KNUT_OK)
-        st = req_str(n, "path", name, "the table", &path, err);
+        st = knut_graph_map_req_str(n, "path", "table", name, "the table", &path, err);
     if (st != KNUT_OK)
         return st;
     if (!(t->path = knut_sync__path_join(dir, path)))
