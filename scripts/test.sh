@@ -74,15 +74,19 @@ tests/install/check.sh build
 step "fuzz smoke (libFuzzer, ${KNUT_FUZZ_SECONDS:-20}s per target)"
 CC=clang cmake -S . -B build-fuzz -G Ninja -DKNUT_FUZZ=ON -DKNUT_TESTS=OFF >/dev/null
 ninja -C build-fuzz -j"$jobs"
-for f in build-fuzz/tests/fuzz/*_fuzzer; do
+# each fuzzer is one thread: run one per core at a time
+fuzz_one() {
+  local f=$1 name work
   name=$(basename "$f")
   work=$(mktemp -d)
   cp -r "tests/fuzz/corpora/$name/." "$work/" 2>/dev/null || true
   "$f" -max_total_time="${KNUT_FUZZ_SECONDS:-20}" -print_final_stats=0 "$work" 2>"$work.log" \
-    || { tail -40 "$work.log"; echo "fuzzer $name failed"; exit 1; }
+    || { tail -40 "$work.log"; echo "fuzzer $name failed"; return 1; }
   echo "$name: $(grep -c '' "$work.log") log lines, no crash"
   rm -rf "$work" "$work.log"
-done
+}
+export -f fuzz_one
+printf '%s\n' build-fuzz/tests/fuzz/*_fuzzer | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$1"' _ {}
 
 step "integration tests (real peers)"
 # -n: pytest-xdist, one worker per core; every test starts its own peers
