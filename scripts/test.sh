@@ -90,8 +90,10 @@ printf '%s\n' build-fuzz/tests/fuzz/*_fuzzer | xargs -P "$jobs" -I{} bash -c 'fu
 
 step "integration tests (real peers)"
 # -n: pytest-xdist, one worker per core; every test starts its own peers
-# on free ports in its own folder, so tests share nothing
-KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q -n "$jobs"
+# on free ports in its own folder, so tests share nothing, except the Spark
+# Connect server: tests that use it form one group (conftest.py), so one
+# worker starts one
+KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q -n "$jobs" --dist loadgroup
 
 step "sync and serve integration tests against the ASan + UBSan build of knut"
 asan_logs=$(mktemp -d)

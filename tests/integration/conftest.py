@@ -200,3 +200,15 @@ def certs(tmp_path_factory) -> dict[str, Path]:
                  f"{name}.ext", cwd=d)
     return {n: d / n for n in ("ca.pem", "server.pem", "server.key", "client.pem",
                                "client.key")}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Puts every test that uses the Spark Connect server in one xdist group.
+
+    The server is a session fixture, so each xdist worker that runs such a
+    test starts its own JVM (about a minute and a GiB); with `--dist
+    loadgroup` (scripts/test.sh) they all go to one worker and share one.
+    """
+    for item in items:
+        if "spark_connect" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
