@@ -222,6 +222,15 @@ KNUT_EXTERN knut_status knut_arrow_schema_set_child(struct ArrowSchema *schema, 
 KNUT_EXTERN knut_status knut_arrow_schema_set_metadata(struct ArrowSchema *schema,
                                                        const char *metadata, knut_error *err);
 
+/* Sets n pairs in the metadata of a schema made by knut_arrow_schema_init,
+ * keeping its other pairs in order: an old pair whose key is among keys is
+ * dropped, the new pairs go last. KNUT_ETOOBIG past int32 sizes,
+ * KNUT_ENOMEM. */
+KNUT_EXTERN knut_status knut_arrow_schema_put_metadata(struct ArrowSchema *schema,
+                                                       const char *const *keys,
+                                                       const char *const *values, int32_t n,
+                                                       knut_error *err);
+
 /* Replaces the name of a schema made by knut_arrow_schema_init with a copy
  * of name; KNUT_ENOMEM. */
 KNUT_EXTERN knut_status knut_arrow_schema_set_name(struct ArrowSchema *schema, const char *name,

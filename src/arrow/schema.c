@@ -179,6 +179,72 @@ knut_status knut_arrow_schema_set_metadata(struct ArrowSchema *schema, const cha
     return KNUT_OK;
 }
 
+static int key_among(const char *k, int32_t kl, const char *const *keys, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (strlen(keys[i]) == (size_t)kl && memcmp(keys[i], k, (size_t)kl) == 0)
+            return 1;
+    return 0;
+}
+
+static char *put_i32(char *p, int32_t v)
+{
+    memcpy(p, &v, sizeof v);
+    return p + sizeof v;
+}
+
+knut_status knut_arrow_schema_put_metadata(struct ArrowSchema *schema, const char *const *keys,
+                                           const char *const *values, int32_t n,
+                                           knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, schema != NULL && schema->release == schema_release);
+    KNUT_ASSERT_ARG(err, n >= 0 && (n == 0 || (keys != NULL && values != NULL)));
+    knut_arrow_metadata_reader r;
+    const char *k, *v;
+    int32_t kl, vl;
+    size_t total = sizeof(int32_t), count = (size_t)n;
+    /* the blob is written directly: old pairs are copied as they are
+     * (not NUL-terminated), so two passes over the same reader */
+    knut_arrow_metadata_reader_init(&r, schema->metadata);
+    while (knut_arrow_metadata_next(&r, &k, &kl, &v, &vl))
+        if (!key_among(k, kl, keys, n))
+            total += 2 * sizeof(int32_t) + (size_t)kl + (size_t)vl, count++;
+    for (int32_t i = 0; i < n; i++) {
+        size_t l = strlen(keys[i]) + strlen(values[i]);
+        if (l > (size_t)INT32_MAX)
+            return knut_error_set(err, KNUT_ETOOBIG, "metadata pair %d too large", (int)i);
+        total += 2 * sizeof(int32_t) + l;
+    }
+    if (total > (size_t)INT32_MAX || count > (size_t)INT32_MAX)
+        return knut_error_set(err, KNUT_ETOOBIG, "metadata too large (%zu bytes)", total);
+    char *blob = malloc(total), *p = blob;
+    if (blob == NULL)
+        return oom(err, "schema metadata");
+    p = put_i32(p, (int32_t)count);
+    knut_arrow_metadata_reader_init(&r, schema->metadata);
+    while (knut_arrow_metadata_next(&r, &k, &kl, &v, &vl)) {
+        if (key_among(k, kl, keys, n))
+            continue;
+        p = put_i32(p, kl);
+        memcpy(p, k, (size_t)kl), p += kl;
+        p = put_i32(p, vl);
+        memcpy(p, v, (size_t)vl), p += vl;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const char *pair[2] = {keys[i], values[i]};
+        for (int j = 0; j < 2; j++) {
+            size_t l = strlen(pair[j]);
+            p = put_i32(p, (int32_t)l);
+            memcpy(p, pair[j], l), p += l;
+        }
+    }
+    schema_priv *sp = schema->private_data;
+    free(sp->metadata);
+    sp->metadata = blob;
+    schema->metadata = blob;
+    return KNUT_OK;
+}
+
 knut_status knut_arrow_schema_set_name(struct ArrowSchema *schema, const char *name,
                                        knut_error *err)
 {

@@ -5,9 +5,8 @@
  * by these. The type name is DuckDB's name of the type the column came
  * from, read back from the Arrow type DuckDB exports it as (the mapping
  * is fixed), so it matches a type_name of GetXdbcTypeInfo. Catalog, schema
- * and table names are not set: DuckDB's API does not tell a result
- * column's origin. Metadata already on a column (an extension type's) is
- * kept.
+ * and table names are colorigin.c's. Metadata already on a column (an
+ * extension type's) is kept.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 #include "serve_int.h"
 
 #define KEY "ARROW:FLIGHT:SQL:"
-#define MAX_PAIRS 16
 
 static const char *duck_name(const knut_arrow_type_info *t)
 {
@@ -48,7 +46,7 @@ static const char *duck_name(const knut_arrow_type_info *t)
     }
 }
 
-/* One column's metadata: its old pairs but ours, then ours. */
+/* One column's metadata: ours replace any of the same keys. */
 static knut_status column(struct ArrowSchema *col, knut_error *err)
 {
     knut_arrow_type_info t;
@@ -58,42 +56,16 @@ static knut_status column(struct ArrowSchema *col, knut_error *err)
     const char *name = duck_name(&t);
     if (!name)
         return KNUT_OK;
-    const char *keys[MAX_PAIRS], *vals[MAX_PAIRS];
-    char *own[MAX_PAIRS * 2] = {0};
+    const char *keys[4] = {KEY "TYPE_NAME", KEY "IS_READ_ONLY", KEY "PRECISION", KEY "SCALE"};
+    const char *vals[4] = {name, "1", NULL, NULL};
     char prec[16], scale[16];
-    int32_t n = 0, n_own = 0;
-    knut_status st = KNUT_OK;
-    knut_arrow_metadata_reader r;
-    const char *k, *v;
-    int32_t kl, vl;
-    knut_arrow_metadata_reader_init(&r, col->metadata);
-    while (st == KNUT_OK && n < MAX_PAIRS - 4 && knut_arrow_metadata_next(&r, &k, &kl, &v, &vl)) {
-        if (kl >= (int32_t)strlen(KEY) && memcmp(k, KEY, strlen(KEY)) == 0)
-            continue;
-        own[n_own] = strndup(k, (size_t)kl);
-        own[n_own + 1] = strndup(v, (size_t)vl);
-        if (!own[n_own] || !own[n_own + 1])
-            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-        keys[n] = own[n_own], vals[n] = own[n_own + 1];
-        n_own += 2, n++;
-    }
-    keys[n] = KEY "TYPE_NAME", vals[n++] = name;
-    keys[n] = KEY "IS_READ_ONLY", vals[n++] = "1";
+    int32_t n = 2;
     if (t.type == KNUT_ARROW_DECIMAL128) {
         snprintf(prec, sizeof prec, "%d", (int)t.precision);
         snprintf(scale, sizeof scale, "%d", (int)t.scale);
-        keys[n] = KEY "PRECISION", vals[n++] = prec;
-        keys[n] = KEY "SCALE", vals[n++] = scale;
+        vals[2] = prec, vals[3] = scale, n = 4;
     }
-    char *blob = NULL;
-    if (st == KNUT_OK)
-        st = knut_arrow_metadata_build(&blob, keys, vals, n, err);
-    if (st == KNUT_OK)
-        st = knut_arrow_schema_set_metadata(col, blob, err);
-    free(blob);
-    for (int32_t i = 0; i < n_own; i++)
-        free(own[i]);
-    return st;
+    return knut_arrow_schema_put_metadata(col, keys, vals, n, err);
 }
 
 void knut_serve__column_metadata(struct ArrowSchema *s)

@@ -294,35 +294,10 @@ done:
 static knut_status add_keys(struct ArrowSchema *col, const char *cat, const char *schema,
                             const char *table, knut_error *err)
 {
-    enum { MAX_PAIRS = 24 };
-    const char *keys[MAX_PAIRS], *vals[MAX_PAIRS];
-    char *own[MAX_PAIRS * 2] = {0};
-    int32_t n = 0, n_own = 0, kl, vl;
-    knut_status st = KNUT_OK;
-    knut_arrow_metadata_reader r;
-    const char *k, *v;
-    knut_arrow_metadata_reader_init(&r, col->metadata);
-    while (st == KNUT_OK && n < MAX_PAIRS - 4 && knut_arrow_metadata_next(&r, &k, &kl, &v, &vl)) {
-        own[n_own] = strndup(k, (size_t)kl);
-        own[n_own + 1] = strndup(v, (size_t)vl);
-        if (!own[n_own] || !own[n_own + 1])
-            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
-        keys[n] = own[n_own], vals[n] = own[n_own + 1];
-        n_own += 2, n++;
-    }
-    keys[n] = KEY "CATALOG_NAME", vals[n++] = cat;
-    keys[n] = KEY "SCHEMA_NAME", vals[n++] = schema;
-    keys[n] = KEY "DB_SCHEMA_NAME", vals[n++] = schema;
-    keys[n] = KEY "TABLE_NAME", vals[n++] = table;
-    char *blob = NULL;
-    if (st == KNUT_OK)
-        st = knut_arrow_metadata_build(&blob, keys, vals, n, err);
-    if (st == KNUT_OK)
-        st = knut_arrow_schema_set_metadata(col, blob, err);
-    free(blob);
-    for (int32_t i = 0; i < n_own; i++)
-        free(own[i]);
-    return st;
+    const char *keys[4] = {KEY "CATALOG_NAME", KEY "SCHEMA_NAME", KEY "DB_SCHEMA_NAME",
+                           KEY "TABLE_NAME"};
+    const char *vals[4] = {cat, schema, schema, table};
+    return knut_arrow_schema_put_metadata(col, keys, vals, 4, err);
 }
 
 void knut_serve__origins_apply(const knut_serve__origins *o, struct ArrowSchema *s)

@@ -144,12 +144,42 @@ static void test_arrow_schema__schema_helpers(void **state)
     assert_string_equal("timestamp", knut_arrow_type_name(KNUT_ARROW_TIMESTAMP));
 }
 
+/* put_metadata replaces pairs of the same key, keeps the others in order
+ * and appends the new ones. */
+static void test_arrow_schema__put_metadata(void **state)
+{
+    (void)state;
+    struct ArrowSchema s;
+    const char *k0[] = {"a", "b"}, *v0[] = {"1", "2"};
+    const char *k1[] = {"b", "c"}, *v1[] = {"22", ""};
+    OK(knut_arrow_schema_init(&s, "i", "x", 0, 0, &e_));
+    OK(knut_arrow_schema_put_metadata(&s, k0, v0, 2, &e_)); /* onto no metadata */
+    OK(knut_arrow_schema_put_metadata(&s, k1, v1, 2, &e_));
+    knut_arrow_metadata_reader r;
+    const char *k, *v;
+    int32_t kl, vl, n = 0;
+    const char *want[][2] = {{"a", "1"}, {"b", "22"}, {"c", ""}};
+    knut_arrow_metadata_reader_init(&r, s.metadata);
+    while (knut_arrow_metadata_next(&r, &k, &kl, &v, &vl)) {
+        assert_true(n < 3);
+        assert_int_equal(strlen(want[n][0]), kl);
+        assert_memory_equal(want[n][0], k, (size_t)kl);
+        assert_int_equal(strlen(want[n][1]), vl);
+        assert_memory_equal(want[n][1], v, (size_t)vl);
+        n++;
+    }
+    assert_int_equal(3, n);
+    assert_int_equal(4 + 3 * 8 + 2 + 3 + 1, knut_arrow_metadata_size(s.metadata));
+    knut_arrow_schema_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arrow_schema__format_round_trip),
         cmocka_unit_test(test_arrow_schema__format_rejects),
         cmocka_unit_test(test_arrow_schema__schema_helpers),
+        cmocka_unit_test(test_arrow_schema__put_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
