@@ -353,6 +353,11 @@ knut_graphar_edge_info_adj_list(const knut_graphar_edge_info *ei, knut_graphar_a
  */
 KNUT_EXTERN knut_status knut_graphar_graph_load(knut_graphar_graph_info **out, const char *path,
                                                 knut_error *err);
+/* The graph at path: a *.graph.yml / *.graph.yaml file, or a directory
+ * holding exactly one (KNUT_ENOTFOUND if none or the path is not there,
+ * KNUT_EINVAL naming them if several); then as knut_graphar_graph_load. */
+KNUT_EXTERN knut_status knut_graphar_graph_load_path(knut_graphar_graph_info **out,
+                                                     const char *path, knut_error *err);
 /*
  * The graph YAML from memory. name is used in error positions. dir is the
  * directory the listed files resolve against (it is also the default

@@ -178,6 +178,32 @@ KNUT_EXTERN knut_status knut_graphar_reader_edges(knut_graphar_reader *r,
                                                   struct ArrowArrayStream *out, knut_error *err);
 
 /*
+ * Views (src/graphar/read_sql.c): appends to out the text of one DuckDB
+ * SELECT over every row of a vertex type (the columns of
+ * knut_graphar_reader_vertices: the vertex index, the groups' properties,
+ * the labels) or of one adj list of an edge type (those of
+ * knut_graphar_reader_edges: src and dst indices, then the properties),
+ * for a view that DuckDB then runs on its own: the chunk files are string
+ * literals in the text, read with read_parquet / read_csv / read_json,
+ * the groups joined on (chunk, row). Types are the streams', except that
+ * timestamps are TIMESTAMP (microseconds, whole ms) and strings VARCHAR.
+ * The chunk list comes from the count files now (later chunks are not
+ * in the text); every chunk file must exist (KNUT_ENOTFOUND naming it),
+ * CSV headers must all be alike (KNUT_EINVAL naming the file), ORC is
+ * KNUT_EUNSUPPORTED, over 16384 chunks KNUT_ETOOBIG. Parquet schemas are
+ * read through the reader's connection (it must be able to read the
+ * files: before a lock-down). A type with no chunks gives a typed SELECT
+ * of no rows.
+ */
+KNUT_EXTERN knut_status knut_graphar_reader_vertices_sql(knut_graphar_reader *r,
+                                                         const knut_graphar_vertex_info *vi,
+                                                         knut_buf *out, knut_error *err);
+KNUT_EXTERN knut_status knut_graphar_reader_edges_sql(knut_graphar_reader *r,
+                                                      const knut_graphar_edge_info *ei,
+                                                      knut_graphar_adj_list_type type,
+                                                      knut_buf *out, knut_error *err);
+
+/*
  * Turns a failed get_schema/get_next result (code) of a reader stream into
  * its exact status and message (ENOTFOUND, EUNSUPPORTED, ... which errno
  * codes cannot carry); for other streams as knut_arrow_stream_error.

@@ -408,9 +408,11 @@ KNUT_EXTERN knut_status knut_net_grpc_server_start(knut_net_grpc_server *s, knut
 KNUT_EXTERN int knut_net_grpc_server_port(const knut_net_grpc_server *s);
 /* Graceful shutdown: no new calls; calls in progress see
  * knut_net_grpc_call_stopping and get grace_ms to finish, then are
- * cancelled; returns once the threads are joined. Idempotent. */
+ * cancelled; returns once the threads are joined. Idempotent. A server
+ * never started may be shut down (or freed) too; it cannot start after. */
 KNUT_EXTERN void knut_net_grpc_server_shutdown(knut_net_grpc_server *s, int64_t grace_ms);
-/* Shuts down (5 s grace) if still running, then frees; NULL-safe. */
+/* Shuts down (5 s grace) if still running, then frees; NULL-safe, and
+ * fine for a server that was never started. */
 KNUT_EXTERN void knut_net_grpc_server_free(knut_net_grpc_server *s);
 
 /* -- a call, as its handler sees it -- */

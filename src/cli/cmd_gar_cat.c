@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gar_graph.h"
 #include "knut/knut.h"
 #include "render.h"
 
@@ -177,7 +176,7 @@ int knut_cmd_gar_cat(int argc, char **argv)
         return knut_cli_args_error(&cat_spec, "%s", "refusing to write Arrow IPC bytes to a "
                                                     "terminal: redirect stdout");
     rc = KNUT_EXIT_FAIL;
-    if (knut_cli_gar_load(a.path, &gi, &err) != KNUT_OK)
+    if (knut_graphar_graph_load_path(&gi, a.path, &err) != KNUT_OK)
         goto cleanup;
     knut_graphar_read_options opts = KNUT_GRAPHAR_READ_OPTIONS_INIT;
     opts.limit = a.limit;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gar_graph.h"
 #include "knut/graphar.h"
 
 typedef struct import_args {

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gar_graph.h"
 #include "knut/graphar.h"
 
 typedef struct info_args {
@@ -325,7 +324,7 @@ int knut_cmd_gar_info(int argc, char **argv)
     if (rc != KNUT_CLI_RUN)
         return rc;
     rc = KNUT_EXIT_FAIL;
-    if (knut_cli_gar_load(a.path, &gi, &err) != KNUT_OK)
+    if (knut_graphar_graph_load_path(&gi, a.path, &err) != KNUT_OK)
         goto cleanup;
     const char *data_dir = a.data_dir ? a.data_dir : knut_graphar_graph_data_dir(gi);
     if (knut_graphar_reader_new(&r, NULL, data_dir, NULL, &err) != KNUT_OK)

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gar_graph.h"
 #include "knut/knut.h"
 
 typedef struct load_args {
@@ -171,7 +170,7 @@ int knut_cmd_load(int argc, char **argv)
     knut_graph_falkor *g = NULL;
     knut_graph_store *s = NULL;
     knut_graph_load_stats stats = {0};
-    knut_status st = knut_cli_gar_load(gar, &gi, &err);
+    knut_status st = knut_graphar_graph_load_path(&gi, gar, &err);
     if (st == KNUT_OK && url) {
         knut_graph_falkor_options fo = KNUT_GRAPH_FALKOR_OPTIONS_INIT;
         fo.password = password;

@@ -125,6 +125,19 @@ knut_status knut_graphar__plan_next(const knut_graphar_reader *r, const knut_gra
                                     knut_graphar__cursor *cur, knut_graphar__step *step,
                                     knut_error *err);
 
+/* The plans behind knut_graphar_reader_vertices and _edges (every chunk
+ * and part, checked against the count files), for the streams and the
+ * view SQL (read_sql.c). On failure p is reset. */
+knut_status knut_graphar__plan_vertices(knut_graphar_reader *r, knut_graphar__plan *p,
+                                        const knut_graphar_vertex_info *vi, knut_error *err);
+knut_status knut_graphar__plan_edges(knut_graphar_reader *r, knut_graphar__plan *p,
+                                     const knut_graphar_edge_info *ei,
+                                     knut_graphar_adj_list_type type, knut_error *err);
+
+/* Before any row: the file types are readable (not ORC) and every chunk
+ * file of the plan exists, errors naming the path. */
+knut_status knut_graphar__plan_check_files(const knut_graphar_reader *r,
+                                          const knut_graphar__plan *p, knut_error *err);
 /* Makes the stream over plan p (taken over: its arrays are freed with the
  * stream, also on failure). Checks the file types, that every chunk file
  * exists, and opens the first chunk, so the common errors come from here. */
@@ -152,11 +165,12 @@ knut_status knut_graphar__probe_file(knut_duck_conn *conn, const char *path,
 /* Index of a column in the probe, or -1. */
 int64_t knut_graphar__probe_find(const knut_graphar__probe *pr, const char *name);
 
-/* Appends the SQL table expression reading parameter $param as file type
- * ft with the probed columns, declaring CSV / JSON column types from the
+/* Appends the SQL table expression reading files (SQL text: a parameter
+ * "$1", a string literal, or for Parquet a list of them) as file type ft
+ * with the probed columns, declaring CSV / JSON column types from the
  * plan's columns of source src. */
 knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p, size_t src,
-                                     const knut_graphar__probe *pr, int param,
+                                     const knut_graphar__probe *pr, const char *files,
                                      knut_error *err);
 /* Appends the SELECT expression of column c, read from alias s<c->src>. */
 knut_status knut_graphar__sql_column(knut_buf *sql, const knut_graphar__col *c,

@@ -305,20 +305,28 @@ knut_status knut_graphar_reader_labels(knut_graphar_reader *r, const knut_grapha
     return finish(r, &p, st, out, err);
 }
 
+knut_status knut_graphar__plan_vertices(knut_graphar_reader *r, knut_graphar__plan *p,
+                                        const knut_graphar_vertex_info *vi, knut_error *err)
+{
+    knut_status st = vertex_plan(p, vi, err);
+    for (size_t i = 0; st == KNUT_OK && i < vi->n_groups; i++)
+        st = add_group(p, KNUT_GRAPHAR__SRC_VGROUP, &vi->groups[i], err);
+    if (st == KNUT_OK && vi->n_labels > 0)
+        st = add_labels(p, vi, err);
+    if (st == KNUT_OK)
+        st = vertex_range(r, p, 0, KNUT_GRAPHAR_ALL, err);
+    if (st != KNUT_OK)
+        knut_graphar__plan_reset(p);
+    return st;
+}
+
 knut_status knut_graphar_reader_vertices(knut_graphar_reader *r,
                                          const knut_graphar_vertex_info *vi,
                                          struct ArrowArrayStream *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, r && vi && out);
     knut_graphar__plan p;
-    knut_status st = vertex_plan(&p, vi, err);
-    for (size_t i = 0; st == KNUT_OK && i < vi->n_groups; i++)
-        st = add_group(&p, KNUT_GRAPHAR__SRC_VGROUP, &vi->groups[i], err);
-    if (st == KNUT_OK && vi->n_labels > 0)
-        st = add_labels(&p, vi, err);
-    if (st == KNUT_OK)
-        st = vertex_range(r, &p, 0, KNUT_GRAPHAR_ALL, err);
-    return finish(r, &p, st, out, err);
+    return finish(r, &p, knut_graphar__plan_vertices(r, &p, vi, err), out, err);
 }
 
 static knut_status edge_plan(knut_graphar__plan *p, const knut_graphar_edge_info *ei,
@@ -400,18 +408,27 @@ knut_status knut_graphar_reader_edge_group(knut_graphar_reader *r,
     return finish(r, &p, st, out, err);
 }
 
+knut_status knut_graphar__plan_edges(knut_graphar_reader *r, knut_graphar__plan *p,
+                                     const knut_graphar_edge_info *ei,
+                                     knut_graphar_adj_list_type type, knut_error *err)
+{
+    knut_status st = edge_plan(p, ei, type, KNUT_GRAPHAR__WALK_EDGE, err);
+    if (st == KNUT_OK)
+        st = add_adj(p, err);
+    for (size_t i = 0; st == KNUT_OK && i < ei->n_groups; i++)
+        st = add_group(p, KNUT_GRAPHAR__SRC_EGROUP, &ei->groups[i], err);
+    if (st == KNUT_OK)
+        st = edge_range(r, p, KNUT_GRAPHAR_ALL, KNUT_GRAPHAR_ALL, err);
+    if (st != KNUT_OK)
+        knut_graphar__plan_reset(p);
+    return st;
+}
+
 knut_status knut_graphar_reader_edges(knut_graphar_reader *r, const knut_graphar_edge_info *ei,
                                       knut_graphar_adj_list_type type,
                                       struct ArrowArrayStream *out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, r && ei && out);
     knut_graphar__plan p;
-    knut_status st = edge_plan(&p, ei, type, KNUT_GRAPHAR__WALK_EDGE, err);
-    if (st == KNUT_OK)
-        st = add_adj(&p, err);
-    for (size_t i = 0; st == KNUT_OK && i < ei->n_groups; i++)
-        st = add_group(&p, KNUT_GRAPHAR__SRC_EGROUP, &ei->groups[i], err);
-    if (st == KNUT_OK)
-        st = edge_range(r, &p, KNUT_GRAPHAR_ALL, KNUT_GRAPHAR_ALL, err);
-    return finish(r, &p, st, out, err);
+    return finish(r, &p, knut_graphar__plan_edges(r, &p, ei, type, err), out, err);
 }

@@ -6,7 +6,8 @@
  * absent) and, for CSV, the column order and delimiter, because DuckDB's
  * read_csv must be given every column's type up front: types come from
  * the info, never from DuckDB's sniffer. Paths are always bound as
- * prepared-statement parameters; names become quoted identifiers or
+ * prepared-statement parameters (string literals in the view SQL of
+ * read_sql.c, which DuckDB keeps as text); names become quoted identifiers or
  * string literals with their quotes doubled.
  */
 #include "read_int.h"
@@ -298,18 +299,18 @@ static void put_decl(knut_buf *sql, int *first, const char *name, const char *ty
 }
 
 knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p, size_t src,
-                                     const knut_graphar__probe *pr, int param,
+                                     const knut_graphar__probe *pr, const char *files,
                                      knut_error *err)
 {
     knut_graphar_file_type ft = p->srcs[src].ft;
     char tbuf[32];
     int first = 1;
     if (ft == KNUT_GRAPHAR_FILE_PARQUET) {
-        knut_buf_printf(sql, "read_parquet($%d)", param);
+        knut_buf_printf(sql, "read_parquet(%s)", files);
     } else if (ft == KNUT_GRAPHAR_FILE_CSV) {
         /* Every header column, in file order, with its declared type. */
-        knut_buf_printf(sql, "read_csv($%d, header = true, auto_detect = false, delim = ",
-                        param);
+        knut_buf_printf(sql, "read_csv(%s, header = true, auto_detect = false, delim = ",
+                        files);
         char d[2] = {pr->delim ? pr->delim : ',', 0};
         knut_duck_literal(sql, d, strlen(d));
         knut_buf_puts(sql, ", quote = '\"', escape = '\"', allow_quoted_nulls = false, "
@@ -336,7 +337,7 @@ knut_status knut_graphar__sql_source(knut_buf *sql, const knut_graphar__plan *p,
         knut_buf_puts(sql, first ? ")" : "])");
     } else if (ft == KNUT_GRAPHAR_FILE_JSON) {
         /* Keys are matched by name; a key missing from a row is null. */
-        knut_buf_printf(sql, "read_json($%d, format = 'newline_delimited', columns = {", param);
+        knut_buf_printf(sql, "read_json(%s, format = 'newline_delimited', columns = {", files);
         for (size_t i = 0; i < p->n_cols; i++)
             if (p->cols[i].kind != KNUT_GRAPHAR__COL_VINDEX && p->cols[i].src == src)
                 put_decl(sql, &first, p->cols[i].name,

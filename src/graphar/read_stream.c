@@ -12,6 +12,7 @@
 #include "read_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -165,7 +166,9 @@ static knut_status chunk_sql(rstream *s, knut_duck_conn *conn, knut_buf *sql, kn
         knut_buf_puts(sql, "1 AS unused");
     for (size_t k = 0; st == KNUT_OK && k < p->n_srcs; k++) {
         knut_buf_puts(sql, k == 0 ? " FROM " : " POSITIONAL JOIN ");
-        st = knut_graphar__sql_source(sql, p, k, &probes[k], (int)k + 1, err);
+        char param[24];
+        snprintf(param, sizeof param, "$%zu", k + 1);
+        st = knut_graphar__sql_source(sql, p, k, &probes[k], param, err);
         knut_buf_printf(sql, " AS s%zu", k);
     }
     return st == KNUT_OK ? knut_buf_check(sql, err) : st;
@@ -500,31 +503,36 @@ knut_status knut_graphar_stream_status(struct ArrowArrayStream *stream, int code
     return knut_arrow_stream_error(stream, code, "reading", err);
 }
 
-/* Before any row: the file types are readable and every file exists. */
-static knut_status precheck(rstream *s, knut_error *err)
+knut_status knut_graphar__plan_check_files(const knut_graphar_reader *r,
+                                          const knut_graphar__plan *p, knut_error *err)
 {
-    knut_graphar__cursor cur = s->cur;
-    knut_graphar__step step = s->step;
-    knut_status st;
+    knut_graphar__cursor cur = {.pos = p->first};
+    knut_graphar__step step = {0};
+    knut_status st = KNUT_OK;
     int first = 1;
-    while ((st = knut_graphar__plan_next(s->r, &s->plan, &cur, &step, err)) == KNUT_OK) {
-        for (size_t k = 0; k < s->plan.n_srcs; k++) {
+    if (!(step.paths = calloc(p->n_srcs ? p->n_srcs : 1, sizeof *step.paths)))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    while (st == KNUT_OK && (st = knut_graphar__plan_next(r, p, &cur, &step, err)) == KNUT_OK) {
+        for (size_t k = 0; st == KNUT_OK && k < p->n_srcs; k++) {
             const char *path = step.paths[k].data;
-            if (first && s->plan.srcs[k].ft == KNUT_GRAPHAR_FILE_ORC)
-                return knut_error_set(err, KNUT_EUNSUPPORTED,
-                                      "%s: ORC chunks are not supported (DuckDB has no ORC "
-                                      "reader)",
-                                      path);
             struct stat sb;
-            if (stat(path, &sb) != 0)
-                return knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO,
-                                      "%s: %s (%s)", path, strerror(errno), s->plan.what);
-            if (!S_ISREG(sb.st_mode))
-                return knut_error_set(err, KNUT_EINVAL, "%s: not a regular file (%s)", path,
-                                      s->plan.what);
+            if (first && p->srcs[k].ft == KNUT_GRAPHAR_FILE_ORC)
+                st = knut_error_set(err, KNUT_EUNSUPPORTED,
+                                    "%s: ORC chunks are not supported (DuckDB has no ORC "
+                                    "reader)",
+                                    path);
+            else if (stat(path, &sb) != 0)
+                st = knut_error_set(err, errno == ENOENT ? KNUT_ENOTFOUND : KNUT_EIO,
+                                    "%s: %s (%s)", path, strerror(errno), p->what);
+            else if (!S_ISREG(sb.st_mode))
+                st = knut_error_set(err, KNUT_EINVAL, "%s: not a regular file (%s)", path,
+                                    p->what);
         }
         first = 0;
     }
+    for (size_t k = 0; k < p->n_srcs; k++)
+        knut_buf_reset(&step.paths[k]);
+    free(step.paths);
     return st == KNUT_EOF ? KNUT_OK : st;
 }
 
@@ -575,7 +583,7 @@ knut_status knut_graphar__stream_open(knut_graphar_reader *r, knut_graphar__plan
     if (st == KNUT_OK)
         st = knut_graphar__plan_schema(&s->plan, &s->schema, err);
     if (st == KNUT_OK)
-        st = precheck(s, err);
+        st = knut_graphar__plan_check_files(r, &s->plan, err);
     if (st == KNUT_OK) {
         st = open_chunk(s, err);
         if (st == KNUT_EOF) {

@@ -192,8 +192,9 @@ static void *worker_main(void *arg)
 knut_status knut_net_grpc_server_start(knut_net_grpc_server *s, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s);
-    if (s->started)
-        return knut_error_set(err, KNUT_EINVAL, "gRPC server: already started");
+    if (s->started || s->shut)
+        return knut_error_set(err, KNUT_EINVAL, "gRPC server: already %s",
+                              s->shut ? "shut down" : "started");
     if (!(s->workers = calloc((size_t)s->nthreads, sizeof *s->workers)))
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     for (int i = 0; i < s->nthreads; i++) {
@@ -222,7 +223,10 @@ int knut_net_grpc_server_port(const knut_net_grpc_server *s)
 
 void knut_net_grpc_server_shutdown(knut_net_grpc_server *s, int64_t grace_ms)
 {
-    if (!s || !s->started || s->shut)
+    /* A server never started is shut down too: gRPC asserts when one that
+     * holds a bound port is destroyed without it (an error between _new
+     * and _start, such as a bad --metrics-addr, would abort). */
+    if (!s || !s->server || s->shut)
         return;
     s->shut = 1;
     atomic_store(&s->stopping, 1);
@@ -239,8 +243,10 @@ void knut_net_grpc_server_shutdown(knut_net_grpc_server *s, int64_t grace_ms)
     }
     grpc_completion_queue_shutdown(done);
     grpc_completion_queue_destroy(done);
-    for (int i = 0; i < s->nthreads; i++) {
+    for (int i = 0; s->workers && i < s->nthreads; i++) {
         worker *w = &s->workers[i];
+        if (!w->cq)
+            continue;
         if (w->running)
             pthread_join(w->thread, NULL);
         w->running = 0;

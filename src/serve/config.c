@@ -1,11 +1,13 @@
 /*
- * serve.yml: views over Parquet/CSV files, the FalkorDB connection and
- * the named Cypher queries served as tables (docs/serve.md has the
- * format). Loaded with the core conf module; every error names
+ * serve.yml: views over Parquet/CSV files, GraphAr graphs (each vertex
+ * and edge type a table), the FalkorDB connection and the named Cypher
+ * queries served as tables (docs/serve.md has the format). GraphAr info
+ * files are loaded here, so a missing or broken one stops the start. Loaded with the core conf module; every error names
  * file:line:col, an unknown key also the nearest known one. Strings stay
  * in the tree, which the config keeps. The FalkorDB password comes from a
  * file or the environment, never from serve.yml itself.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "knut/graph.h"
+#include "knut/graphar.h"
 #include "serve_int.h"
 
 #define PASSWORD_FILE_MAX 4096
@@ -174,6 +177,18 @@ static int ends_with(const char *s, const char *tail)
     return n >= m && strcasecmp(s + n - m, tail) == 0;
 }
 
+/* A schema of views or GraphAr tables: a name, not one DuckDB or knut keeps. */
+static knut_status check_schema(const knut_conf *n, const char *name, const char *what,
+                                knut_error *err)
+{
+    knut_status st = check_name(n, name, what, err);
+    if (st == KNUT_OK && (strcasecmp(name, KNUT_SERVE__CYPHER_CATALOG) == 0 ||
+                          strcasecmp(name, "temp") == 0 || strcasecmp(name, "system") == 0 ||
+                          strcasecmp(name, "memory") == 0 || strcasecmp(name, "main") == 0))
+        st = cerr(err, n, "%s '%s' is a name DuckDB or knut keeps", what, name);
+    return st;
+}
+
 static knut_status load_views(knut_serve__config *c, const knut_conf *views, const char *file,
                               knut_error *err)
 {
@@ -192,13 +207,7 @@ static knut_status load_views(knut_serve__config *c, const knut_conf *views, con
     for (size_t i = 0; st == KNUT_OK && i < knut_conf_len(views); i++) {
         const knut_conf *cat = knut_conf_at(views, i);
         const char *catalog = knut_conf_key_at(views, i);
-        st = check_name(cat, catalog, "views schema", err);
-        if (st == KNUT_OK && (strcasecmp(catalog, KNUT_SERVE__CYPHER_CATALOG) == 0 ||
-                              strcasecmp(catalog, "temp") == 0 ||
-                              strcasecmp(catalog, "system") == 0 ||
-                              strcasecmp(catalog, "memory") == 0 ||
-                              strcasecmp(catalog, "main") == 0))
-            st = cerr(err, cat, "views schema '%s' is a name DuckDB or knut keeps", catalog);
+        st = check_schema(cat, catalog, "views schema", err);
         for (size_t j = 0; st == KNUT_OK && j < knut_conf_len(cat); j++) {
             const knut_conf *v = knut_conf_at(cat, j);
             knut_serve__view *w = &c->views[c->n_views++];
@@ -223,6 +232,156 @@ static knut_status load_views(knut_serve__config *c, const knut_conf *views, con
                 st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
         }
     }
+    return st;
+}
+
+/* ---- graphar: GraphAr graphs, each a schema of tables ------------------ */
+
+/* The adj list an edge type is served from: the one asked for, else the
+ * first there of by-source (ordered first), then by-destination. */
+static knut_status pick_adj(const knut_conf *item, const knut_graphar_edge_info *ei,
+                            const char *want, int *out, knut_error *err)
+{
+    static const knut_graphar_adj_list_type order[] = {
+        KNUT_GRAPHAR_ORDERED_BY_SOURCE, KNUT_GRAPHAR_UNORDERED_BY_SOURCE,
+        KNUT_GRAPHAR_ORDERED_BY_DEST, KNUT_GRAPHAR_UNORDERED_BY_DEST};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        if (want && strcmp(want, knut_graphar_adj_list_type_name(order[i])) != 0)
+            continue;
+        if (knut_graphar_edge_info_adj_list(ei, order[i])) {
+            *out = (int)order[i];
+            return KNUT_OK;
+        }
+    }
+    return cerr(err, item, "graphar: edge %s_%s_%s has %s adj list", ei->src_type,
+                ei->edge_type, ei->dst_type, want ? want : "no");
+}
+
+static knut_serve__view *add_view(knut_serve__config *c, knut_error *err)
+{
+    knut_serve__view *v = realloc(c->views, (c->n_views + 1) * sizeof *v);
+    if (!v) {
+        knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        return NULL;
+    }
+    c->views = v;
+    memset(&v[c->n_views], 0, sizeof *v);
+    return &v[c->n_views++];
+}
+
+/* The tables of graph gi in schema: every vertex type, every edge type. */
+static knut_status graph_tables(knut_serve__config *c, const knut_conf *item,
+                                const knut_graphar_graph_info *gi, const char *schema,
+                                const char *adj, const char *dir, knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    size_t first = c->n_views;
+    for (size_t i = 0; st == KNUT_OK && i < gi->n_vertices + gi->n_edges; i++) {
+        knut_serve__view *v = add_view(c, err);
+        if (!v)
+            return err->code;
+        v->catalog = schema;
+        v->node = item;
+        if (!(v->path = strdup(dir)))
+            return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+        if (i < gi->n_vertices) {
+            v->gar_vertex = gi->vertices[i];
+            v->name = gi->vertices[i]->type;
+        } else {
+            const knut_graphar_edge_info *ei = gi->edges[i - gi->n_vertices];
+            knut_buf b = KNUT_BUF_INIT;
+            knut_buf_printf(&b, "%s_%s_%s", ei->src_type, ei->edge_type, ei->dst_type);
+            if ((st = knut_buf_check(&b, err)) != KNUT_OK)
+                return st;
+            v->name = v->own = knut_buf_detach(&b, NULL);
+            v->gar_edge = ei;
+            st = pick_adj(item, ei, adj, &v->gar_adj, err);
+        }
+        if (st == KNUT_OK)
+            st = check_name(item, v->name, "graphar table", err);
+        for (size_t j = first; st == KNUT_OK && j + 1 < c->n_views; j++)
+            if (strcasecmp(c->views[j].name, v->name) == 0)
+                st = cerr(err, item, "graphar: two tables named '%s' in schema %s", v->name,
+                          schema);
+    }
+    return st;
+}
+
+static knut_status load_graph(knut_serve__config *c, const knut_conf *item, const char *file,
+                              knut_error *err)
+{
+    static const char *const keys[] = {"path", "schema", "adj_list", NULL};
+    const char *path = NULL, *schema = NULL, *adj = NULL;
+    knut_status st = need_map(item, "a graphar source (path, schema, adj_list)", err);
+    if (st == KNUT_OK)
+        st = check_keys(item, "a graphar source", keys, err);
+    if (st == KNUT_OK)
+        st = get_str(item, "path", 1, "a graphar source", &path, err);
+    if (st == KNUT_OK)
+        st = get_str(item, "schema", 0, "a graphar source", &schema, err);
+    if (st == KNUT_OK)
+        st = get_str(item, "adj_list", 0, "a graphar source", &adj, err);
+    if (st == KNUT_OK && adj) {
+        knut_graphar_adj_list_type t;
+        if (knut_graphar_adj_list_type_parse(adj, &t, err) != KNUT_OK)
+            st = cerr(err, knut_conf_get(item, "adj_list"), "adj_list '%.40s': "
+                      "ordered_by_source, ordered_by_dest, unordered_by_source or "
+                      "unordered_by_dest", adj);
+    }
+    if (st != KNUT_OK)
+        return st;
+    struct knut_graphar_graph_info **g = realloc(c->graphs, (c->n_graphs + 1) * sizeof *g);
+    if (!g)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    c->graphs = g;
+    g[c->n_graphs] = NULL;
+    char *abs = path_from(file, path);
+    if (!abs)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    /* the info files are read now: a missing or broken one stops the start */
+    st = knut_graphar_graph_load_path(&g[c->n_graphs], abs, err);
+    free(abs);
+    if (st != KNUT_OK) {
+        char where[512];
+        snprintf(where, sizeof where, "%s:%d:%d: graphar source %.200s: ", knut_conf_file(item),
+                 knut_conf_line(item), knut_conf_col(item), path);
+        knut_error_prefix(err, "%s", where);
+        err->code = KNUT_EINVAL; /* the config names a graph that cannot be loaded */
+        return KNUT_EINVAL;
+    }
+    const knut_graphar_graph_info *gi = g[c->n_graphs++];
+    if (!schema)
+        schema = gi->name;
+    if ((st = check_schema(item, schema, "graphar schema", err)) != KNUT_OK)
+        return st;
+    for (size_t i = 0; i < c->n_views; i++)
+        if (strcasecmp(c->views[i].catalog, schema) == 0)
+            return cerr(err, item, "graphar schema '%s' is already a %s schema (give "
+                        "another with 'schema:')", schema,
+                        c->views[i].gar_vertex || c->views[i].gar_edge ? "graphar" : "views");
+    char real[PATH_MAX];
+    const char *data = knut_graphar_graph_data_dir(gi);
+    if (!realpath(data && *data ? data : ".", real))
+        return cerr(err, item, "graphar source %.200s: its data folder %.200s: %s", path,
+                    data, strerror(errno));
+    knut_buf dir = KNUT_BUF_INIT;
+    knut_buf_printf(&dir, "%s/", real);
+    st = knut_buf_check(&dir, err);
+    if (st == KNUT_OK)
+        st = graph_tables(c, item, gi, schema, adj, dir.data, err);
+    knut_buf_reset(&dir);
+    return st;
+}
+
+static knut_status load_graphar(knut_serve__config *c, const knut_conf *list, const char *file,
+                                knut_error *err)
+{
+    if (knut_conf_kind_of(list) != KNUT_CONF_SEQ)
+        return cerr(err, list, "graphar must be a list of sources (- path: ...), not %s",
+                    knut_conf_kind_name(knut_conf_kind_of(list)));
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; st == KNUT_OK && i < knut_conf_len(list); i++)
+        st = load_graph(c, knut_conf_at(list, i), file, err);
     return st;
 }
 
@@ -344,7 +503,7 @@ knut_status knut_serve__config_load(knut_serve__config *c, const char *path, knu
     knut_conf *tree = NULL;
     knut_status st = knut_conf_load_file(&tree, path, err);
     c->tree = tree;
-    static const char *const keys[] = {"views", "falkordb", "queries", NULL};
+    static const char *const keys[] = {"views", "graphar", "falkordb", "queries", NULL};
     if (st == KNUT_OK && knut_conf_kind_of(tree) == KNUT_CONF_NULL)
         return KNUT_OK; /* an empty file: nothing to add */
     if (st == KNUT_OK)
@@ -353,6 +512,8 @@ knut_status knut_serve__config_load(knut_serve__config *c, const char *path, knu
         st = check_keys(tree, "serve.yml", keys, err);
     if (st == KNUT_OK && knut_conf_get(tree, "views"))
         st = load_views(c, knut_conf_get(tree, "views"), path, err);
+    if (st == KNUT_OK && knut_conf_get(tree, "graphar"))
+        st = load_graphar(c, knut_conf_get(tree, "graphar"), path, err);
     if (st == KNUT_OK && knut_conf_get(tree, "falkordb"))
         st = load_falkor(c, knut_conf_get(tree, "falkordb"), path, err);
     if (st == KNUT_OK && knut_conf_get(tree, "queries"))
@@ -364,9 +525,14 @@ void knut_serve__config_free(knut_serve__config *c)
 {
     if (!c->loaded)
         return;
-    for (size_t i = 0; i < c->n_views; i++)
+    for (size_t i = 0; i < c->n_views; i++) {
         free(c->views[i].path);
+        free(c->views[i].own);
+    }
     free(c->views);
+    for (size_t i = 0; i < c->n_graphs; i++)
+        knut_graphar_graph_info_free(c->graphs[i]);
+    free(c->graphs);
     for (size_t i = 0; i < c->n_queries; i++) {
         free(c->queries[i].cols);
         free(c->queries[i].col_types);

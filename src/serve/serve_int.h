@@ -257,10 +257,17 @@ knut_status knut_serve__handle_decode(const knut_serve__hkey *k, const uint8_t *
 
 /* A view of serve.yml: catalog.main.name over files. */
 typedef struct knut_serve__view {
-    const char *catalog, *name; /* the tree's strings */
-    char *path;                 /* absolute: a file, a glob or a folder */
+    const char *catalog, *name; /* the tree's or the graph's strings, or own */
+    char *path;                 /* absolute: a file, a glob or a folder; for
+                                 * GraphAr the graph's data folder ('/'-ended) */
     int csv;                    /* else Parquet */
     const void *node;           /* where it was written (a knut_conf) */
+    /* A GraphAr source's table: a vertex type, or an edge type read from
+     * one adj list (owned by the config's graphs); both NULL: a file view */
+    const struct knut_graphar_vertex_info *gar_vertex;
+    const struct knut_graphar_edge_info *gar_edge;
+    int gar_adj;                /* knut_graphar_adj_list_type */
+    char *own;                  /* a name made here (src_edge_dst) */
 } knut_serve__view;
 
 /* A named Cypher query: a table cypher.main.name whose columns are the
@@ -281,6 +288,8 @@ typedef struct knut_serve__config {
     void *tree; /* the knut_conf tree, which owns the strings */
     knut_serve__view *views;
     size_t n_views;
+    struct knut_graphar_graph_info **graphs; /* of the graphar: sources */
+    size_t n_graphs;
     char *falkor_url; /* NULL: no FalkorDB */
     char *falkor_graph;
     char *falkor_password; /* from a file or the environment; wiped when freed */

@@ -4,7 +4,10 @@
  * which it widens by the views' own paths only). A views schema is an
  * in-memory DuckDB database attached under its name, the views in its
  * `main` schema, so `lake.orders` binds as DuckDB binds a
- * catalog-qualified name and the served file stays read-only. Paths are
+ * catalog-qualified name and the served file stays read-only. A GraphAr
+ * source's tables are views too, their SELECT made by the graphar part
+ * (knut_graphar_reader_vertices_sql / _edges_sql) over the chunk files
+ * the count files name now. Paths are
  * SQL literals made by knut_duck_literal; they come from the operator's
  * file, not from clients.
  */
@@ -13,6 +16,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "knut/graphar.h"
 #include "serve_int.h"
 
 knut_status knut_serve__cypher_setup(knut_serve *s, knut_duck_conn *conn, knut_error *err);
@@ -78,30 +82,56 @@ static knut_status check_catalog(knut_serve *s, knut_duck_conn *conn, const knut
     return st;
 }
 
+/* The SELECT of a GraphAr table, made by the graphar part from the
+ * graph's infos and count files (probing the Parquet schemas on conn). */
+static knut_status graphar_select(knut_duck_conn *conn, const knut_serve__view *v,
+                                  knut_buf *sql, knut_error *err)
+{
+    knut_graphar_reader *r = NULL;
+    knut_status st = knut_graphar_reader_new(&r, conn, v->path, NULL, err);
+    if (st == KNUT_OK && v->gar_vertex)
+        st = knut_graphar_reader_vertices_sql(r, v->gar_vertex, sql, err);
+    else if (st == KNUT_OK)
+        st = knut_graphar_reader_edges_sql(r, v->gar_edge, (knut_graphar_adj_list_type)v->gar_adj,
+                                           sql, err);
+    knut_graphar_reader_free(r);
+    return st;
+}
+
 static knut_status make_view(knut_duck_conn *conn, const knut_serve__view *v, knut_buf *allow,
                              knut_error *err)
 {
     struct stat sb;
-    int dir = stat(v->path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    int gar = v->gar_vertex || v->gar_edge;
+    int dir = gar || (stat(v->path, &sb) == 0 && S_ISDIR(sb.st_mode));
     knut_buf src = KNUT_BUF_INIT, sql = KNUT_BUF_INIT;
     knut_buf_puts(&src, v->path);
-    if (dir)
+    if (dir && !gar)
         knut_buf_puts(&src, v->csv ? "/**/*.csv" : "/**/*.parquet");
     knut_status st = knut_buf_check(&src, err);
     knut_buf_puts(&sql, "CREATE VIEW ");
     knut_duck_ident(&sql, v->catalog);
     knut_buf_puts(&sql, ".main.");
     knut_duck_ident(&sql, v->name);
-    knut_buf_puts(&sql, v->csv ? " AS SELECT * FROM read_csv(" : " AS SELECT * FROM read_parquet(");
-    knut_duck_literal(&sql, src.data, src.len);
-    knut_buf_puts(&sql, ")");
+    if (gar) {
+        knut_buf_puts(&sql, " AS ");
+        if (st == KNUT_OK)
+            st = graphar_select(conn, v, &sql, err);
+    } else {
+        knut_buf_puts(&sql, v->csv ? " AS SELECT * FROM read_csv("
+                                   : " AS SELECT * FROM read_parquet(");
+        knut_duck_literal(&sql, src.data, src.len);
+        knut_buf_puts(&sql, ")");
+    }
     if (st == KNUT_OK)
         st = knut_buf_check(&sql, err);
     if (st == KNUT_OK)
         st = knut_duck_exec(conn, sql.data, err);
     if (st == KNUT_OK) {
         knut_buf folder = KNUT_BUF_INIT;
-        if (dir) {
+        if (gar) {
+            knut_buf_puts(&folder, v->path); /* the data folder, '/'-ended */
+        } else if (dir) {
             knut_buf_puts(&folder, v->path);
             knut_buf_putc(&folder, '/');
         } else {

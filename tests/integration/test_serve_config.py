@@ -163,3 +163,24 @@ def test_example_serve_yml_is_in_the_docs_and_parses(knut, tmp_path, falkordb):
         assert t.column("name").to_pylist() == ["ada"]
     finally:
         assert s.stop() == 0
+
+
+@pytest.mark.parametrize("args, status, what", [
+    (["--metrics-addr", "999.1.1.1:99"], 2, "--metrics-addr '999.1.1.1:99'"),
+    (["--metrics-addr", "127.0.0.1:notaport"], 2, "expected IP:PORT"),
+    (["--tls-cert", "/nonexistent/c.pem", "--tls-key", "/nonexistent/k.pem"], 1,
+     "/nonexistent/c.pem"),
+    (["--config", "/nonexistent/serve.yml"], None, "/nonexistent/serve.yml"),
+], ids=["metrics-host", "metrics-port", "tls-file", "config-file"])
+def test_startup_errors_exit_cleanly(knut, args, status, what):
+    """An error after the server object exists (a --metrics-addr refused at
+    start, once the gRPC port is bound) or before (TLS files, serve.yml)
+    ends the CLI with its message and a status, never gRPC's abort."""
+    r = subprocess.run([str(knut), "serve", "--memory", "--addr", "127.0.0.1:0", *args],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode > 0, (r.returncode, r.stderr)  # a signal (abort) is negative
+    if status is not None:
+        assert r.returncode == status, r.stderr
+    assert "knut serve: " in r.stderr and what in r.stderr, r.stderr
+    assert "assertion failed" not in r.stderr, r.stderr
+    assert r.stdout == ""

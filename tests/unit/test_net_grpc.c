@@ -392,6 +392,41 @@ static void test_bad_options(void **state)
     assert_null(s);
 }
 
+static knut_status never_called(void *ctx, knut_net_grpc_call *call, knut_error *err)
+{
+    (void)ctx;
+    (void)call;
+    return knut_error_set(err, KNUT_ERROR, "never called");
+}
+
+/* A server bound but never started is freed (or shut down, then freed)
+ * cleanly: gRPC asserts when one holding a bound port is destroyed without
+ * a shutdown. Its port is released: binding it again works. */
+static void test_free_without_start(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_net_grpc_server *s = NULL;
+    assert_int_equal(knut_net_grpc_server_new(&s, NULL, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_add_method(s, "/t.S/M", never_called, NULL, &err),
+                     KNUT_OK);
+    int port = knut_net_grpc_server_port(s);
+    assert_true(port > 0);
+    knut_net_grpc_server_free(s);
+
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    knut_net_grpc_server_options o = KNUT_NET_GRPC_SERVER_OPTIONS_INIT;
+    o.addr = addr;
+    assert_int_equal(knut_net_grpc_server_new(&s, &o, &err), KNUT_OK);
+    assert_int_equal(knut_net_grpc_server_port(s), port);
+    knut_net_grpc_server_shutdown(s, 100);
+    knut_net_grpc_server_shutdown(s, 100); /* idempotent */
+    assert_int_equal(knut_net_grpc_server_start(s, &err), KNUT_EINVAL);
+    assert_non_null(strstr(err.message, "shut down"));
+    knut_net_grpc_server_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,7 +434,7 @@ int main(void)
         cmocka_unit_test(test_metadata),       cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_in_process),     cmocka_unit_test(test_write_owned),
         cmocka_unit_test(test_cancel_no_deadline), cmocka_unit_test(test_client_stream),
-        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_bad_options), cmocka_unit_test(test_free_without_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

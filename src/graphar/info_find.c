@@ -1,10 +1,11 @@
 /*
- * Finding the graph YAML behind a `knut gar` PATH argument. A directory is
- * accepted when it holds exactly one *.graph.yml (or .yaml), because the
- * corpus keeps one graph per directory in most places and several (the
- * ldbc_sample/parquet variants) in some, where guessing would be wrong.
+ * Finding the graph YAML a path names: the file itself, or a directory
+ * holding exactly one *.graph.yml (or .yaml). The corpus keeps one graph
+ * per directory in most places and several (the ldbc_sample/parquet
+ * variants) in some, where guessing would be wrong. Used by `knut gar`,
+ * `knut load` and the GraphAr sources of `knut serve`.
  */
-#include "gar_graph.h"
+#include "graphar_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,9 +65,10 @@ static knut_status find_in_dir(const char *dir, char **out, knut_error *err)
     return st;
 }
 
-knut_status knut_cli_gar_load(const char *path, knut_graphar_graph_info **out,
-                              knut_error *err)
+knut_status knut_graphar_graph_load_path(knut_graphar_graph_info **out, const char *path,
+                                         knut_error *err)
 {
+    KNUT_ASSERT_ARG(err, out && path);
     struct stat sb;
     *out = NULL;
     if (stat(path, &sb) != 0)
