@@ -2,11 +2,13 @@
  * Which flow runs when, and on which worker (docs/pipelines.md "Parallel
  * flows"). A flow may start once every flow writing a dataset it reads
  * has ended, and every earlier flow (in run order) writing one of its
- * tables has ended: flows into one target, a target and another's
- * `<target>__quarantine`, and graph sinks sharing a store file or a
- * FalkorDB graph never overlap. So the updates running at one time write
- * different tables and commit on their own, and the flows into one table
- * keep their run order (a full refresh is done by the first of them).
+ * tables, or reading one or writing one it reads, has ended: flows into
+ * one target, a target and another's `<target>__quarantine` (or a reader
+ * of it), and graph sinks sharing a store file or a FalkorDB graph never
+ * overlap. So the updates running at one time write different tables and
+ * commit on their own, each reads what it would read in a serial run, and
+ * the flows into one table keep their run order (a full refresh is done
+ * by the first of them).
  * Workers take the first flow in run order that may start: with one
  * worker that is the run order itself.
  *
@@ -67,19 +69,31 @@ static int reads(const knut_pipeline_flow *a, const knut_pipeline_flow *b)
     return 0;
 }
 
-/* 1 if t is "<of>__quarantine", the quarantine table of dataset of. */
-static int quarantine_of(const char *t, const char *of)
+/* 1 if flow f writes the table t: its target or the target's quarantine
+ * table. */
+static int writes(const knut_pipeline_flow *f, const char *t)
 {
-    size_t n = strlen(of);
-    return strncmp(t, of, n) == 0 && strcmp(t + n, "__quarantine") == 0;
+    size_t n = strlen(f->target);
+    return strncmp(t, f->target, n) == 0 && (!t[n] || strcmp(t + n, "__quarantine") == 0);
 }
 
-/* 1 if flows a and b may write one table, or one graph. */
+/* 1 if flow a reads a table flow b writes (a quarantine table, read by
+ * its schema-qualified name, is no dataset and so no data dependency). */
+static int reads_written(const knut_pipeline_flow *a, const knut_pipeline_flow *b)
+{
+    for (size_t i = 0; i < a->nreads; i++)
+        if (writes(b, a->reads[i].name))
+            return 1;
+    return 0;
+}
+
+/* 1 if flows a and b may write one table or one graph, or one reads what
+ * the other writes: then they keep their run order, as in a serial run. */
 static int exclusive(const knut_pipeline *p, const knut_pipeline_flow *a,
                      const knut_pipeline_flow *b)
 {
-    if (strcmp(a->target, b->target) == 0 || quarantine_of(a->target, b->target) ||
-        quarantine_of(b->target, a->target))
+    if (writes(a, b->target) || writes(b, a->target) || reads_written(a, b) ||
+        reads_written(b, a))
         return 1;
     const knut_pipeline_dataset *da = knut_pipeline_dataset_find(p, a->target);
     const knut_pipeline_dataset *db = knut_pipeline_dataset_find(p, b->target);

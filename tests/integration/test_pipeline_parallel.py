@@ -161,6 +161,29 @@ def test_flows_into_one_table_never_overlap_and_keep_their_order(tmp_path):
     assert overlap(events, "fa", "other")
 
 
+def test_a_reader_of_a_quarantine_table_keeps_its_serial_order(tmp_path):
+    """main.t__quarantine is no dataset, so reading it is no dependency; the
+    reader still runs after t's flow (defined before it), never beside it,
+    and reads what a serial run reads."""
+    files = {"src/a.csv": "v\n1\n500\n",
+             "t/q.sql": f"""
+CREATE MATERIALIZED VIEW t (
+  CONSTRAINT small EXPECT (v < 100) ON VIOLATION QUARANTINE
+) AS SELECT v FROM read_csv('src/*.csv'), ({SLOW});
+CREATE MATERIALIZED VIEW bad AS SELECT count(*) AS n FROM main.t__quarantine;
+"""}
+    results = {}
+    for n in (1, 2):
+        root = project(tmp_path / f"p{n}", files)
+        run(root, "--parallel", n)
+        (root / "src" / "b.csv").write_text("v\n700\n")
+        events = run(root, "--parallel", n)
+        assert seqs(events, "t")[1] < seqs(events, "bad")[0]
+        results[n] = snapshot(root)
+    assert results[2] == results[1]
+    assert results[1]["bad"][1] == [(2,)]
+
+
 def test_temporary_view_is_seen_by_a_reader_on_another_worker(tmp_path):
     """A temporary view lives on one DuckDB connection: the worker that made
     it is busy with slow_b when the reader becomes ready, so the reader runs
