@@ -58,14 +58,15 @@ ninja -C build-tsan -j"$jobs"
 # reason is at the test and in docs/testing.md); nothing else is left out.
 TSAN_OPTIONS=$(tsan_opts) ctest --test-dir build-tsan --output-on-failure -j"$jobs"
 
-step "threaded sync integration tests under ThreadSanitizer"
+step "threaded sync and pipeline integration tests under ThreadSanitizer"
 # the lease renewer (shared ledger), the asset sender (a fake Airflow: the
-# real ones run in the main integration step), the metrics server
+# real ones run in the main integration step), the metrics server, the
+# pipeline's flow workers (--parallel N)
 tsan_logs=$(mktemp -d)
 TSAN_OPTIONS=$(tsan_opts "$tsan_logs") KNUT_BIN="$here/build-tsan/knut" \
   san_run "$tsan_logs" .venv/bin/python -m pytest -q \
     tests/integration/test_sync_shared.py tests/integration/test_sync_metrics.py \
-    tests/integration/test_sync_secrets.py \
+    tests/integration/test_sync_secrets.py tests/integration/test_pipeline_parallel.py \
     tests/integration/test_sync_airflow.py -k "not airflow or fault or airflow_down"
 
 step "install + pkg-config consumer"

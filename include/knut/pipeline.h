@@ -296,7 +296,7 @@ KNUT_EXTERN knut_status knut_pipeline_show(const knut_pipeline *p, knut_pipeline
  * the call. See docs/pipelines.md for the schema. */
 typedef void (*knut_pipeline_event_fn)(const char *json, size_t len, void *ctx);
 
-#define KNUT_PIPELINE_RUN_OPTIONS_VERSION 1
+#define KNUT_PIPELINE_RUN_OPTIONS_VERSION 2
 
 typedef struct knut_pipeline_run_options {
     int version;
@@ -304,8 +304,12 @@ typedef struct knut_pipeline_run_options {
     const char *const *full_refresh; /* datasets to fully refresh */
     size_t nfull_refresh;
     int dry_run;                    /* plan only: read nothing, write nothing */
-    knut_pipeline_event_fn on_event; /* may be NULL */
+    knut_pipeline_event_fn on_event; /* may be NULL; never called twice at once */
     void *ctx;
+    /* Flows run at the same time, each on its own DuckDB connection (0 or
+     * 1: one at a time, in run order). See docs/pipelines.md "Parallel
+     * flows". */
+    int parallel;
 } knut_pipeline_run_options;
 
 #define KNUT_PIPELINE_RUN_OPTIONS_INIT {.version = KNUT_PIPELINE_RUN_OPTIONS_VERSION}
@@ -318,11 +322,13 @@ typedef struct knut_pipeline_run_result {
 
 /*
  * Runs a resolved pipeline: opens (creating) the storage folder and its
- * database, then runs the flows in order. Each flow's update is one
- * transaction (target, quarantine table, checkpoints): a failed flow
- * leaves them as they were, flows downstream of it are skipped, and
- * independent flows still run. Events go to opts->on_event, to
- * <storage>/events.jsonl and to the table _knut.event_log. Returns
+ * database, then runs the flows in dependency order (opts->parallel of
+ * them at a time; on_event may then be called from several threads, one
+ * call at a time). Each flow's update is one transaction (target,
+ * quarantine table, checkpoints): a failed flow leaves them as they were,
+ * flows downstream of it are skipped, and independent flows still run.
+ * Events go to opts->on_event, to <storage>/events.jsonl and to the
+ * table _knut.event_log. Returns
  * KNUT_OK when every flow completed (or was idle), else KNUT_ERROR with
  * the first failure in err (the flow, its file:line:col and DuckDB's
  * message); KNUT_EINVAL for bad options (an unknown --full-refresh

@@ -28,6 +28,7 @@ typedef struct pipe_args {
     int format; /* show: index in formats, -1: text */
     int full_refresh;
     int dry_run;
+    int64_t parallel; /* run: flows at a time (0: the default, 1) */
     int tty;          /* stdout is a terminal: the live view */
     live_line *lines; /* the live view's lines, in run order */
     size_t nlines;
@@ -66,6 +67,9 @@ static const knut_cli_opt run_opts[] = {
     KNUT_CLI_OPT_FLAG("dry-run", 'n', pipe_args, dry_run,
                       "resolve and plan only: print what each flow would do, write nothing"),
     KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "print every run event as one JSON line"),
+    KNUT_CLI_OPT_INT("parallel", 'j', pipe_args, parallel, "N", 1, 256,
+                     "run up to N independent flows at the same time, each on its own DuckDB "
+                     "connection (default: 1, one flow at a time in run order)"),
     KNUT_CLI_OPT_END,
 };
 
@@ -94,18 +98,22 @@ static const knut_cli_spec show_spec = {
 static const knut_cli_spec run_spec = {
     .name = "pipeline run",
     .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run]\n"
-                "                         [--json]\n",
+                "                         [--json] [-j|--parallel N]\n",
     .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
              "spec: materialized views are recomputed, streaming tables read only the\n"
              "files new since the last run. Each flow's update is one transaction: a\n"
              "failed flow leaves its target as it was, and flows downstream of it are\n"
-             "skipped. Events go to stdout (--json: JSON lines), <storage>/events.jsonl\n"
-             "and the table _knut.event_log.\n",
+             "skipped. With --parallel N, flows whose inputs are complete run at the same\n"
+             "time (flows writing one table never do); a failed flow, a FAIL UPDATE\n"
+             "expectation included, does not stop the flows running beside it. Events\n"
+             "go to stdout (--json: JSON lines), <storage>/events.jsonl and the table\n"
+             "_knut.event_log.\n",
     .opts = run_opts,
     .args = run_pos,
     .epilog = "Examples:\n"
               "  knut pipeline run demo\n"
               "  knut pipeline run demo --full-refresh raw_orders --json\n"
+              "  knut pipeline run demo --parallel 4\n"
               "Exit status: 0 every flow completed or was idle, 1 a flow failed, 2 usage\n"
               "error or the spec is missing or invalid.\n",
 };
@@ -411,6 +419,7 @@ static int cmd_run(int argc, char **argv)
     o.full_refresh = names;
     o.nfull_refresh = nnames;
     o.dry_run = a.dry_run;
+    o.parallel = (int)a.parallel;
     o.on_event = on_event;
     o.ctx = &a;
     a.tty = isatty(STDOUT_FILENO);

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "knut/core.h"
@@ -135,20 +136,38 @@ knut_status knut_pipeline__expect_stage_sql(knut_buf *b, const knut_pipeline_flo
                                             const char *query, const char *schema,
                                             int target_exists);
 
-/* One run: the storage, its connection and the event sinks. */
+/* The event sinks of a run, shared by its workers: the lock orders every
+ * event (its seq and ts, the callback, the run log line and the
+ * event-log row), so each is whole and they appear in one order. */
+typedef struct knut_pipeline__events {
+    pthread_mutex_t lock;
+    knut_duck_conn *conn; /* the run's own connection: only the event-log rows */
+    FILE *log;            /* <storage>/events.jsonl (NULL in a dry run) */
+    int64_t seq;          /* events so far */
+} knut_pipeline__events;
+
+/* One run as a worker sees it: the storage, the worker's own connection
+ * and the shared event sinks. With --parallel 1 the run's thread is the
+ * only worker and uses the run's connection; else each worker thread has
+ * a copy with its own connection (run_sched.c). */
 typedef struct knut_pipeline__run {
     knut_pipeline *p;
     const knut_pipeline_run_options *opts;
     knut_duck_db *db;
     knut_duck_conn *conn;
     char *dir;          /* the storage folder */
-    FILE *log;          /* <storage>/events.jsonl (NULL in a dry run) */
+    knut_pipeline__events *ev;
     int64_t run_id;
-    int64_t seq;        /* events so far */
     int dry;
-    unsigned char *reset; /* per dataset: a full refresh still to do */
+    /* per dataset: a full refresh still to do; only the flows into that
+     * dataset touch its byte, and they never run at the same time */
+    unsigned char *reset;
     int64_t files_per_update; /* KNUT_PIPELINE_FILES_PER_UPDATE or the spec's */
     int more;             /* the last update left files for another one */
+    /* a temporary view's flow: the CREATE TEMP VIEW it ran (malloc'd; the
+     * scheduler takes it to create the view on the other workers' connections) */
+    char *view_sql;
+    int conflict; /* the last flow failed on a DuckDB transaction conflict */
 } knut_pipeline__run;
 
 /* Status of a flow in events and in knut_pipeline__flow_run's result. */
@@ -207,6 +226,24 @@ knut_status knut_pipeline__table_exists(knut_pipeline__run *r, const char *name,
 /* Runs sql (then clears it) with text binds. */
 knut_status knut_pipeline__step(knut_pipeline__run *r, knut_buf *sql, const char *const *binds,
                                 size_t n, knut_error *err);
+
+/* Sets up a connection to the run's database as the run's own: the spec's
+ * configuration and, when it exists, the pipeline schema as the default. */
+knut_status knut_pipeline__conn_setup(knut_pipeline__run *r, knut_duck_conn *conn,
+                                      knut_error *err);
+/* Runs the flows of r (storage open, QUEUED events sent) on up to
+ * `parallel` workers: a flow starts once the flows it reads from ended and
+ * the earlier flows writing its tables ended; one whose upstream failed or
+ * was skipped is SKIPPED. res gets the counts, first the first failed
+ * flow's error; a failure of the storage or the event log is returned. */
+knut_status knut_pipeline__schedule(knut_pipeline__run *r, int parallel,
+                                    knut_pipeline_run_result *res, knut_error *first,
+                                    knut_error *err);
+/* One flow's updates and their events (PLANNING, RUNNING, the outcome),
+ * skipped: only the SKIPPED event. */
+knut_status knut_pipeline__flow_updates(knut_pipeline__run *r, knut_pipeline_flow *f, int skip,
+                                        knut_pipeline__state *state, knut_error *ferr,
+                                        knut_error *err);
 
 /* Emits one event: to the callback, the run log and _knut.event_log.
  * details is a JSON object text or NULL. Failures to log are returned. */

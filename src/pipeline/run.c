@@ -1,10 +1,9 @@
 /*
  * A pipeline run: the storage folder (the DuckDB database
  * <catalog>.duckdb, whose _knut schema holds the checkpoints and the
- * event log, and the run log events.jsonl), then the flows in run order.
- * A flow whose upstream failed or was skipped is skipped; independent
- * flows run on. Every event goes to the caller, the run log and the
- * event-log table.
+ * event log, and the run log events.jsonl), then the flows (run_sched.c:
+ * in dependency order, on one or more workers). Every event goes to the
+ * caller, the run log and the event-log table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,8 +13,6 @@
 #include <time.h>
 
 #include "pipeline_int.h"
-
-static const char *const state_names[] = {"COMPLETED", "FAILED", "SKIPPED", "IDLE"};
 
 static const char setup_sql[] =
     "CREATE SCHEMA IF NOT EXISTS _knut;"
@@ -54,17 +51,21 @@ knut_status knut_pipeline__event(knut_pipeline__run *r, const char *type, const 
                                  const knut_pipeline_flow *f, const char *status,
                                  const char *message, const char *details, knut_error *err)
 {
+    knut_pipeline__events *ev = r->ev;
     char ts[40];
+    /* One lock around it all: seq and ts grow together, lines and rows are
+     * whole, and the caller's callback never runs twice at once. */
+    pthread_mutex_lock(&ev->lock);
     int64_t us = knut_clock_wall_us();
     time_t secs = (time_t)(us / 1000000);
     struct tm tm;
     gmtime_r(&secs, &tm);
     size_t n = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(ts + n, sizeof ts - n, ".%06lldZ", (long long)(us % 1000000));
-    r->seq++;
+    int64_t seq = ++ev->seq;
     knut_buf b = KNUT_BUF_INIT;
     knut_buf_init(&b, (size_t)1 << 20);
-    knut_buf_printf(&b, "{\"run_id\":%lld,\"seq\":%lld", (long long)r->run_id, (long long)r->seq);
+    knut_buf_printf(&b, "{\"run_id\":%lld,\"seq\":%lld", (long long)r->run_id, (long long)seq);
     json_field(&b, "ts", ts);
     json_field(&b, "event_type", type);
     json_field(&b, "level", level);
@@ -81,21 +82,22 @@ knut_status knut_pipeline__event(knut_pipeline__run *r, const char *type, const 
         r->opts->on_event(b.data, b.len, r->opts->ctx);
     if (r->dry)
         goto done;
-    if (r->log && (fprintf(r->log, "%s\n", b.data) < 0 || fflush(r->log) != 0)) {
+    if (ev->log && (fprintf(ev->log, "%s\n", b.data) < 0 || fflush(ev->log) != 0)) {
         st = knut_error_set(err, KNUT_EIO, "%s/events.jsonl: cannot write: %s", r->dir,
                             strerror(errno));
         goto done;
     }
-    char run[32], seq[32];
+    char run[32], seqs[32];
     snprintf(run, sizeof run, "%lld", (long long)r->run_id);
-    snprintf(seq, sizeof seq, "%lld", (long long)r->seq);
-    const char *binds[] = {run, seq, ts, type, level, f ? f->name : NULL, f ? f->target : NULL,
+    snprintf(seqs, sizeof seqs, "%lld", (long long)seq);
+    const char *binds[] = {run, seqs, ts, type, level, f ? f->name : NULL, f ? f->target : NULL,
                            status, message, details && *details ? details : "{}"};
-    st = knut_pipeline__exec(r->conn,
+    st = knut_pipeline__exec(ev->conn,
                              "INSERT INTO _knut.event_log VALUES ($1::BIGINT, $2::BIGINT, "
                              "strptime($3, '%Y-%m-%dT%H:%M:%S.%fZ'), $4, $5, $6, $7, $8, $9, $10)",
                              binds, 10, NULL, err);
 done:
+    pthread_mutex_unlock(&ev->lock);
     knut_buf_reset(&b);
     return st;
 }
@@ -112,6 +114,36 @@ static int mkdirs(char *path)
             return -1;
     }
     return mkdir(path, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The pipeline schema as conn's default, when it exists (a dry run may
+ * find none). */
+static knut_status default_schema(knut_pipeline__run *r, knut_duck_conn *conn, knut_error *err)
+{
+    const char *binds[] = {r->p->schema};
+    int64_t n = 0;
+    knut_status st = knut_pipeline__scalar_i64(conn,
+                                               "SELECT count(*) FROM duckdb_schemas() WHERE "
+                                               "database_name = current_database() AND "
+                                               "schema_name = $1",
+                                               binds, 1, &n, err);
+    if (st != KNUT_OK || !n)
+        return st;
+    knut_buf b = KNUT_BUF_INIT;
+    knut_buf_puts(&b, "SET schema = ");
+    knut_duck_literal(&b, r->p->schema, strlen(r->p->schema));
+    if ((st = knut_buf_check(&b, err)) == KNUT_OK)
+        st = knut_duck_exec(conn, b.data, err);
+    knut_buf_reset(&b);
+    return st;
+}
+
+knut_status knut_pipeline__conn_setup(knut_pipeline__run *r, knut_duck_conn *conn,
+                                      knut_error *err)
+{
+    int64_t files_per_update; /* the run's own connection read it already */
+    knut_status st = knut_pipeline__settings_apply(r->p, conn, &files_per_update, err);
+    return st == KNUT_OK ? default_schema(r, conn, err) : st;
 }
 
 static knut_status open_storage(knut_pipeline__run *r, knut_error *err)
@@ -158,23 +190,8 @@ static knut_status open_storage(knut_pipeline__run *r, knut_error *err)
     if ((st = knut_buf_check(&b, err)) != KNUT_OK || (st = knut_duck_exec(r->conn, b.data, err)))
         goto done;
 schema:
-    if (st != KNUT_OK)
-        goto done;
-    {
-        const char *binds[] = {p->schema};
-        int64_t n = 0;
-        st = knut_pipeline__scalar_i64(r->conn,
-                                       "SELECT count(*) FROM duckdb_schemas() WHERE "
-                                       "database_name = current_database() AND schema_name = $1",
-                                       binds, 1, &n, err);
-        if (st == KNUT_OK && n) {
-            knut_buf_clear(&b);
-            knut_buf_puts(&b, "SET schema = ");
-            knut_duck_literal(&b, p->schema, strlen(p->schema));
-            if ((st = knut_buf_check(&b, err)) == KNUT_OK)
-                st = knut_duck_exec(r->conn, b.data, err);
-        }
-    }
+    if (st == KNUT_OK)
+        st = default_schema(r, r->conn, err);
     if (st != KNUT_OK || r->dry)
         goto done;
     if ((st = knut_pipeline__scalar_i64(r->conn,
@@ -196,25 +213,11 @@ schema:
     knut_buf_printf(&b, "%s/events.jsonl", r->dir);
     if ((st = knut_buf_check(&b, err)) != KNUT_OK)
         goto done;
-    if (!(r->log = fopen(b.data, "a")))
+    if (!(r->ev->log = fopen(b.data, "a")))
         st = knut_error_set(err, KNUT_EIO, "%s: cannot open: %s", b.data, strerror(errno));
 done:
     knut_buf_reset(&b);
     return st;
-}
-
-/* 1 if an upstream flow of f did not complete (failed or skipped). */
-static int upstream_broken(const knut_pipeline *p, const knut_pipeline_flow *f,
-                           const unsigned char *broken)
-{
-    for (size_t i = 0; i < f->nreads; i++) {
-        if (!f->reads[i].internal)
-            continue;
-        for (size_t k = 0; k < p->nflows; k++)
-            if (broken[k] && strcmp(p->flows[k].target, f->reads[i].name) == 0)
-                return 1;
-    }
-    return 0;
 }
 
 static knut_status mark_refresh(knut_pipeline__run *r, knut_error *err)
@@ -246,13 +249,12 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
     KNUT_ASSERT_ARG(err, p != NULL);
     KNUT_CHECK_VERSION(opts, KNUT_PIPELINE_RUN_OPTIONS_VERSION, err);
     knut_pipeline_run_result res = {0};
-    knut_pipeline__run r = {.p = p, .opts = opts, .dry = opts && opts->dry_run};
-    unsigned char *broken = calloc(p->nflows ? p->nflows : 1, 1);
-    knut_buf details = KNUT_BUF_INIT;
+    knut_pipeline__events ev = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    knut_pipeline__run r = {.p = p, .opts = opts, .dry = opts && opts->dry_run, .ev = &ev};
     knut_error first = KNUT_ERROR_INIT;
     knut_status st = KNUT_OK;
     r.reset = calloc(p->ndatasets ? p->ndatasets : 1, 1);
-    if (!broken || !r.reset) {
+    if (!r.reset) {
         st = knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
         goto cleanup;
     }
@@ -260,6 +262,7 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
         goto cleanup;
     if ((st = mark_refresh(&r, err)) != KNUT_OK || (st = open_storage(&r, err)) != KNUT_OK)
         goto cleanup;
+    ev.conn = r.conn;
     if ((st = knut_pipeline__event(&r, "update_progress", "INFO", NULL, "RUNNING",
                                    r.dry ? "Dry run: planning only." : "Update is RUNNING.", NULL,
                                    err)) != KNUT_OK)
@@ -272,77 +275,9 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
                                        err)) != KNUT_OK)
             goto cleanup;
     }
-    for (size_t i = 0; i < p->nflows; i++) {
-        size_t fi = p->order[i];
-        r.more = 0;
-        knut_pipeline_flow *f = &p->flows[fi];
-        knut_pipeline__state state;
-        knut_error ferr = KNUT_ERROR_INIT;
-        knut_buf_clear(&details);
-        int64_t t0 = knut_clock_mono_ns();
-        if (upstream_broken(p, f, broken)) {
-            state = KNUT_PIPELINE__SKIPPED;
-            snprintf(msg, sizeof msg, "Flow '%s' SKIPPED due to upstream failure(s).", f->name);
-        } else {
-            /* PLANNING: its inputs are looked up; flow_run says RUNNING
-             * once it starts the update. */
-            snprintf(msg, sizeof msg, "Flow '%s' is PLANNING.", f->name);
-            if (!r.dry && (st = knut_pipeline__event(&r, "flow_progress", "INFO", f, "PLANNING",
-                                                     msg, NULL, err)) != KNUT_OK)
-                goto cleanup;
-            if ((st = knut_pipeline__flow_run(&r, f, &state, &details, &ferr, err)) != KNUT_OK)
-                goto cleanup;
-            if (state == KNUT_PIPELINE__FAILED)
-                snprintf(msg, sizeof msg, "%s", ferr.message);
-            else if (r.dry)
-                snprintf(msg, sizeof msg, "Flow '%s' is PLANNED.", f->name);
-            else if (state == KNUT_PIPELINE__IDLE)
-                snprintf(msg, sizeof msg, "Flow '%s' is IDLE, no new data.", f->name);
-            else
-                snprintf(msg, sizeof msg, "Flow '%s' has COMPLETED.", f->name);
-        }
-        if (state == KNUT_PIPELINE__FAILED || state == KNUT_PIPELINE__SKIPPED)
-            broken[fi] = 1;
-        if (state == KNUT_PIPELINE__FAILED && first.code == KNUT_OK)
-            first = ferr;
-        res.completed += state == KNUT_PIPELINE__COMPLETED;
-        res.failed += state == KNUT_PIPELINE__FAILED;
-        res.skipped += state == KNUT_PIPELINE__SKIPPED;
-        res.idle += state == KNUT_PIPELINE__IDLE;
-        /* duration_ms goes into the details object. */
-        if (details.len && details.data[details.len - 1] == '}') {
-            details.len--;
-            knut_buf_printf(&details, "%s\"duration_ms\":%lld}", details.len > 1 ? "," : "",
-                            (long long)((knut_clock_mono_ns() - t0) / 1000000));
-        } else {
-            knut_buf_printf(&details, "{\"duration_ms\":%lld}",
-                            (long long)((knut_clock_mono_ns() - t0) / 1000000));
-        }
-        if (state == KNUT_PIPELINE__FAILED) {
-            details.len--;
-            knut_buf_puts(&details, ",\"error\":");
-            knut_buf_put_json_str(&details, ferr.message, strlen(ferr.message));
-            knut_buf_printf(&details, ",\"file\":");
-            knut_buf_put_json_str(&details, f->pos.file, strlen(f->pos.file));
-            knut_buf_printf(&details, ",\"line\":%d,\"col\":%d}", ferr.line, ferr.col);
-        }
-        if ((st = knut_buf_check(&details, err)) != KNUT_OK)
-            goto cleanup;
-        const char *status = r.dry && state == KNUT_PIPELINE__COMPLETED ? "PLANNED"
-                                                                        : state_names[state];
-        const char *level = state == KNUT_PIPELINE__FAILED    ? "ERROR"
-                            : state == KNUT_PIPELINE__SKIPPED ? "WARN"
-                                                              : "INFO";
-        if ((st = knut_pipeline__event(&r, "flow_progress", level, f, status, msg, details.data,
-                                       err)) != KNUT_OK)
-            goto cleanup;
-        /* More files than one update reads: the same flow again, as the
-         * next update (each one its own transaction and event). */
-        if (r.more && state == KNUT_PIPELINE__COMPLETED && !r.dry) {
-            res.completed--;
-            i--;
-        }
-    }
+    if ((st = knut_pipeline__schedule(&r, opts && opts->parallel > 1 ? opts->parallel : 1, &res,
+                                      &first, err)) != KNUT_OK)
+        goto cleanup;
     const char *final = res.failed || res.skipped ? "FAILED" : "COMPLETED";
     if (r.dry)
         snprintf(msg, sizeof msg, "Dry run: %zu planned, %zu idle; nothing was written.",
@@ -371,13 +306,11 @@ cleanup:
     res.run_id = r.run_id;
     if (result)
         *result = res;
-    if (r.log)
-        fclose(r.log);
+    if (ev.log)
+        fclose(ev.log);
     knut_duck_conn_close(r.conn);
     knut_duck_db_close(r.db);
     free(r.dir);
     free(r.reset);
-    free(broken);
-    knut_buf_reset(&details);
     return st;
 }

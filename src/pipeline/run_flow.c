@@ -292,6 +292,7 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
     int views = 0, fresh = 0, pending = 0;
     knut_status st = KNUT_OK;
     *state = KNUT_PIPELINE__COMPLETED;
+    r->conflict = 0;
     int cdc = f->kind == KNUT_PIPELINE_FLOW_CDC;
     /* A CDC flow over STREAM(source) reads only its new rows, as a
      * streaming flow does; over a batch source it reads all of it each
@@ -404,8 +405,13 @@ knut_status knut_pipeline__flow_run(knut_pipeline__run *r, knut_pipeline_flow *f
         knut_buf_puts(&sql, "CREATE OR REPLACE TEMP VIEW ");
         knut_duck_ident(&sql, ds->name);
         knut_buf_printf(&sql, " AS %s", query.data);
+        /* a connection's own: the scheduler makes it on the other workers' */
+        free(r->view_sql);
+        r->view_sql = knut_buf_check(&sql, NULL) == KNUT_OK ? strdup(sql.data) : NULL;
         st = knut_pipeline__step(r, &sql, NULL, 0, ferr);
         knut_buf_reset(&sql);
+        if (st == KNUT_OK && !r->view_sql)
+            st = knut_error_set(ferr, KNUT_ENOMEM, "pipeline: out of memory");
         if (st != KNUT_OK)
             goto flow_failed;
         knut_buf_puts(details, "{}");
@@ -452,11 +458,21 @@ flow_failed:
     *state = KNUT_PIPELINE__FAILED;
     {
         char msg[KNUT_ERROR_MSG_MAX];
+        /* Flows running at the same time write different tables, so a
+         * conflict is unexpected (something else wrote the same table):
+         * said as such, with the way out. */
+        r->conflict = ferr->detail == KNUT_DUCK_ERR_TRANSACTION &&
+                      strstr(ferr->message, "onflict") != NULL;
         knut_duck_error_trim(ferr); /* the echo of our staging SQL helps no one */
         snprintf(msg, sizeof msg, "%s", ferr->message);
         knut_status code = ferr->code;
-        knut_pipeline__error_at(ferr, code ? code : KNUT_ERROR, f->pos, "flow '%s' failed: %s",
-                                f->name, msg);
+        knut_pipeline__error_at(ferr, code ? code : KNUT_ERROR, f->pos,
+                                "flow '%s' failed: %s%s", f->name,
+                                r->conflict ? "a DuckDB transaction conflict with another "
+                                              "update (rolled back, the target is unchanged; "
+                                              "run again, or with --parallel 1): "
+                                            : "",
+                                msg);
     }
     st = KNUT_OK;
 done:
