@@ -28,6 +28,7 @@ typedef struct pipe_args {
     int format; /* show: index in formats, -1: text */
     int full_refresh;
     int dry_run;
+    const char *execution_time;
     int tty;          /* stdout is a terminal: the live view */
     live_line *lines; /* the live view's lines, in run order */
     size_t nlines;
@@ -66,6 +67,9 @@ static const knut_cli_opt run_opts[] = {
     KNUT_CLI_OPT_FLAG("dry-run", 'n', pipe_args, dry_run,
                       "resolve and plan only: print what each flow would do, write nothing"),
     KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "print every run event as one JSON line"),
+    KNUT_CLI_OPT_STR("execution-time", 0, pipe_args, execution_time, "TS",
+                     "the run's execution time, 'YYYY-MM-DD HH:MM:SS' (default: when the run "
+                     "started): the version AUTO CDC FROM SNAPSHOT gives the snapshot it reads"),
     KNUT_CLI_OPT_END,
 };
 
@@ -94,7 +98,7 @@ static const knut_cli_spec show_spec = {
 static const knut_cli_spec run_spec = {
     .name = "pipeline run",
     .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run]\n"
-                "                         [--json]\n",
+                "                         [--json] [--execution-time TS]\n",
     .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
              "spec: materialized views are recomputed, streaming tables read only the\n"
              "files new since the last run. Each flow's update is one transaction: a\n"
@@ -411,6 +415,7 @@ static int cmd_run(int argc, char **argv)
     o.full_refresh = names;
     o.nfull_refresh = nnames;
     o.dry_run = a.dry_run;
+    o.execution_time = a.execution_time;
     o.on_event = on_event;
     o.ctx = &a;
     a.tty = isatty(STDOUT_FILENO);

@@ -303,6 +303,34 @@ knut_status knut_pipeline__cdc_plan_columns(const knut_pipeline_flow *f,
 knut_status knut_pipeline__cdc_check(const knut_pipeline *p, const knut_pipeline_flow *f,
                                      knut_error *err);
 
+/* The first row a query finds, as a refusal: column 0 the source row,
+ * column 1 a text naming it (the key). */
+typedef struct knut_pipeline__refusal {
+    int found;
+    int64_t row;
+    knut_buf key;
+} knut_pipeline__refusal;
+
+/* Runs sql (then clears it) into *x. */
+knut_status knut_pipeline__cdc_find_refusal(knut_pipeline__run *r, knut_buf *sql,
+                                           knut_pipeline__refusal *x, knut_error *err);
+/* {'k': pfx"k", ...}::VARCHAR: a key as text for messages. */
+void knut_pipeline__cdc_key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *pfx);
+/* SELECT <row number> AS __knut_rowid, * FROM the CDC source (all of it). */
+void knut_pipeline__cdc_source_sql(knut_buf *b, const knut_pipeline *p,
+                                   const knut_pipeline_cdc *cdc);
+/* A knut_pipeline__row_fn: column 0 of each row (text) pushed on the
+ * knut_pipeline__strvec ctx. */
+knut_status knut_pipeline__collect_names(void *ctx, const knut_arrow_view *v, int64_t row,
+                                        knut_error *err);
+/* One update of an AUTO CDC FROM SNAPSHOT flow inside the open
+ * transaction (cdc_snapshot.c): the source read whole as the snapshot at
+ * the run's execution time and diffed with the target. */
+knut_status knut_pipeline__cdc_snapshot_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                               const knut_pipeline_dataset *ds, size_t dsi,
+                                               knut_pipeline__state *state, knut_buf *details,
+                                               knut_error *ferr);
+
 /* ---- graph sinks (sink_graph_spec.c, sink_graph.c) ---------------------- */
 
 /* The spec's `sinks:` map: a KNUT_PIPELINE_SINK dataset per entry. */

@@ -28,7 +28,8 @@
 
 #include "pipeline_int.h"
 
-static knut_status collect_name(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
+knut_status knut_pipeline__collect_names(void *ctx, const knut_arrow_view *v, int64_t row,
+                                        knut_error *err)
 {
     int64_t len;
     const char *s = knut_pipeline__col_str(v, 0, row, &len);
@@ -37,12 +38,23 @@ static knut_status collect_name(void *ctx, const knut_arrow_view *v, int64_t row
     return KNUT_OK;
 }
 
-/* The first row matching cond in the staged changes, as a refusal. */
-typedef struct refusal {
-    int found;
-    int64_t row;
-    knut_buf key;
-} refusal;
+typedef knut_pipeline__refusal refusal;
+
+void knut_pipeline__cdc_source_sql(knut_buf *b, const knut_pipeline *p,
+                                   const knut_pipeline_cdc *cdc)
+{
+    const knut_pipeline_dataset *src = knut_pipeline_dataset_find(p, cdc->source);
+    /* A table's rowid names a row in messages; a temporary view has none. */
+    if (src && src->kind == KNUT_PIPELINE_TEMPORARY_VIEW) {
+        knut_buf_puts(b, "SELECT (row_number() OVER ()) - 1 AS __knut_rowid, * FROM ");
+        knut_duck_ident(b, cdc->source);
+    } else {
+        knut_buf_puts(b, "SELECT rowid AS __knut_rowid, * FROM ");
+        knut_duck_ident(b, p->catalog);
+        knut_buf_putc(b, '.');
+        knut_pipeline__qualified(b, p->schema, cdc->source, NULL);
+    }
+}
 
 static knut_status read_refusal(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
 {
@@ -59,7 +71,7 @@ static knut_status read_refusal(void *ctx, const knut_arrow_view *v, int64_t row
     return KNUT_OK;
 }
 
-static void key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *pfx)
+void knut_pipeline__cdc_key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *pfx)
 {
     knut_buf_putc(b, '{');
     for (size_t i = 0; i < c->keys.n; i++) {
@@ -71,7 +83,8 @@ static void key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *
     knut_buf_puts(b, "}::VARCHAR");
 }
 
-static knut_status find_refusal(knut_pipeline__run *r, knut_buf *sql, refusal *x, knut_error *err)
+knut_status knut_pipeline__cdc_find_refusal(knut_pipeline__run *r, knut_buf *sql, refusal *x,
+                                           knut_error *err)
 {
     knut_status st = knut_buf_check(sql, err);
     x->found = 0;
@@ -92,15 +105,8 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
     refusal x = {0, 0, KNUT_BUF_INIT};
     knut_status st = KNUT_OK;
     knut_buf from = KNUT_BUF_INIT;
-    /* A table's rowid names a row in messages; a temporary view has none. */
-    if (src->kind == KNUT_PIPELINE_TEMPORARY_VIEW) {
-        knut_buf_puts(&from, "SELECT (row_number() OVER ()) - 1 AS __knut_rowid, * FROM ");
-        knut_duck_ident(&from, cdc->source);
-    } else {
-        knut_buf_puts(&from, "SELECT rowid AS __knut_rowid, * FROM ");
-        knut_duck_ident(&from, r->p->catalog);
-        knut_buf_putc(&from, '.');
-        knut_pipeline__qualified(&from, r->p->schema, cdc->source, NULL);
+    knut_pipeline__cdc_source_sql(&from, r->p, cdc);
+    if (src->kind != KNUT_PIPELINE_TEMPORARY_VIEW) {
         if (nsr) {
             /* The bounds travel in a temp table, not in the text. */
             char lo[32], hi[32];
@@ -120,7 +126,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          "'__knut_rowid'", from.data ? from.data : "");
     if ((st = knut_buf_check(&from, ferr)) != KNUT_OK ||
         (st = knut_buf_check(sql, ferr)) != KNUT_OK ||
-        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, collect_name, &cols,
+        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, knut_pipeline__collect_names, &cols,
                                         ferr)) != KNUT_OK)
         goto done;
     knut_buf_clear(sql);
@@ -143,7 +149,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     /* A NULL key, but on a truncate (which has none). */
     knut_buf_puts(sql, "SELECT __knut_rowid, ");
-    key_text(sql, c, "");
+    knut_pipeline__cdc_key_text(sql, c, "");
     knut_buf_puts(sql, " FROM __knut_cdc_batch WHERE __knut_kind < 2 AND (false");
     for (size_t i = 0; i < c->keys.n; i++) {
         knut_buf_puts(sql, " OR ");
@@ -151,7 +157,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         knut_buf_puts(sql, " IS NULL");
     }
     knut_buf_puts(sql, ") ORDER BY __knut_rowid LIMIT 1");
-    if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__cdc_find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
         *state = KNUT_PIPELINE__FAILED;
@@ -172,12 +178,12 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     knut_buf_clear(sql);
     knut_buf_puts(sql, "SELECT __knut_rowid, ");
-    key_text(sql, c, "");
+    knut_pipeline__cdc_key_text(sql, c, "");
     knut_buf_puts(sql, " FROM __knut_cdc_batch WHERE __knut_seq IS NULL");
     for (int64_t i = 1; i <= fields; i++)
         knut_buf_printf(sql, " OR struct_extract_at(__knut_seq, %lld) IS NULL", (long long)i);
     knut_buf_puts(sql, " ORDER BY __knut_rowid LIMIT 1");
-    if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__cdc_find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
         *state = KNUT_PIPELINE__FAILED;
@@ -216,7 +222,7 @@ static void conflicts_sql(knut_buf *sql, const knut_pipeline_cdc *cdc,
                           const knut_pipeline__cdc_cols *c, const char *log, const char *keys)
 {
     knut_buf_puts(sql, "SELECT 0, ");
-    key_text(sql, c, "");
+    knut_pipeline__cdc_key_text(sql, c, "");
     knut_buf_puts(sql, " || ' ' || __knut_seq::VARCHAR FROM (SELECT ");
     knut_pipeline__cdc_names(sql, &c->keys, "", 0);
     knut_buf_puts(sql, ", __knut_seq, __knut_kind, max(__knut_seq) OVER (PARTITION BY ");
@@ -356,7 +362,7 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     }
     /* Step 4: after dedup, two upserts of a key at one value differ. */
     conflicts_sql(sql, f->cdc, c, all_changes, all ? NULL : "__knut_cdc_keys");
-    if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__cdc_find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
         *state = KNUT_PIPELINE__FAILED;
@@ -429,6 +435,8 @@ knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow 
     tally t = {{0}};
     int64_t rows_in = 0, rows_out = 0;
     knut_status st = KNUT_OK;
+    if (f->cdc->snapshot) /* cdc_snapshot.c */
+        return knut_pipeline__cdc_snapshot_update(r, f, ds, dsi, state, details, ferr);
     if (r->reset[dsi]) {
         /* Made anew from the source: the target goes with its log. */
         st = knut_pipeline__reset_target(r, ds, &sql, ferr);
