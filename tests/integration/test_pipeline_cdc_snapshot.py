@@ -409,3 +409,24 @@ def test_sqlmesh_scd_type_2_by_column_menu_example(tmp_path):
         (1, "Chicken Sandwich", "14.99", R3, None), (2, "Cheeseburger", "8.99", E, R2),
         (2, "Cheeseburger", "8.99", R3, None), (3, "French Fries", "4.99", E, None),
         (4, "Milkshake", "3.99", R2, R3), (4, "Chocolate Milkshake", "3.99", R3, None)]
+
+
+def test_docs_snapshot_example(tmp_path):
+    """The FROM SNAPSHOT example of docs/pipelines.md runs and gives the table shown."""
+    import re
+    from test_pipeline import REPO
+    page = (REPO / "docs" / "pipelines.md").read_text()
+    blocks = re.findall(r"<!-- snapshot-(file|output): ([^>]+?) -->\n```[a-z]*\n(.*?)```", page,
+                        re.S)
+    files = {name: text for kind, name, text in blocks if kind == "file"}
+    outputs = [(name, text) for kind, name, text in blocks if kind == "output"]
+    assert len(files) == 1 and len(outputs) == 1
+    root = project(tmp_path, files)
+    (root / "export").mkdir()
+    for when, recs in ((T0, kv((1, "a1"), (2, "a2"))), (T12, kv((2, "b2"), (3, "a3")))):
+        pq.write_table(pa.Table.from_pylist(recs, schema=KV), root / "export" / "products.parquet")
+        run(root, "--execution-time", when)
+    sql, want = outputs[0]
+    p = knut("query", "--db", root / "storage" / "pipeline.duckdb", "--format", "csv", sql)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.replace("\r\n", "\n") == want
