@@ -280,6 +280,21 @@ void knut_pipeline__cdc_names(knut_buf *b, const knut_pipeline__strvec *v, const
 void knut_pipeline__cdc_apply_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
                                   const knut_pipeline__cdc_cols *c, const char *log,
                                   const char *keys, int truncates);
+/* The first apply (no change log yet), one window pass over the staged
+ * changes in __knut_cdc_batch, each change flagged __knut_conflict (two
+ * different upserts of a key at one value, as step 4 refuses them):
+ * SCD1 without IGNORE NULL UPDATES into temp table dest, every change
+ * with __knut_dup (a repeat) and __knut_last (its key's latest, the one
+ * the compacted log keeps); else into the log dest, each distinct change
+ * once, with __knut_head (cdc_first_heads) for cdc_first_target_sql. */
+void knut_pipeline__cdc_first_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
+                                  const knut_pipeline__cdc_cols *c, const char *dest);
+/* 1 when the first apply's log carries __knut_head: SCD2 with every
+ * column tracked and no IGNORE NULL UPDATES. */
+int knut_pipeline__cdc_first_heads(const knut_pipeline_cdc *cdc, const knut_pipeline__cdc_cols *c);
+/* The SCD2 target rows from such a log (as knut_pipeline__cdc_apply_sql). */
+void knut_pipeline__cdc_first_target_sql(knut_buf *b, const knut_pipeline__cdc_cols *c,
+                                         const char *log);
 /* One update of a CDC flow inside the open transaction: the new changes
  * (sr: the source's new rows; nsr 0: all of it) into the target's change
  * log, and the target rows of the keys they touch recomputed. A refused

@@ -271,6 +271,113 @@ static void compact_sql(knut_buf *sql, const knut_pipeline__cdc_cols *c, const c
     knut_buf_puts(sql, ")) WHERE __knut_rn > 1)");
 }
 
+static knut_status count_rows(knut_pipeline__run *r, knut_buf *sql, const char *table,
+                              int64_t *out, knut_error *ferr)
+{
+    knut_buf_printf(sql, "SELECT count(*) FROM %s", table);
+    knut_status st = knut_buf_check(sql, ferr);
+    if (st == KNUT_OK)
+        st = knut_pipeline__scalar_i64(r->conn, sql->data, NULL, 0, out, ferr);
+    knut_buf_clear(sql);
+    return st;
+}
+
+static knut_status refuse_conflict(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                   const knut_pipeline__cdc_cols *c, knut_buf *sql,
+                                   knut_pipeline__state *state, refusal *x, knut_error *ferr);
+
+/* Steps 3-5 when the target has no change log yet (its first apply, or
+ * after a full refresh): the log, the dedup and the conflict check come
+ * from one window pass over the changes in key order, and the target
+ * from the log (cdc_sql.c, knut_pipeline__cdc_first_sql) — the same
+ * tables as the general path, without its DISTINCT and GROUP BY. */
+static knut_status first_apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                               const knut_pipeline__cdc_cols *c, const char *log,
+                               const char *target, knut_buf *sql, knut_pipeline__state *state,
+                               int64_t *rows_out, tally *t, knut_error *ferr)
+{
+    const knut_pipeline_cdc *cdc = f->cdc;
+    int compact = cdc->scd_type == 1 && !cdc->ignore_null_updates;
+    int heads = knut_pipeline__cdc_first_heads(cdc, c);
+    const char *flagged = compact ? "__knut_cdc_w" : log;
+    refusal x = {0, 0, KNUT_BUF_INIT};
+    knut_status st;
+    knut_pipeline__cdc_first_sql(sql, cdc, c, flagged);
+    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+        goto done;
+    knut_buf_printf(sql, "SELECT count(*), count(*) FILTER (WHERE __knut_kind = 0), count(*) "
+                         "FILTER (WHERE __knut_kind = 1), count(*) FILTER (WHERE __knut_kind = "
+                         "2) FROM %s%s", flagged, compact ? " WHERE NOT __knut_dup" : "");
+    if ((st = knut_buf_check(sql, ferr)) != KNUT_OK ||
+        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, read_tally, t, ferr)) !=
+            KNUT_OK)
+        goto done;
+    knut_buf_clear(sql);
+    knut_buf_puts(sql, "SELECT 0, ");
+    knut_pipeline__cdc_key_text(sql, c, "");
+    knut_buf_printf(sql, " || ' ' || __knut_seq::VARCHAR FROM %s WHERE __knut_conflict ORDER BY ",
+                    flagged);
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ", __knut_seq LIMIT 1");
+    if ((st = refuse_conflict(r, f, c, sql, state, &x, ferr)) != KNUT_OK ||
+        *state != KNUT_PIPELINE__COMPLETED)
+        goto done;
+    if (compact) {
+        knut_buf_printf(sql, "CREATE TABLE %s AS SELECT ", log);
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_pipeline__cdc_names(sql, &c->payload, "", 1);
+        knut_buf_puts(sql, ", __knut_seq, __knut_kind FROM __knut_cdc_w WHERE __knut_last");
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+    }
+    knut_buf_printf(sql, "CREATE OR REPLACE TABLE %s AS ", target);
+    if (compact && t->v[3] == 0) {
+        /* One entry per key: its row, or its tombstone. */
+        knut_buf_puts(sql, "SELECT ");
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_pipeline__cdc_names(sql, &c->payload, "", 1);
+        knut_buf_printf(sql, " FROM %s WHERE __knut_kind = 0", log);
+    } else if (heads) {
+        knut_pipeline__cdc_first_target_sql(sql, c, log);
+    } else {
+        knut_pipeline__cdc_apply_sql(sql, cdc, c, log, NULL, t->v[3] > 0);
+    }
+    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK ||
+        (st = count_rows(r, sql, target, rows_out, ferr)) != KNUT_OK)
+        goto done;
+    if (!compact) {
+        knut_buf_printf(sql, "ALTER TABLE %s DROP COLUMN __knut_conflict", log);
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+        if (heads) {
+            knut_buf_printf(sql, "ALTER TABLE %s DROP COLUMN __knut_head", log);
+            st = knut_pipeline__step(r, sql, NULL, 0, ferr);
+        }
+    }
+done:
+    knut_buf_reset(&x.key);
+    return st;
+}
+
+/* The refusal of two different changes of a key at one value, if sql
+ * finds one (*state FAILED, ferr naming the key and the value). */
+static knut_status refuse_conflict(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                   const knut_pipeline__cdc_cols *c, knut_buf *sql,
+                                   knut_pipeline__state *state, refusal *x, knut_error *ferr)
+{
+    (void)c;
+    knut_status st = knut_pipeline__cdc_find_refusal(r, sql, x, ferr);
+    if (st == KNUT_OK && x->found) {
+        *state = KNUT_PIPELINE__FAILED;
+        knut_pipeline__error_at(ferr, KNUT_EINVAL, f->pos,
+                                "flow '%s': two different changes of key and sequence value %s; "
+                                "the changes of one key need distinct sequence values (an "
+                                "identical repeat counts once, a delete wins over an upsert), so "
+                                "nothing of this update is applied", f->name, x->key.data);
+    }
+    return st;
+}
+
 /* Steps 3-5, after stage(). */
 static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          const knut_pipeline_dataset *ds, const knut_pipeline__cdc_cols *c,
@@ -299,6 +406,10 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     }
     if (st != KNUT_OK)
         goto done;
+    if (!log_exists) {
+        st = first_apply(r, f, c, log.data, target.data, sql, state, rows_out, t, ferr);
+        goto done;
+    }
     /* Step 3: the changes the log does not hold yet; a delete's and a
      * truncate's values do not matter, so they are not kept. Without a
      * log (the first apply) they are the log. */
@@ -362,17 +473,9 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     }
     /* Step 4: after dedup, two upserts of a key at one value differ. */
     conflicts_sql(sql, f->cdc, c, all_changes, all ? NULL : "__knut_cdc_keys");
-    if ((st = knut_pipeline__cdc_find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = refuse_conflict(r, f, c, sql, state, &x, ferr)) != KNUT_OK ||
+        *state != KNUT_PIPELINE__COMPLETED)
         goto done;
-    if (x.found) {
-        *state = KNUT_PIPELINE__FAILED;
-        knut_pipeline__error_at(ferr, KNUT_EINVAL, f->pos,
-                                "flow '%s': two different changes of key and sequence value %s; "
-                                "the changes of one key need distinct sequence values (an "
-                                "identical repeat counts once, a delete wins over an upsert), so "
-                                "nothing of this update is applied", f->name, x.key.data);
-        goto done;
-    }
     /* Step 5. */
     int64_t truncates = t->v[3];
     if (log_exists && !truncates) {
@@ -459,7 +562,7 @@ knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow 
         (st = knut_duck_exec(r->conn,
                              "DROP TABLE IF EXISTS __knut_cdc_batch; DROP TABLE IF EXISTS "
                              "__knut_cdc_new; DROP TABLE IF EXISTS __knut_cdc_keys; DROP TABLE IF "
-                             "EXISTS __knut_cdc_bounds",
+                             "EXISTS __knut_cdc_bounds; DROP TABLE IF EXISTS __knut_cdc_w",
                              ferr)) != KNUT_OK)
         goto done;
     knut_buf_printf(details, "{\"rows_in\":%lld,\"rows_out\":%lld", (long long)rows_in,
