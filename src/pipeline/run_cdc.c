@@ -94,7 +94,9 @@ knut_status knut_pipeline__cdc_find_refusal(knut_pipeline__run *r, knut_buf *sql
     return st;
 }
 
-/* Steps 1-2: the staged changes in temp table __knut_cdc_batch. */
+/* Steps 1-2: the staged changes in temp view __knut_cdc_batch (a view:
+ * the checks and the apply each scan the source, cheaper than copying
+ * every change into a temp table first). */
 static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          const knut_pipeline__stream *sr, size_t nsr, knut_pipeline__cdc_cols *c,
                          knut_buf *sql, knut_pipeline__state *state, knut_error *ferr)
@@ -134,7 +136,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         *state = KNUT_PIPELINE__FAILED; /* ferr names the flow and the column */
         goto done;
     }
-    knut_buf_printf(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_batch AS SELECT __knut_rowid, "
+    knut_buf_printf(sql, "CREATE OR REPLACE TEMP VIEW __knut_cdc_batch AS SELECT __knut_rowid, "
                          "(%s) AS __knut_seq, (CASE WHEN false THEN 0 ", cdc->sequence_by);
     /* A condition that is NULL is no delete (nor truncate): an upsert. */
     if (cdc->truncate_when)
@@ -560,7 +562,7 @@ knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow 
         goto done;
     if ((st = knut_pipeline__offsets_save(r, f, sr, nsr, ferr)) != KNUT_OK ||
         (st = knut_duck_exec(r->conn,
-                             "DROP TABLE IF EXISTS __knut_cdc_batch; DROP TABLE IF EXISTS "
+                             "DROP VIEW IF EXISTS __knut_cdc_batch; DROP TABLE IF EXISTS "
                              "__knut_cdc_new; DROP TABLE IF EXISTS __knut_cdc_keys; DROP TABLE IF "
                              "EXISTS __knut_cdc_bounds; DROP TABLE IF EXISTS __knut_cdc_w",
                              ferr)) != KNUT_OK)
