@@ -18,6 +18,10 @@
  *      after a truncate or on the first apply) are replaced by the rows
  *      computed from all their changes (cdc_sql.c).
  *
+ * The first apply into a target with no change log yet (its first
+ * update, or a full refresh) does 3-5 in one window pass over the
+ * changes in key order instead (first_apply).
+ *
  * The change log is the tombstone store: a delete stays in it, so an
  * upsert that arrives later with an older sequence value stays deleted.
  */
@@ -413,18 +417,10 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     }
     /* Step 3: the changes the log does not hold yet; a delete's and a
-     * truncate's values do not matter, so they are not kept. Without a
-     * log (the first apply) they are the log. */
+     * truncate's values do not matter, so they are not kept. */
     int compact = f->cdc->scd_type == 1 && !f->cdc->ignore_null_updates;
-    /* The first apply writes the log directly, but a compacted one only
-     * once compacted (writing every change first costs more than it). */
-    int direct = !log_exists && !compact;
-    const char *fresh = direct ? log.data : "__knut_cdc_new";
-    const char *all_changes = log_exists ? log.data : fresh;
-    if (!direct)
-        knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
-    else
-        knut_buf_printf(sql, "CREATE TABLE %s AS SELECT DISTINCT ", log.data);
+    const char *fresh = "__knut_cdc_new", *all_changes = log.data;
+    knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
     for (size_t i = 0; i < c->keys.n; i++) {
         knut_buf_puts(sql, "CASE WHEN __knut_kind < 2 THEN ");
         knut_duck_ident(sql, c->keys.v[i]);
@@ -439,13 +435,10 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
         knut_duck_ident(sql, c->payload.v[i]);
         knut_buf_puts(sql, ", ");
     }
-    knut_buf_puts(sql, "__knut_seq, __knut_kind FROM __knut_cdc_batch");
-    if (log_exists) {
-        knut_buf_puts(sql, " EXCEPT SELECT ");
-        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-        knut_pipeline__cdc_names(sql, &c->payload, "", 1);
-        knut_buf_printf(sql, ", __knut_seq, __knut_kind FROM %s", log.data);
-    }
+    knut_buf_puts(sql, "__knut_seq, __knut_kind FROM __knut_cdc_batch EXCEPT SELECT ");
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_pipeline__cdc_names(sql, &c->payload, "", 1);
+    knut_buf_printf(sql, ", __knut_seq, __knut_kind FROM %s", log.data);
     if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
         goto done;
     knut_buf_printf(sql, "SELECT count(*), count(*) FILTER (WHERE __knut_kind = 0), count(*) "
@@ -458,14 +451,12 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     knut_buf_clear(sql);
     if (t->v[0] == 0 && target_exists)
         goto done; /* nothing new: the target stays as it is */
-    if (log_exists) {
-        knut_buf_printf(sql, "INSERT INTO %s SELECT * FROM __knut_cdc_new", log.data);
-        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
-            goto done;
-    }
+    knut_buf_printf(sql, "INSERT INTO %s SELECT * FROM __knut_cdc_new", log.data);
+    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+        goto done;
     /* The keys to recompute: those of the new changes, or all after a
      * truncate or when the target is made anew. */
-    int all = t->v[3] > 0 || !target_exists || !log_exists;
+    int all = t->v[3] > 0 || !target_exists;
     if (!all) {
         knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_keys AS SELECT DISTINCT ");
         knut_pipeline__cdc_names(sql, &c->keys, "", 0);
@@ -480,7 +471,7 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     /* Step 5. */
     int64_t truncates = t->v[3];
-    if (log_exists && !truncates) {
+    if (!truncates) {
         knut_buf_printf(sql, "SELECT count(*) FROM %s WHERE __knut_kind = 2", log.data);
         if ((st = knut_buf_check(sql, ferr)) != KNUT_OK ||
             (st = knut_pipeline__scalar_i64(r->conn, sql->data, NULL, 0, &truncates, ferr)) !=
