@@ -97,6 +97,12 @@ typedef struct knut_pipeline_cdc {
     int ignore_null_updates;
     knut_pipeline_cols columns;
     knut_pipeline_cols track_history;
+    /* AUTO CDC INTO t FROM SNAPSHOT source (docs/pipelines.md, "CDC from
+     * snapshots"): the source is a whole snapshot each update, diffed with
+     * the target; sequence_by is then optional (the rows' own version). */
+    int snapshot;
+    int ignore_deletes;        /* IGNORE DELETES: a key missing from a snapshot stays */
+    const char *initial_start; /* INITIAL START AT expr; NULL: none */
 } knut_pipeline_cdc;
 
 /* Event-time streaming (docs/pipelines.md, "Streaming"): the WATERMARK
@@ -310,6 +316,10 @@ typedef struct knut_pipeline_run_options {
      * 1: one at a time, in run order). See docs/pipelines.md "Parallel
      * flows". */
     int parallel;
+    /* The run's execution time as DuckDB TIMESTAMP text (the version of an
+     * AUTO CDC FROM SNAPSHOT update); NULL: the run's start
+     * (_knut.runs.started_at). */
+    const char *execution_time;
 } knut_pipeline_run_options;
 
 #define KNUT_PIPELINE_RUN_OPTIONS_INIT {.version = KNUT_PIPELINE_RUN_OPTIONS_VERSION}

@@ -29,6 +29,7 @@ typedef struct pipe_args {
     int full_refresh;
     int dry_run;
     int64_t parallel; /* run: flows at a time (0: the default, 1) */
+    const char *execution_time;
     int tty;          /* stdout is a terminal: the live view */
     live_line *lines; /* the live view's lines, in run order */
     size_t nlines;
@@ -70,6 +71,9 @@ static const knut_cli_opt run_opts[] = {
     KNUT_CLI_OPT_INT("parallel", 'j', pipe_args, parallel, "N", 1, 256,
                      "run up to N independent flows at the same time, each on its own DuckDB "
                      "connection (default: 1, one flow at a time in run order)"),
+    KNUT_CLI_OPT_STR("execution-time", 0, pipe_args, execution_time, "TS",
+                     "the run's execution time, 'YYYY-MM-DD HH:MM:SS' (default: when the run "
+                     "started): the version AUTO CDC FROM SNAPSHOT gives the snapshot it reads"),
     KNUT_CLI_OPT_END,
 };
 
@@ -98,7 +102,7 @@ static const knut_cli_spec show_spec = {
 static const knut_cli_spec run_spec = {
     .name = "pipeline run",
     .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run]\n"
-                "                         [--json] [-j|--parallel N]\n",
+                "                         [--json] [-j|--parallel N] [--execution-time TS]\n",
     .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
              "spec: materialized views are recomputed, streaming tables read only the\n"
              "files new since the last run. Each flow's update is one transaction: a\n"
@@ -420,6 +424,7 @@ static int cmd_run(int argc, char **argv)
     o.nfull_refresh = nnames;
     o.dry_run = a.dry_run;
     o.parallel = (int)a.parallel;
+    o.execution_time = a.execution_time;
     o.on_event = on_event;
     o.ctx = &a;
     a.tty = isatty(STDOUT_FILENO);

@@ -120,6 +120,13 @@ knut_status knut_pipeline__cdc_check(const knut_pipeline *p, const knut_pipeline
                                                f->target, f->name);
         if (g == f || strcmp(g->target, f->target) != 0)
             continue;
+        /* A snapshot is the whole table: another writer's rows would be
+         * keys missing from it, deleted by every update. */
+        if (f->cdc->snapshot || (g->kind == KNUT_PIPELINE_FLOW_CDC && g->cdc->snapshot))
+            return knut_pipeline__error_at(err, KNUT_EINVAL, f->pos,
+                                           "flow '%s' applies changes into '%s', which flow '%s' "
+                                           "also writes; the target of AUTO CDC FROM SNAPSHOT "
+                                           "takes no other flow", f->name, f->target, g->name);
         int same = g->kind == KNUT_PIPELINE_FLOW_CDC && g->cdc->scd_type == f->cdc->scd_type &&
                    g->cdc->nkeys == f->cdc->nkeys;
         for (size_t k = 0; same && k < f->cdc->nkeys; k++)

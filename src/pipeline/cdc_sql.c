@@ -181,3 +181,119 @@ void knut_pipeline__cdc_apply_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
     else
         scd1(b, c);
 }
+
+/* ---- the first apply: one window pass over the staged changes ------------ */
+
+/* {'p': "p", ...} of the payload, or a constant when there is none. */
+static void payload_struct(knut_buf *b, const knut_pipeline__cdc_cols *c)
+{
+    if (!c->payload.n) {
+        knut_buf_puts(b, "0");
+        return;
+    }
+    knut_buf_putc(b, '{');
+    for (size_t i = 0; i < c->payload.n; i++) {
+        knut_buf_puts(b, i ? ", " : "");
+        knut_duck_literal(b, c->payload.v[i], strlen(c->payload.v[i]));
+        knut_buf_puts(b, ": ");
+        knut_duck_ident(b, c->payload.v[i]);
+    }
+    knut_buf_putc(b, '}');
+}
+
+/* The change before, in key order, is at the same sequence value and of
+ * the same kind, and (same 1) has the same values or (0) other ones. */
+static void same_prev(knut_buf *b, const knut_pipeline__cdc_cols *c, int same)
+{
+    knut_buf_puts(b, "(lag(__knut_seq) OVER __knut_w = __knut_seq AND lag(__knut_kind) OVER "
+                     "__knut_w = __knut_kind AND lag(");
+    payload_struct(b, c);
+    knut_buf_printf(b, ") OVER __knut_w IS %sDISTINCT FROM ", same ? "NOT " : "");
+    payload_struct(b, c);
+    knut_buf_putc(b, ')');
+}
+
+int knut_pipeline__cdc_first_heads(const knut_pipeline_cdc *cdc, const knut_pipeline__cdc_cols *c)
+{
+    return cdc->scd_type == 2 && !cdc->ignore_null_updates && c->tracked.n == c->payload.n;
+}
+
+void knut_pipeline__cdc_first_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
+                                  const knut_pipeline__cdc_cols *c, const char *dest)
+{
+    int compact = cdc->scd_type == 1 && !cdc->ignore_null_updates;
+    if (compact)
+        knut_buf_printf(b, "CREATE OR REPLACE TEMP TABLE %s AS SELECT *, ", dest);
+    else
+        knut_buf_printf(b, "CREATE TABLE %s AS SELECT *, ", dest);
+    /* Two different upserts of a key at one value: adjacent in key order
+     * (an identical repeat sorts next to its twin). SCD1 refuses only a
+     * pair at the key's latest value with no delete there (cf.
+     * conflicts_sql in run_cdc.c). */
+    knut_buf_puts(b, "(__knut_kind = 0 AND ");
+    same_prev(b, c, 0);
+    if (cdc->scd_type == 1)
+        knut_buf_puts(b, " AND __knut_seq = last_value(__knut_seq) OVER __knut_wf AND "
+                         "last_value(__knut_kind) OVER __knut_wf = 0");
+    knut_buf_puts(b, ") IS TRUE AS __knut_conflict");
+    if (compact) {
+        knut_buf_puts(b, ", ");
+        same_prev(b, c, 1);
+        knut_buf_puts(b, " IS TRUE AS __knut_dup, lead(__knut_seq) OVER __knut_w IS NULL AS "
+                         "__knut_last");
+    }
+    if (knut_pipeline__cdc_first_heads(cdc, c)) {
+        /* As scd2() below: an identical repeat is never a head, so the
+         * heads of the changes with repeats are those without. */
+        knut_buf_puts(b, ", __knut_kind = 0 AND (lag(__knut_kind) OVER __knut_w IS DISTINCT "
+                         "FROM 0");
+        if (c->tracked.n) {
+            knut_buf_puts(b, " OR lag(");
+            tracked_struct(b, c);
+            knut_buf_puts(b, ") OVER __knut_w IS DISTINCT FROM ");
+            tracked_struct(b, c);
+        }
+        knut_buf_puts(b, ") AS __knut_head");
+    }
+    /* The change log's columns: a delete's values are not kept, nor a
+     * truncate's key. */
+    knut_buf_puts(b, " FROM (SELECT ");
+    for (size_t i = 0; i < c->keys.n; i++) {
+        knut_buf_puts(b, "CASE WHEN __knut_kind < 2 THEN ");
+        knut_duck_ident(b, c->keys.v[i]);
+        knut_buf_puts(b, " END AS ");
+        knut_duck_ident(b, c->keys.v[i]);
+        knut_buf_puts(b, ", ");
+    }
+    for (size_t i = 0; i < c->payload.n; i++) {
+        knut_buf_puts(b, "CASE WHEN __knut_kind = 0 THEN ");
+        knut_duck_ident(b, c->payload.v[i]);
+        knut_buf_puts(b, " END AS ");
+        knut_duck_ident(b, c->payload.v[i]);
+        knut_buf_puts(b, ", ");
+    }
+    knut_buf_puts(b, "__knut_seq, __knut_kind FROM __knut_cdc_batch) WINDOW __knut_w AS (");
+    partition(b, c, 0);
+    knut_buf_puts(b, "), __knut_wf AS (");
+    partition(b, c, 0);
+    knut_buf_puts(b, " ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)");
+    if (!compact) {
+        /* The log keeps each distinct change once. */
+        knut_buf_puts(b, " QUALIFY ");
+        same_prev(b, c, 1);
+        knut_buf_puts(b, " IS NOT TRUE");
+    }
+}
+
+void knut_pipeline__cdc_first_target_sql(knut_buf *b, const knut_pipeline__cdc_cols *c,
+                                         const char *log)
+{
+    knut_buf_puts(b, "SELECT ");
+    knut_pipeline__cdc_names(b, &c->keys, "", 0);
+    knut_pipeline__cdc_names(b, &c->payload, "", 1);
+    knut_buf_puts(b, ", __knut_seq AS \"__START_AT\", __knut_end AS \"__END_AT\" FROM (SELECT *, "
+                     "lead(__knut_seq) OVER (");
+    partition(b, c, 0);
+    knut_buf_printf(b, ") AS __knut_end FROM %s WHERE __knut_head OR __knut_kind > 0) WHERE "
+                       "__knut_head AND (__knut_end IS NULL OR __knut_end <> __knut_seq)", log);
+}

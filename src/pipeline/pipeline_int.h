@@ -317,6 +317,21 @@ void knut_pipeline__cdc_names(knut_buf *b, const knut_pipeline__strvec *v, const
 void knut_pipeline__cdc_apply_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
                                   const knut_pipeline__cdc_cols *c, const char *log,
                                   const char *keys, int truncates);
+/* The first apply (no change log yet), one window pass over the staged
+ * changes in __knut_cdc_batch, each change flagged __knut_conflict (two
+ * different upserts of a key at one value, as step 4 refuses them):
+ * SCD1 without IGNORE NULL UPDATES into temp table dest, every change
+ * with __knut_dup (a repeat) and __knut_last (its key's latest, the one
+ * the compacted log keeps); else into the log dest, each distinct change
+ * once, with __knut_head (cdc_first_heads) for cdc_first_target_sql. */
+void knut_pipeline__cdc_first_sql(knut_buf *b, const knut_pipeline_cdc *cdc,
+                                  const knut_pipeline__cdc_cols *c, const char *dest);
+/* 1 when the first apply's log carries __knut_head: SCD2 with every
+ * column tracked and no IGNORE NULL UPDATES. */
+int knut_pipeline__cdc_first_heads(const knut_pipeline_cdc *cdc, const knut_pipeline__cdc_cols *c);
+/* The SCD2 target rows from such a log (as knut_pipeline__cdc_apply_sql). */
+void knut_pipeline__cdc_first_target_sql(knut_buf *b, const knut_pipeline__cdc_cols *c,
+                                         const char *log);
 /* One update of a CDC flow inside the open transaction: the new changes
  * (sr: the source's new rows; nsr 0: all of it) into the target's change
  * log, and the target rows of the keys they touch recomputed. A refused
@@ -339,6 +354,34 @@ knut_status knut_pipeline__cdc_plan_columns(const knut_pipeline_flow *f,
  * SCD1 only. */
 knut_status knut_pipeline__cdc_check(const knut_pipeline *p, const knut_pipeline_flow *f,
                                      knut_error *err);
+
+/* The first row a query finds, as a refusal: column 0 the source row,
+ * column 1 a text naming it (the key). */
+typedef struct knut_pipeline__refusal {
+    int found;
+    int64_t row;
+    knut_buf key;
+} knut_pipeline__refusal;
+
+/* Runs sql (then clears it) into *x. */
+knut_status knut_pipeline__cdc_find_refusal(knut_pipeline__run *r, knut_buf *sql,
+                                           knut_pipeline__refusal *x, knut_error *err);
+/* {'k': pfx"k", ...}::VARCHAR: a key as text for messages. */
+void knut_pipeline__cdc_key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *pfx);
+/* SELECT <row number> AS __knut_rowid, * FROM the CDC source (all of it). */
+void knut_pipeline__cdc_source_sql(knut_buf *b, const knut_pipeline *p,
+                                   const knut_pipeline_cdc *cdc);
+/* A knut_pipeline__row_fn: column 0 of each row (text) pushed on the
+ * knut_pipeline__strvec ctx. */
+knut_status knut_pipeline__collect_names(void *ctx, const knut_arrow_view *v, int64_t row,
+                                        knut_error *err);
+/* One update of an AUTO CDC FROM SNAPSHOT flow inside the open
+ * transaction (cdc_snapshot.c): the source read whole as the snapshot at
+ * the run's execution time and diffed with the target. */
+knut_status knut_pipeline__cdc_snapshot_update(knut_pipeline__run *r, knut_pipeline_flow *f,
+                                               const knut_pipeline_dataset *ds, size_t dsi,
+                                               knut_pipeline__state *state, knut_buf *details,
+                                               knut_error *ferr);
 
 /* ---- graph sinks (sink_graph_spec.c, sink_graph.c) ---------------------- */
 

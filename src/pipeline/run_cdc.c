@@ -18,6 +18,10 @@
  *      after a truncate or on the first apply) are replaced by the rows
  *      computed from all their changes (cdc_sql.c).
  *
+ * The first apply into a target with no change log yet (its first
+ * update, or a full refresh) does 3-5 in one window pass over the
+ * changes in key order instead (first_apply).
+ *
  * The change log is the tombstone store: a delete stays in it, so an
  * upsert that arrives later with an older sequence value stays deleted.
  */
@@ -28,7 +32,8 @@
 
 #include "pipeline_int.h"
 
-static knut_status collect_name(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
+knut_status knut_pipeline__collect_names(void *ctx, const knut_arrow_view *v, int64_t row,
+                                        knut_error *err)
 {
     int64_t len;
     const char *s = knut_pipeline__col_str(v, 0, row, &len);
@@ -37,12 +42,23 @@ static knut_status collect_name(void *ctx, const knut_arrow_view *v, int64_t row
     return KNUT_OK;
 }
 
-/* The first row matching cond in the staged changes, as a refusal. */
-typedef struct refusal {
-    int found;
-    int64_t row;
-    knut_buf key;
-} refusal;
+typedef knut_pipeline__refusal refusal;
+
+void knut_pipeline__cdc_source_sql(knut_buf *b, const knut_pipeline *p,
+                                   const knut_pipeline_cdc *cdc)
+{
+    const knut_pipeline_dataset *src = knut_pipeline_dataset_find(p, cdc->source);
+    /* A table's rowid names a row in messages; a temporary view has none. */
+    if (src && src->kind == KNUT_PIPELINE_TEMPORARY_VIEW) {
+        knut_buf_puts(b, "SELECT (row_number() OVER ()) - 1 AS __knut_rowid, * FROM ");
+        knut_duck_ident(b, cdc->source);
+    } else {
+        knut_buf_puts(b, "SELECT rowid AS __knut_rowid, * FROM ");
+        knut_duck_ident(b, p->catalog);
+        knut_buf_putc(b, '.');
+        knut_pipeline__qualified(b, p->schema, cdc->source, NULL);
+    }
+}
 
 static knut_status read_refusal(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
 {
@@ -59,7 +75,7 @@ static knut_status read_refusal(void *ctx, const knut_arrow_view *v, int64_t row
     return KNUT_OK;
 }
 
-static void key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *pfx)
+void knut_pipeline__cdc_key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *pfx)
 {
     knut_buf_putc(b, '{');
     for (size_t i = 0; i < c->keys.n; i++) {
@@ -71,7 +87,8 @@ static void key_text(knut_buf *b, const knut_pipeline__cdc_cols *c, const char *
     knut_buf_puts(b, "}::VARCHAR");
 }
 
-static knut_status find_refusal(knut_pipeline__run *r, knut_buf *sql, refusal *x, knut_error *err)
+knut_status knut_pipeline__cdc_find_refusal(knut_pipeline__run *r, knut_buf *sql, refusal *x,
+                                           knut_error *err)
 {
     knut_status st = knut_buf_check(sql, err);
     x->found = 0;
@@ -81,7 +98,9 @@ static knut_status find_refusal(knut_pipeline__run *r, knut_buf *sql, refusal *x
     return st;
 }
 
-/* Steps 1-2: the staged changes in temp table __knut_cdc_batch. */
+/* Steps 1-2: the staged changes in temp view __knut_cdc_batch (a view:
+ * the checks and the apply each scan the source, cheaper than copying
+ * every change into a temp table first). */
 static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          const knut_pipeline__stream *sr, size_t nsr, knut_pipeline__cdc_cols *c,
                          knut_buf *sql, knut_pipeline__state *state, knut_error *ferr)
@@ -92,15 +111,8 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
     refusal x = {0, 0, KNUT_BUF_INIT};
     knut_status st = KNUT_OK;
     knut_buf from = KNUT_BUF_INIT;
-    /* A table's rowid names a row in messages; a temporary view has none. */
-    if (src->kind == KNUT_PIPELINE_TEMPORARY_VIEW) {
-        knut_buf_puts(&from, "SELECT (row_number() OVER ()) - 1 AS __knut_rowid, * FROM ");
-        knut_duck_ident(&from, cdc->source);
-    } else {
-        knut_buf_puts(&from, "SELECT rowid AS __knut_rowid, * FROM ");
-        knut_duck_ident(&from, r->p->catalog);
-        knut_buf_putc(&from, '.');
-        knut_pipeline__qualified(&from, r->p->schema, cdc->source, NULL);
+    knut_pipeline__cdc_source_sql(&from, r->p, cdc);
+    if (src->kind != KNUT_PIPELINE_TEMPORARY_VIEW) {
         if (nsr) {
             /* The bounds travel in a temp table, not in the text. */
             char lo[32], hi[32];
@@ -120,7 +132,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          "'__knut_rowid'", from.data ? from.data : "");
     if ((st = knut_buf_check(&from, ferr)) != KNUT_OK ||
         (st = knut_buf_check(sql, ferr)) != KNUT_OK ||
-        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, collect_name, &cols,
+        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, knut_pipeline__collect_names, &cols,
                                         ferr)) != KNUT_OK)
         goto done;
     knut_buf_clear(sql);
@@ -128,7 +140,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         *state = KNUT_PIPELINE__FAILED; /* ferr names the flow and the column */
         goto done;
     }
-    knut_buf_printf(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_batch AS SELECT __knut_rowid, "
+    knut_buf_printf(sql, "CREATE OR REPLACE TEMP VIEW __knut_cdc_batch AS SELECT __knut_rowid, "
                          "(%s) AS __knut_seq, (CASE WHEN false THEN 0 ", cdc->sequence_by);
     /* A condition that is NULL is no delete (nor truncate): an upsert. */
     if (cdc->truncate_when)
@@ -143,7 +155,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     /* A NULL key, but on a truncate (which has none). */
     knut_buf_puts(sql, "SELECT __knut_rowid, ");
-    key_text(sql, c, "");
+    knut_pipeline__cdc_key_text(sql, c, "");
     knut_buf_puts(sql, " FROM __knut_cdc_batch WHERE __knut_kind < 2 AND (false");
     for (size_t i = 0; i < c->keys.n; i++) {
         knut_buf_puts(sql, " OR ");
@@ -151,7 +163,7 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         knut_buf_puts(sql, " IS NULL");
     }
     knut_buf_puts(sql, ") ORDER BY __knut_rowid LIMIT 1");
-    if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__cdc_find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
         *state = KNUT_PIPELINE__FAILED;
@@ -172,12 +184,12 @@ static knut_status stage(knut_pipeline__run *r, const knut_pipeline_flow *f,
         goto done;
     knut_buf_clear(sql);
     knut_buf_puts(sql, "SELECT __knut_rowid, ");
-    key_text(sql, c, "");
+    knut_pipeline__cdc_key_text(sql, c, "");
     knut_buf_puts(sql, " FROM __knut_cdc_batch WHERE __knut_seq IS NULL");
     for (int64_t i = 1; i <= fields; i++)
         knut_buf_printf(sql, " OR struct_extract_at(__knut_seq, %lld) IS NULL", (long long)i);
     knut_buf_puts(sql, " ORDER BY __knut_rowid LIMIT 1");
-    if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = knut_pipeline__cdc_find_refusal(r, sql, &x, ferr)) != KNUT_OK)
         goto done;
     if (x.found) {
         *state = KNUT_PIPELINE__FAILED;
@@ -216,7 +228,7 @@ static void conflicts_sql(knut_buf *sql, const knut_pipeline_cdc *cdc,
                           const knut_pipeline__cdc_cols *c, const char *log, const char *keys)
 {
     knut_buf_puts(sql, "SELECT 0, ");
-    key_text(sql, c, "");
+    knut_pipeline__cdc_key_text(sql, c, "");
     knut_buf_puts(sql, " || ' ' || __knut_seq::VARCHAR FROM (SELECT ");
     knut_pipeline__cdc_names(sql, &c->keys, "", 0);
     knut_buf_puts(sql, ", __knut_seq, __knut_kind, max(__knut_seq) OVER (PARTITION BY ");
@@ -265,6 +277,113 @@ static void compact_sql(knut_buf *sql, const knut_pipeline__cdc_cols *c, const c
     knut_buf_puts(sql, ")) WHERE __knut_rn > 1)");
 }
 
+static knut_status count_rows(knut_pipeline__run *r, knut_buf *sql, const char *table,
+                              int64_t *out, knut_error *ferr)
+{
+    knut_buf_printf(sql, "SELECT count(*) FROM %s", table);
+    knut_status st = knut_buf_check(sql, ferr);
+    if (st == KNUT_OK)
+        st = knut_pipeline__scalar_i64(r->conn, sql->data, NULL, 0, out, ferr);
+    knut_buf_clear(sql);
+    return st;
+}
+
+static knut_status refuse_conflict(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                   const knut_pipeline__cdc_cols *c, knut_buf *sql,
+                                   knut_pipeline__state *state, refusal *x, knut_error *ferr);
+
+/* Steps 3-5 when the target has no change log yet (its first apply, or
+ * after a full refresh): the log, the dedup and the conflict check come
+ * from one window pass over the changes in key order, and the target
+ * from the log (cdc_sql.c, knut_pipeline__cdc_first_sql) — the same
+ * tables as the general path, without its DISTINCT and GROUP BY. */
+static knut_status first_apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                               const knut_pipeline__cdc_cols *c, const char *log,
+                               const char *target, knut_buf *sql, knut_pipeline__state *state,
+                               int64_t *rows_out, tally *t, knut_error *ferr)
+{
+    const knut_pipeline_cdc *cdc = f->cdc;
+    int compact = cdc->scd_type == 1 && !cdc->ignore_null_updates;
+    int heads = knut_pipeline__cdc_first_heads(cdc, c);
+    const char *flagged = compact ? "__knut_cdc_w" : log;
+    refusal x = {0, 0, KNUT_BUF_INIT};
+    knut_status st;
+    knut_pipeline__cdc_first_sql(sql, cdc, c, flagged);
+    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+        goto done;
+    knut_buf_printf(sql, "SELECT count(*), count(*) FILTER (WHERE __knut_kind = 0), count(*) "
+                         "FILTER (WHERE __knut_kind = 1), count(*) FILTER (WHERE __knut_kind = "
+                         "2) FROM %s%s", flagged, compact ? " WHERE NOT __knut_dup" : "");
+    if ((st = knut_buf_check(sql, ferr)) != KNUT_OK ||
+        (st = knut_pipeline__query_each(r->conn, sql->data, NULL, 0, read_tally, t, ferr)) !=
+            KNUT_OK)
+        goto done;
+    knut_buf_clear(sql);
+    knut_buf_puts(sql, "SELECT 0, ");
+    knut_pipeline__cdc_key_text(sql, c, "");
+    knut_buf_printf(sql, " || ' ' || __knut_seq::VARCHAR FROM %s WHERE __knut_conflict ORDER BY ",
+                    flagged);
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_buf_puts(sql, ", __knut_seq LIMIT 1");
+    if ((st = refuse_conflict(r, f, c, sql, state, &x, ferr)) != KNUT_OK ||
+        *state != KNUT_PIPELINE__COMPLETED)
+        goto done;
+    if (compact) {
+        knut_buf_printf(sql, "CREATE TABLE %s AS SELECT ", log);
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_pipeline__cdc_names(sql, &c->payload, "", 1);
+        knut_buf_puts(sql, ", __knut_seq, __knut_kind FROM __knut_cdc_w WHERE __knut_last");
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+    }
+    knut_buf_printf(sql, "CREATE OR REPLACE TABLE %s AS ", target);
+    if (compact && t->v[3] == 0) {
+        /* One entry per key: its row, or its tombstone. */
+        knut_buf_puts(sql, "SELECT ");
+        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+        knut_pipeline__cdc_names(sql, &c->payload, "", 1);
+        knut_buf_printf(sql, " FROM %s WHERE __knut_kind = 0", log);
+    } else if (heads) {
+        knut_pipeline__cdc_first_target_sql(sql, c, log);
+    } else {
+        knut_pipeline__cdc_apply_sql(sql, cdc, c, log, NULL, t->v[3] > 0);
+    }
+    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK ||
+        (st = count_rows(r, sql, target, rows_out, ferr)) != KNUT_OK)
+        goto done;
+    if (!compact) {
+        knut_buf_printf(sql, "ALTER TABLE %s DROP COLUMN __knut_conflict", log);
+        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+            goto done;
+        if (heads) {
+            knut_buf_printf(sql, "ALTER TABLE %s DROP COLUMN __knut_head", log);
+            st = knut_pipeline__step(r, sql, NULL, 0, ferr);
+        }
+    }
+done:
+    knut_buf_reset(&x.key);
+    return st;
+}
+
+/* The refusal of two different changes of a key at one value, if sql
+ * finds one (*state FAILED, ferr naming the key and the value). */
+static knut_status refuse_conflict(knut_pipeline__run *r, const knut_pipeline_flow *f,
+                                   const knut_pipeline__cdc_cols *c, knut_buf *sql,
+                                   knut_pipeline__state *state, refusal *x, knut_error *ferr)
+{
+    (void)c;
+    knut_status st = knut_pipeline__cdc_find_refusal(r, sql, x, ferr);
+    if (st == KNUT_OK && x->found) {
+        *state = KNUT_PIPELINE__FAILED;
+        knut_pipeline__error_at(ferr, KNUT_EINVAL, f->pos,
+                                "flow '%s': two different changes of key and sequence value %s; "
+                                "the changes of one key need distinct sequence values (an "
+                                "identical repeat counts once, a delete wins over an upsert), so "
+                                "nothing of this update is applied", f->name, x->key.data);
+    }
+    return st;
+}
+
 /* Steps 3-5, after stage(). */
 static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
                          const knut_pipeline_dataset *ds, const knut_pipeline__cdc_cols *c,
@@ -293,19 +412,15 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     }
     if (st != KNUT_OK)
         goto done;
+    if (!log_exists) {
+        st = first_apply(r, f, c, log.data, target.data, sql, state, rows_out, t, ferr);
+        goto done;
+    }
     /* Step 3: the changes the log does not hold yet; a delete's and a
-     * truncate's values do not matter, so they are not kept. Without a
-     * log (the first apply) they are the log. */
+     * truncate's values do not matter, so they are not kept. */
     int compact = f->cdc->scd_type == 1 && !f->cdc->ignore_null_updates;
-    /* The first apply writes the log directly, but a compacted one only
-     * once compacted (writing every change first costs more than it). */
-    int direct = !log_exists && !compact;
-    const char *fresh = direct ? log.data : "__knut_cdc_new";
-    const char *all_changes = log_exists ? log.data : fresh;
-    if (!direct)
-        knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
-    else
-        knut_buf_printf(sql, "CREATE TABLE %s AS SELECT DISTINCT ", log.data);
+    const char *fresh = "__knut_cdc_new", *all_changes = log.data;
+    knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_new AS SELECT DISTINCT ");
     for (size_t i = 0; i < c->keys.n; i++) {
         knut_buf_puts(sql, "CASE WHEN __knut_kind < 2 THEN ");
         knut_duck_ident(sql, c->keys.v[i]);
@@ -320,13 +435,10 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
         knut_duck_ident(sql, c->payload.v[i]);
         knut_buf_puts(sql, ", ");
     }
-    knut_buf_puts(sql, "__knut_seq, __knut_kind FROM __knut_cdc_batch");
-    if (log_exists) {
-        knut_buf_puts(sql, " EXCEPT SELECT ");
-        knut_pipeline__cdc_names(sql, &c->keys, "", 0);
-        knut_pipeline__cdc_names(sql, &c->payload, "", 1);
-        knut_buf_printf(sql, ", __knut_seq, __knut_kind FROM %s", log.data);
-    }
+    knut_buf_puts(sql, "__knut_seq, __knut_kind FROM __knut_cdc_batch EXCEPT SELECT ");
+    knut_pipeline__cdc_names(sql, &c->keys, "", 0);
+    knut_pipeline__cdc_names(sql, &c->payload, "", 1);
+    knut_buf_printf(sql, ", __knut_seq, __knut_kind FROM %s", log.data);
     if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
         goto done;
     knut_buf_printf(sql, "SELECT count(*), count(*) FILTER (WHERE __knut_kind = 0), count(*) "
@@ -339,14 +451,12 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     knut_buf_clear(sql);
     if (t->v[0] == 0 && target_exists)
         goto done; /* nothing new: the target stays as it is */
-    if (log_exists) {
-        knut_buf_printf(sql, "INSERT INTO %s SELECT * FROM __knut_cdc_new", log.data);
-        if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
-            goto done;
-    }
+    knut_buf_printf(sql, "INSERT INTO %s SELECT * FROM __knut_cdc_new", log.data);
+    if ((st = knut_pipeline__step(r, sql, NULL, 0, ferr)) != KNUT_OK)
+        goto done;
     /* The keys to recompute: those of the new changes, or all after a
      * truncate or when the target is made anew. */
-    int all = t->v[3] > 0 || !target_exists || !log_exists;
+    int all = t->v[3] > 0 || !target_exists;
     if (!all) {
         knut_buf_puts(sql, "CREATE OR REPLACE TEMP TABLE __knut_cdc_keys AS SELECT DISTINCT ");
         knut_pipeline__cdc_names(sql, &c->keys, "", 0);
@@ -356,20 +466,12 @@ static knut_status apply(knut_pipeline__run *r, const knut_pipeline_flow *f,
     }
     /* Step 4: after dedup, two upserts of a key at one value differ. */
     conflicts_sql(sql, f->cdc, c, all_changes, all ? NULL : "__knut_cdc_keys");
-    if ((st = find_refusal(r, sql, &x, ferr)) != KNUT_OK)
+    if ((st = refuse_conflict(r, f, c, sql, state, &x, ferr)) != KNUT_OK ||
+        *state != KNUT_PIPELINE__COMPLETED)
         goto done;
-    if (x.found) {
-        *state = KNUT_PIPELINE__FAILED;
-        knut_pipeline__error_at(ferr, KNUT_EINVAL, f->pos,
-                                "flow '%s': two different changes of key and sequence value %s; "
-                                "the changes of one key need distinct sequence values (an "
-                                "identical repeat counts once, a delete wins over an upsert), so "
-                                "nothing of this update is applied", f->name, x.key.data);
-        goto done;
-    }
     /* Step 5. */
     int64_t truncates = t->v[3];
-    if (log_exists && !truncates) {
+    if (!truncates) {
         knut_buf_printf(sql, "SELECT count(*) FROM %s WHERE __knut_kind = 2", log.data);
         if ((st = knut_buf_check(sql, ferr)) != KNUT_OK ||
             (st = knut_pipeline__scalar_i64(r->conn, sql->data, NULL, 0, &truncates, ferr)) !=
@@ -429,6 +531,8 @@ knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow 
     tally t = {{0}};
     int64_t rows_in = 0, rows_out = 0;
     knut_status st = KNUT_OK;
+    if (f->cdc->snapshot) /* cdc_snapshot.c */
+        return knut_pipeline__cdc_snapshot_update(r, f, ds, dsi, state, details, ferr);
     if (r->reset[dsi]) {
         /* Made anew from the source: the target goes with its log. */
         st = knut_pipeline__reset_target(r, ds, &sql, ferr);
@@ -449,9 +553,9 @@ knut_status knut_pipeline__cdc_update(knut_pipeline__run *r, knut_pipeline_flow 
         goto done;
     if ((st = knut_pipeline__offsets_save(r, f, sr, nsr, ferr)) != KNUT_OK ||
         (st = knut_duck_exec(r->conn,
-                             "DROP TABLE IF EXISTS __knut_cdc_batch; DROP TABLE IF EXISTS "
+                             "DROP VIEW IF EXISTS __knut_cdc_batch; DROP TABLE IF EXISTS "
                              "__knut_cdc_new; DROP TABLE IF EXISTS __knut_cdc_keys; DROP TABLE IF "
-                             "EXISTS __knut_cdc_bounds",
+                             "EXISTS __knut_cdc_bounds; DROP TABLE IF EXISTS __knut_cdc_w",
                              ferr)) != KNUT_OK)
         goto done;
     knut_buf_printf(details, "{\"rows_in\":%lld,\"rows_out\":%lld", (long long)rows_in,

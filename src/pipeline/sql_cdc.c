@@ -1,8 +1,9 @@
 /*
  * The CDC clauses of AUTO CDC INTO / APPLY CHANGES INTO (FROM, KEYS,
  * IGNORE NULL UPDATES, APPLY AS DELETE/TRUNCATE WHEN, SEQUENCE BY,
- * COLUMNS, STORED AS SCD TYPE, TRACK HISTORY ON) and the column lists
- * they share with EXPECT UNIQUE.
+ * COLUMNS, STORED AS SCD TYPE, TRACK HISTORY ON; FROM SNAPSHOT with
+ * IGNORE DELETES and INITIAL START AT) and the column lists they share
+ * with EXPECT UNIQUE.
  */
 #include <string.h>
 
@@ -54,7 +55,7 @@ knut_status knut_pipeline__ps_col_spec(knut_pipeline__parser *ps, knut_pipeline_
 static knut_status cdc_expr(knut_pipeline__parser *ps, const char **out)
 {
     static const char *const stop[] = {"apply", "sequence", "columns", "stored", "track",
-                                       "ignore", "keys", NULL};
+                                       "ignore", "keys", "initial", NULL};
     size_t from = ps->t.at, to = from;
     int depth = 0;
     knut_status st;
@@ -93,7 +94,31 @@ knut_status knut_pipeline__ps_cdc(knut_pipeline__parser *ps, knut_pipeline_flow 
         return st;
     if ((st = knut_pipeline__ps_want(ps, "from")) != KNUT_OK)
         return st;
-    if (is(ps, "stream")) {
+    if (is(ps, "snapshot")) {
+        /* FROM SNAPSHOT src, unless "snapshot" is the source's own name. */
+        knut_pipeline__lex save_lx = ps->lx;
+        knut_pipeline__tok save_t = ps->t;
+        if ((st = next(ps)) != KNUT_OK)
+            return st;
+        c->snapshot = !at_end(ps) && !is(ps, "keys");
+        if (!c->snapshot) {
+            ps->lx = save_lx;
+            ps->t = save_t;
+        }
+    }
+    if (c->snapshot) {
+        int paren = punct(ps, '(');
+        if (paren && (st = next(ps)) != KNUT_OK)
+            return st;
+        if ((st = knut_pipeline__ps_dataset_name(ps, &c->source)) != KNUT_OK)
+            return st;
+        if (paren) {
+            if (!punct(ps, ')'))
+                return knut_pipeline__ps_fail(ps, "')'");
+            if ((st = next(ps)) != KNUT_OK)
+                return st;
+        }
+    } else if (is(ps, "stream")) {
         c->source_stream = 1;
         if ((st = next(ps)) != KNUT_OK)
             return st;
@@ -116,6 +141,21 @@ knut_status knut_pipeline__ps_cdc(knut_pipeline__parser *ps, knut_pipeline_flow 
             if ((st = next(ps)) != KNUT_OK ||
                 (st = knut_pipeline__ps_name_list(ps, &c->keys, &c->nkeys)) != KNUT_OK)
                 return st;
+        } else if (is(ps, "ignore") && c->snapshot) {
+            if ((st = next(ps)) != KNUT_OK ||
+                (st = knut_pipeline__ps_want(ps, "deletes")) != KNUT_OK)
+                return st;
+            c->ignore_deletes = 1;
+        } else if (is(ps, "initial") && c->snapshot) {
+            if ((st = next(ps)) != KNUT_OK ||
+                (st = knut_pipeline__ps_want(ps, "start")) != KNUT_OK ||
+                (st = knut_pipeline__ps_want(ps, "at")) != KNUT_OK ||
+                (st = cdc_expr(ps, &c->initial_start)) != KNUT_OK)
+                return st;
+        } else if (is(ps, "apply") && c->snapshot) {
+            return knut_pipeline__ps_fail(ps, "a FROM SNAPSHOT clause (a key missing from a "
+                                              "snapshot is its delete; APPLY AS is for change "
+                                              "feeds)");
         } else if (is(ps, "ignore")) {
             if ((st = next(ps)) != KNUT_OK ||
                 (st = knut_pipeline__ps_want(ps, "null")) != KNUT_OK ||
@@ -171,8 +211,13 @@ knut_status knut_pipeline__ps_cdc(knut_pipeline__parser *ps, knut_pipeline_flow 
     if (c->nkeys == 0)
         return knut_pipeline__error_at(ps->err, KNUT_EPARSE, f->pos, "flow '%s': CDC needs KEYS",
                                        f->name);
-    if (!c->sequence_by)
+    if (!c->sequence_by && !c->snapshot)
         return knut_pipeline__error_at(ps->err, KNUT_EPARSE, f->pos,
                                        "flow '%s': CDC needs SEQUENCE BY", f->name);
+    if (c->snapshot && c->scd_type != 2 && (c->sequence_by || c->initial_start))
+        return knut_pipeline__error_at(ps->err, KNUT_EPARSE, f->pos,
+                                       "flow '%s': SEQUENCE BY and INITIAL START AT of FROM "
+                                       "SNAPSHOT are for SCD TYPE 2 (they give __START_AT)",
+                                       f->name);
     return KNUT_OK;
 }

@@ -172,6 +172,38 @@ static void test_pipeline_parse__auto_cdc(void **state)
     knut_pipeline_free(p);
 }
 
+static void test_pipeline_parse__auto_cdc_from_snapshot(void **state)
+{
+    (void)state;
+    knut_error err = KNUT_ERROR_INIT;
+    knut_pipeline *p = parse(
+        "CREATE FLOW s AS AUTO CDC INTO menu FROM SNAPSHOT(LIVE.src) KEYS (id)\n"
+        "  IGNORE DELETES SEQUENCE BY updated_at INITIAL START AT TIMESTAMP '1970-01-01'\n"
+        "  STORED AS SCD TYPE 2 TRACK HISTORY ON name;\n"
+        "CREATE FLOW t AS AUTO CDC INTO other FROM SNAPSHOT src KEYS (id);\n"
+        "CREATE FLOW u AS AUTO CDC INTO third FROM snapshot KEYS (id) SEQUENCE BY seq",
+        KNUT_OK, &err);
+    assert_int_equal(p->nflows, 3);
+    const knut_pipeline_cdc *c = p->flows[0].cdc;
+    assert_true(c->snapshot);
+    assert_false(c->source_stream);
+    assert_string_equal(c->source, "src");
+    assert_true(c->ignore_deletes);
+    assert_string_equal(c->sequence_by, "updated_at");
+    assert_string_equal(c->initial_start, "TIMESTAMP '1970-01-01'");
+    assert_int_equal(c->scd_type, 2);
+    assert_string_equal(c->track_history.names[0], "name");
+    c = p->flows[1].cdc;
+    assert_true(c->snapshot);
+    assert_null(c->sequence_by);
+    assert_int_equal(c->scd_type, 1);
+    /* a change feed from a dataset named "snapshot" */
+    c = p->flows[2].cdc;
+    assert_false(c->snapshot);
+    assert_string_equal(c->source, "snapshot");
+    knut_pipeline_free(p);
+}
+
 typedef struct bad_case {
     const char *sql;
     knut_status code;
@@ -204,6 +236,10 @@ static void test_pipeline_parse__errors_name_file_line_col(void **state)
          "CDC needs KEYS"},
         {"CREATE FLOW f AS AUTO CDC INTO t FROM s KEYS (k) SEQUENCE BY x TRACK HISTORY ON a",
          KNUT_EPARSE, 1, 64, "TRACK HISTORY ON needs STORED AS SCD TYPE 2"},
+        {"CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT s KEYS (k) IGNORE NULL UPDATES",
+         KNUT_EPARSE, 1, 66, "expected deletes, found 'NULL'"},
+        {"CREATE FLOW f AS AUTO CDC INTO t FROM SNAPSHOT s KEYS (k) SEQUENCE BY x", KNUT_EPARSE,
+         1, 1, "SEQUENCE BY and INITIAL START AT of FROM SNAPSHOT are for SCD TYPE 2"},
         {"CREATE MATERIALIZED VIEW a AS SELECT $$x", KNUT_EPARSE, 1, 38,
          "unterminated dollar-quoted string"},
         {"CREATE MATERIALIZED VIEW a (CONSTRAINT c EXPECT (x > 1) AS SELECT 1", KNUT_EPARSE, 1,
@@ -270,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_parse__stream_live_and_sources),
         cmocka_unit_test(test_pipeline_parse__flows_and_declared_tables),
         cmocka_unit_test(test_pipeline_parse__auto_cdc),
+        cmocka_unit_test(test_pipeline_parse__auto_cdc_from_snapshot),
         cmocka_unit_test(test_pipeline_parse__errors_name_file_line_col),
         cmocka_unit_test(test_pipeline_parse__nul_byte_and_cap),
         cmocka_unit_test(test_pipeline_parse__expectation_cap),
