@@ -335,7 +335,6 @@ static int lower_cdc(knut_pipeline_spark_plan *pl, knut_pipeline__spark_flow *lf
                                    .scd_type = c->scd_type};
     cols_of(pl, &c->columns, &lf->cdc.columns);
     cols_of(pl, &c->track_history, &lf->cdc.track_history);
-    lf->sf.cdc = &lf->cdc;
     bad |= note(pl, &lf->notes, "AUTO CDC target", "changed",
                 "Spark writes the target in the session's default table format; AutoCDC needs "
                 "one that supports MERGE (Iceberg, Delta), else the run fails with "
@@ -584,6 +583,10 @@ knut_status knut_pipeline_spark_lower(const knut_pipeline *p, const char *spark_
         else
             *kv = (knut_spark_sdp_kv){"spark.sql.streaming.schemaInference", "true"};
     }
+    /* the flows array moved as it grew: point at each flow's details now */
+    for (size_t i = 0; i < pl->nflows; i++)
+        if (pl->flows[i].f && pl->flows[i].f->kind == KNUT_PIPELINE_FLOW_CDC)
+            pl->flows[i].sf.cdc = &pl->flows[i].cdc;
 cleanup:
     free(refused_ds);
     if (st != KNUT_OK) {

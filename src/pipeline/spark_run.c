@@ -121,6 +121,10 @@ static void on_event(void *ctx, int64_t ts_us, const char *msg)
              det);
         goto done;
     }
+    /* Spark's STARTING is knut's RUNNING (the update began); the other
+     * statuses are the same words (Spark adds STOPPED and EXCLUDED). */
+    if (strcmp(status, "STARTING") == 0)
+        snprintf(status, sizeof status, "RUNNING");
     const char *level = strcmp(status, "FAILED") == 0    ? "ERROR"
                         : strcmp(status, "SKIPPED") == 0 ? "WARN"
                                                          : "INFO";
