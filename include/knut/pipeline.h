@@ -166,6 +166,7 @@ typedef struct knut_pipeline_flow {
     const char *target;
     knut_pipeline_flow_kind kind;
     const char *sql; /* the query body given to DuckDB (NULL for CDC) */
+    const char *source_sql; /* the same bytes as written (STREAM, LIVE. kept) */
     knut_pipeline_pos pos;     /* the CREATE keyword */
     knut_pipeline_pos sql_pos; /* the first byte of sql */
     knut_pipeline_read *reads; /* inferred by knut_pipeline_resolve */
@@ -346,6 +347,52 @@ typedef struct knut_pipeline_run_result {
  */
 KNUT_EXTERN knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options *opts,
                                           knut_pipeline_run_result *result, knut_error *err);
+
+/* ---- lowering to Spark Declarative Pipelines (spark_*.c) ------------------- */
+
+struct knut_spark_session;
+
+/* A pipeline lowered to a Spark dataflow graph for one Spark version:
+ * the outputs and flows to define, what the version cannot run (per flow,
+ * with the reason) and the report of knobs dropped or changed.
+ * docs/spark.md, "Running a pipeline on Spark". */
+typedef struct knut_pipeline_spark_plan knut_pipeline_spark_plan;
+
+#define KNUT_PIPELINE_SPARK_OPTIONS_VERSION 1
+typedef struct knut_pipeline_spark_options {
+    int version;
+    const char *storage; /* StartRun's storage URI; NULL: file://<storage>/spark */
+} knut_pipeline_spark_options;
+#define KNUT_PIPELINE_SPARK_OPTIONS_INIT {KNUT_PIPELINE_SPARK_OPTIONS_VERSION, NULL}
+
+/* Lowers resolved p for Spark spark_version ("4.3.0"); refusals are part
+ * of the plan, not errors (knut_pipeline_spark_refused). *out borrows p
+ * (free the plan first). Errors: KNUT_EINVAL (p not resolved, a version
+ * that is no version), KNUT_ENOMEM. */
+KNUT_EXTERN knut_status knut_pipeline_spark_lower(const knut_pipeline *p, const char *spark_version,
+                                                  const knut_pipeline_spark_options *o,
+                                                  knut_pipeline_spark_plan **out,
+                                                  knut_error *err);
+/* How many flows the target refuses (plus 1 when it refuses the whole
+ * pipeline, e.g. a version without Declarative Pipelines). */
+KNUT_EXTERN size_t knut_pipeline_spark_refused(const knut_pipeline_spark_plan *pl);
+/* Appends the lowering and its report to b, as text or one JSON object. */
+KNUT_EXTERN knut_status knut_pipeline_spark_show(const knut_pipeline_spark_plan *pl, int json,
+                                                 knut_buf *b, knut_error *err);
+/*
+ * Runs the plan on session s (its server must be the version lowered
+ * for): defines the graph, starts the run and turns the server's events
+ * into knut's run events (opts->on_event, the native JSON format). Only
+ * opts' full-refresh fields, dry_run (StartRun dry) and on_event are used.
+ * A refused plan is KNUT_EINVAL with the first reason; a failed run
+ * KNUT_ERROR with Spark's error; KNUT_EPEER when the server is not there.
+ */
+KNUT_EXTERN knut_status knut_pipeline_spark_run(knut_pipeline_spark_plan *pl,
+                                                struct knut_spark_session *s,
+                                                const knut_pipeline_run_options *opts,
+                                                knut_pipeline_run_result *result,
+                                                knut_error *err);
+KNUT_EXTERN void knut_pipeline_spark_plan_free(knut_pipeline_spark_plan *pl);
 
 #ifdef __cplusplus
 }

@@ -160,6 +160,109 @@ KNUT_EXTERN knut_status knut_spark_sql(knut_spark_session *s, const char *sql,
 KNUT_EXTERN knut_status knut_spark_interrupt(knut_spark_session *s, const char *operation_id,
                                              size_t *interrupted, knut_error *err);
 
+/* ---- Spark Declarative Pipelines (src/spark/sdp.c) ------------------------- */
+
+/*
+ * The dataflow-graph commands of Spark 4.1+ (pipelines.proto), each one
+ * ExecutePlan with a PipelineCommand on the session (the graph lives in
+ * the session that made it). The caller says what to send; the pipeline
+ * part lowers knut's IR to these (knut/pipeline.h). Errors as
+ * knut_spark_sql's, naming the command; info (may be NULL) gets Spark's
+ * error class.
+ */
+typedef enum knut_spark_sdp_output_type {
+    KNUT_SPARK_SDP_MATERIALIZED_VIEW = 1,
+    KNUT_SPARK_SDP_TABLE = 2,          /* a streaming table */
+    KNUT_SPARK_SDP_TEMPORARY_VIEW = 3
+} knut_spark_sdp_output_type;
+
+typedef struct knut_spark_sdp_kv {
+    const char *key, *value;
+} knut_spark_sdp_kv;
+
+typedef struct knut_spark_sdp_output {
+    const char *name;
+    knut_spark_sdp_output_type type;
+    const char *comment;                /* NULL: none */
+    const knut_spark_sdp_kv *properties; /* tables only */
+    size_t nproperties;
+    const char *file;                   /* source location; NULL: none */
+    int line;
+} knut_spark_sdp_output;
+
+/* A list of column names, or every column but them (except). */
+typedef struct knut_spark_sdp_cols {
+    const char *const *names;
+    size_t n;
+    int except;
+} knut_spark_sdp_cols;
+
+/* AutoCdcFlowDetails (4.2+; scd_type 2 and track_history 4.3+). */
+typedef struct knut_spark_sdp_cdc {
+    const char *source;
+    const char *const *keys;
+    size_t nkeys;
+    const char *sequence_by;  /* SQL expression text */
+    const char *delete_when;  /* SQL expression text; NULL: none */
+    knut_spark_sdp_cols columns;
+    int scd_type;             /* 1 or 2 */
+    knut_spark_sdp_cols track_history;
+} knut_spark_sdp_cdc;
+
+/* A flow: exactly one of sql (a SQL relation), read_format (files read by
+ * a data source) or cdc. */
+typedef struct knut_spark_sdp_flow {
+    const char *name, *target;
+    const char *sql;
+    const char *read_format;          /* "parquet", "csv", "json" */
+    const char *const *read_paths;
+    size_t nread_paths;
+    const knut_spark_sdp_kv *read_options;
+    size_t nread_options;
+    int read_streaming;
+    const knut_spark_sdp_cdc *cdc;
+    const knut_spark_sdp_kv *conf;    /* the flow's SQL conf */
+    size_t nconf;
+    const char *file;
+    int line;
+} knut_spark_sdp_flow;
+
+/* CreateDataflowGraph: database (NULL: the session's), conf applied to
+ * every flow; the graph's id into graph_id. */
+KNUT_EXTERN knut_status knut_spark_sdp_graph_new(knut_spark_session *s, const char *database,
+                                                 const knut_spark_sdp_kv *conf, size_t nconf,
+                                                 char graph_id[64], knut_spark_error_info *info,
+                                                 knut_error *err);
+KNUT_EXTERN knut_status knut_spark_sdp_output_define(knut_spark_session *s, const char *graph_id,
+                                                     const knut_spark_sdp_output *o,
+                                                     knut_spark_error_info *info,
+                                                     knut_error *err);
+KNUT_EXTERN knut_status knut_spark_sdp_flow_define(knut_spark_session *s, const char *graph_id,
+                                                   const knut_spark_sdp_flow *f,
+                                                   knut_spark_error_info *info, knut_error *err);
+
+/* A pipeline event as the server sent it: free text ("Flow x is RUNNING."). */
+typedef void (*knut_spark_sdp_event_fn)(void *ctx, int64_t ts_us, const char *message);
+
+typedef struct knut_spark_sdp_run_options {
+    const char *storage;            /* a URI (file:///..., s3a://...) */
+    int dry;                        /* resolve and validate only */
+    int full_refresh_all;
+    const char *const *full_refresh; /* datasets to fully refresh */
+    size_t nfull_refresh;
+    knut_spark_sdp_event_fn on_event;
+    void *ctx;
+} knut_spark_sdp_run_options;
+
+/* StartRun: blocks until the run ends, events to o->on_event. A failed run
+ * is the call's error (Spark streams no FAILED run event). */
+KNUT_EXTERN knut_status knut_spark_sdp_run(knut_spark_session *s, const char *graph_id,
+                                           const knut_spark_sdp_run_options *o,
+                                           knut_spark_error_info *info, knut_error *err);
+/* DropDataflowGraph (best effort at the end of a run). */
+KNUT_EXTERN knut_status knut_spark_sdp_graph_drop(knut_spark_session *s, const char *graph_id,
+                                                  knut_error *err);
+
 #ifdef __cplusplus
 }
 #endif

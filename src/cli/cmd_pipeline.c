@@ -34,9 +34,12 @@ typedef struct pipe_args {
     live_line *lines; /* the live view's lines, in run order */
     size_t nlines;
     char *failures;   /* messages of failed and skipped flows, shown at the end */
+    int backend;      /* index in backends */
+    knut_cli_spark_args spark; /* --backend spark (cmd_pipeline_spark.c) */
 } pipe_args;
 
 static const char *const formats[] = {"text", "json", "dot", NULL};
+static const char *const backends[] = {"duckdb", "spark", NULL};
 
 static const knut_cli_arg spec_pos[] = {
     KNUT_CLI_ARG("SPEC", pipe_args, spec),
@@ -74,6 +77,23 @@ static const knut_cli_opt run_opts[] = {
     KNUT_CLI_OPT_STR("execution-time", 0, pipe_args, execution_time, "TS",
                      "the run's execution time, 'YYYY-MM-DD HH:MM:SS' (default: when the run "
                      "started): the version AUTO CDC FROM SNAPSHOT gives the snapshot it reads"),
+    KNUT_CLI_OPT_CHOICE("backend", 0, pipe_args, backend, "B", backends,
+                        "duckdb (default: run here) or spark (lower to Spark Declarative "
+                        "Pipelines; with --dry-run: print the lowering and its report)"),
+    KNUT_CLI_OPT_STR("connect", 'c', pipe_args, spark.connect, "URL",
+                     "spark: the Spark Connect server, sc://host:port/ (default: $SPARK_REMOTE)"),
+    KNUT_CLI_OPT_STR("token-file", 0, pipe_args, spark.token_file, "FILE",
+                     "spark: the bearer token, the file's one line (default: "
+                     "$SPARK_CONNECT_AUTHENTICATE_TOKEN)"),
+    KNUT_CLI_OPT_FLAG("allow-insecure-token", 0, pipe_args, spark.allow_insecure,
+                      "spark: send the token without TLS (a loopback or trusted network only)"),
+    KNUT_CLI_OPT_STR("ca-file", 0, pipe_args, spark.ca_file, "FILE",
+                     "spark, TLS (use_ssl=true): PEM roots for the server"),
+    KNUT_CLI_OPT_STR("spark-version", 0, pipe_args, spark.version, "V",
+                     "spark --dry-run: lower for this Spark version (default 4.3.0; a run asks "
+                     "the server)"),
+    KNUT_CLI_OPT_STR("spark-storage", 0, pipe_args, spark.storage, "URI",
+                     "spark: the run's storage URI (default file://<storage>/spark)"),
     KNUT_CLI_OPT_END,
 };
 
@@ -102,7 +122,11 @@ static const knut_cli_spec show_spec = {
 static const knut_cli_spec run_spec = {
     .name = "pipeline run",
     .synopsis = "usage: knut pipeline run SPEC [--full-refresh [DATASET...]] [-n|--dry-run]\n"
-                "                         [--json] [-j|--parallel N] [--execution-time TS]\n",
+                "                         [--json] [-j|--parallel N] [--execution-time TS]\n"
+                "                         [--backend duckdb|spark]\n"
+                "                         [-c|--connect URL] [--token-file FILE]\n"
+                "                         [--allow-insecure-token] [--ca-file FILE]\n"
+                "                         [--spark-version V] [--spark-storage URI]\n",
     .about = "Runs the flows in dependency order on DuckDB, in the storage folder of the\n"
              "spec: materialized views are recomputed, streaming tables read only the\n"
              "files new since the last run. Each flow's update is one transaction: a\n"
@@ -111,15 +135,25 @@ static const knut_cli_spec run_spec = {
              "time (flows writing one table never do); a failed flow, a FAIL UPDATE\n"
              "expectation included, does not stop the flows running beside it. Events\n"
              "go to stdout (--json: JSON lines), <storage>/events.jsonl and the table\n"
-             "_knut.event_log.\n",
+             "_knut.event_log.\n"
+             "\n"
+             "--backend spark lowers the pipeline to Spark Declarative Pipelines on a\n"
+             "Spark Connect server (4.1 or newer; the version is asked for) and streams\n"
+             "the run's events in the same format; what the server cannot run is\n"
+             "refused per flow, with the reason, before anything is sent. --dry-run\n"
+             "prints the lowering and the report of every knob it drops or changes,\n"
+             "without a server (docs/spark.md).\n",
     .opts = run_opts,
     .args = run_pos,
     .epilog = "Examples:\n"
               "  knut pipeline run demo\n"
               "  knut pipeline run demo --full-refresh raw_orders --json\n"
               "  knut pipeline run demo --parallel 4\n"
-              "Exit status: 0 every flow completed or was idle, 1 a flow failed, 2 usage\n"
-              "error or the spec is missing or invalid.\n",
+              "  knut pipeline run demo --backend spark --dry-run --spark-version 4.1.1\n"
+              "  knut pipeline run demo --backend spark -c sc://localhost:15002/\n"
+              "Exit status: 0 every flow completed or was idle, 1 a flow failed (spark: or\n"
+              "the server refuses the pipeline; --dry-run: it would), 2 usage error or the\n"
+              "spec is missing or invalid.\n",
 };
 
 /* SPEC or SPEC/pipeline.yml; the caller frees. */
@@ -407,6 +441,11 @@ static int cmd_run(int argc, char **argv)
     }
     if (!a.spec)
         return knut_cli_args_missing(&run_spec, "SPEC");
+    if (a.backend != 1 && (a.spark.connect || a.spark.token_file || a.spark.ca_file ||
+                           a.spark.allow_insecure || a.spark.version || a.spark.storage))
+        return knut_cli_args_error(&run_spec, "%s", "--connect, --token-file, "
+                                   "--allow-insecure-token, --ca-file, --spark-version and "
+                                   "--spark-storage go with --backend spark");
     knut_cli_log_setup();
     knut_pipeline *p = NULL;
     if ((rc = load("pipeline run", a.spec, 0, &p)) != 0)
@@ -430,12 +469,18 @@ static int cmd_run(int argc, char **argv)
     a.tty = isatty(STDOUT_FILENO);
     knut_error err = KNUT_ERROR_INIT;
     knut_pipeline_run_result res;
-    knut_status st = knut_pipeline_run(p, &o, &res, &err);
+    knut_status st = KNUT_OK;
+    if (a.backend == 1)
+        rc = knut_cli_pipeline_spark(&run_spec, p, &o, &a.spark, a.json);
+    else
+        st = knut_pipeline_run(p, &o, &res, &err);
     knut_pipeline_free(p);
     for (size_t i = 0; i < a.nlines; i++)
         free(a.lines[i].flow);
     free(a.lines);
     free(a.failures);
+    if (a.backend == 1)
+        return rc;
     if (st != KNUT_OK) {
         fprintf(stderr, "knut pipeline run: %s\n", err.message);
         return KNUT_EXIT_FAIL;

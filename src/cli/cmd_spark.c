@@ -145,24 +145,7 @@ static void on_event(void *ctx, const knut_spark_event *ev)
 /* The session from the options; prints why not (returns NULL). */
 static knut_spark_session *open_session(const knut_cli_spec *spec, const spark_args *a)
 {
-    const char *url = a->connect ? a->connect : getenv("SPARK_REMOTE");
-    if (!url || !url[0]) {
-        knut_cli_args_missing(spec, "--connect URL (or $SPARK_REMOTE)");
-        return NULL;
-    }
-    char *token = NULL;
-    if (knut_cli_secret_read(spec->name, "--token-file", a->token_file, TOKEN_ENV, &token) != 0)
-        return NULL;
-    knut_spark_options o = KNUT_SPARK_OPTIONS_INIT;
-    o.allow_insecure_token = a->allow_insecure;
-    o.ca_file = a->ca_file;
-    o.token = token;
-    knut_spark_session *s = NULL;
-    knut_error err = KNUT_ERROR_INIT;
-    if (knut_spark_session_new(&s, url, &o, &err) != KNUT_OK)
-        fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
-    knut_net_secret_free(token);
-    return s;
+    return knut_cli_spark_open(spec, a->connect, a->token_file, a->allow_insecure, a->ca_file);
 }
 
 static int cmd_sql(int argc, char **argv)

@@ -1,5 +1,6 @@
 /*
- * The spec's `configuration:` map: knut's own settings (knut.*) and
+ * The spec's `configuration:` map: knut's own settings (knut.*), Spark's
+ * (spark.*: only for --backend spark, which passes them to the graph) and
  * DuckDB's (everything else, applied with SET). The same code checks them
  * when the spec is resolved (on a throwaway in-memory database, so a bad
  * setting is a spec error that `validate` and `show` find too, with its
@@ -31,6 +32,8 @@ knut_status knut_pipeline__settings_apply(const knut_pipeline *p, knut_duck_conn
                 *files_per_update = v;
             continue;
         }
+        if (strncmp(name, "spark.", 6) == 0)
+            continue; /* the same spec runs on Spark: its settings are Spark's */
         knut_buf_clear(&b);
         knut_buf_puts(&b, "SET ");
         knut_duck_ident(&b, name);

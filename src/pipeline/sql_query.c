@@ -36,7 +36,9 @@ knut_status knut_pipeline__ps_query(knut_pipeline__parser *ps, knut_pipeline_flo
             return st;
     }
     char *sql = knut_pipeline__strndup(ps->p, ps->lx.text + from, last - from);
-    if (!sql)
+    /* the Spark lowering puts STREAM back (src/pipeline/spark_lower.c) */
+    f->source_sql = knut_pipeline__strndup(ps->p, ps->lx.text + from, last - from);
+    if (!sql || !f->source_sql)
         return knut_pipeline__ps_nomem(ps);
     knut_pipeline__lex end_lx = ps->lx;
     knut_pipeline__tok end_t = ps->t;

@@ -158,6 +158,23 @@ knut_status knut_spark__unary(knut_spark_session *s, const char *rpc,
     return st;
 }
 
+knut_status knut_spark__call_open(knut_spark_session *s, const char *rpc,
+                                  const ProtobufCMessage *req, knut_net_grpc_client_call **call,
+                                  knut_error *err)
+{
+    char method[128];
+    snprintf(method, sizeof method, SPARK_SERVICE "%s", rpc);
+    size_t n = protobuf_c_message_get_packed_size(req);
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    protobuf_c_message_pack(req, buf);
+    knut_status st = knut_net_grpc_channel_call(s->ch, method, &s->md, KNUT_NET_GRPC_NO_DEADLINE,
+                                                buf, n, call, err);
+    free(buf);
+    return st;
+}
+
 knut_status knut_spark_version(knut_spark_session *s, char **out, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, s && out);

@@ -39,6 +39,12 @@ knut_status knut_spark__unary(knut_spark_session *s, const char *rpc,
                               const ProtobufCMessage *req, knut_buf *resp,
                               knut_spark_error_info *info, knut_error *err);
 
+/* Starts a server-streaming RPC ("ExecutePlan") with req packed and no
+ * deadline; the caller reads, finishes and frees *call. */
+knut_status knut_spark__call_open(knut_spark_session *s, const char *rpc,
+                                  const ProtobufCMessage *req, knut_net_grpc_client_call **call,
+                                  knut_error *err);
+
 /* Turns a finished call's status into err: the server named, Spark's
  * error class / SQLSTATE from the grpc-status-details-bin ErrorInfo, and
  * the full message from FetchErrorDetails when the server kept one.

@@ -1,0 +1,118 @@
+/*
+ * `knut pipeline run --backend spark`: the pipeline lowered to Spark
+ * Declarative Pipelines (knut/pipeline.h, docs/spark.md). --dry-run prints
+ * the lowering and its report without a server (for --spark-version, by
+ * default the newest layout knut speaks); a run asks the server its
+ * version, lowers for it, and prints the run's events as the native
+ * backend does (cmd_pipeline.c hands its event printer in).
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "knut/knut.h"
+
+#define TOKEN_ENV "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+#define NEWEST_LAYOUT "4.3.0"
+
+knut_spark_session *knut_cli_spark_open(const knut_cli_spec *spec, const char *connect,
+                                        const char *token_file, int allow_insecure,
+                                        const char *ca_file)
+{
+    const char *url = connect ? connect : getenv("SPARK_REMOTE");
+    if (!url || !url[0]) {
+        knut_cli_args_missing(spec, "--connect URL (or $SPARK_REMOTE)");
+        return NULL;
+    }
+    char *token = NULL;
+    if (knut_cli_secret_read(spec->name, "--token-file", token_file, TOKEN_ENV, &token) != 0)
+        return NULL;
+    knut_spark_options o = KNUT_SPARK_OPTIONS_INIT;
+    o.allow_insecure_token = allow_insecure;
+    o.ca_file = ca_file;
+    o.token = token;
+    knut_spark_session *s = NULL;
+    knut_error err = KNUT_ERROR_INIT;
+    if (knut_spark_session_new(&s, url, &o, &err) != KNUT_OK)
+        fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
+    knut_net_secret_free(token);
+    return s;
+}
+
+/* Prints every refusal of the plan on stderr (a run that will not start). */
+static void print_refusals(const knut_pipeline_spark_plan *pl)
+{
+    knut_buf b = KNUT_BUF_INIT;
+    knut_error err = KNUT_ERROR_INIT;
+    if (knut_pipeline_spark_show(pl, 0, &b, &err) == KNUT_OK && b.data) {
+        for (char *line = strtok(b.data, "\n"); line; line = strtok(NULL, "\n"))
+            if (strstr(line, "REFUSED"))
+                fprintf(stderr, "knut pipeline run: %s\n", line + strspn(line, " "));
+    }
+    knut_buf_reset(&b);
+}
+
+int knut_cli_pipeline_spark(const knut_cli_spec *spec, knut_pipeline *p,
+                            const knut_pipeline_run_options *o, const knut_cli_spark_args *sa,
+                            int json)
+{
+    knut_error err = KNUT_ERROR_INIT;
+    knut_spark_session *s = NULL;
+    knut_pipeline_spark_plan *pl = NULL;
+    char *version = NULL;
+    knut_buf b = KNUT_BUF_INIT;
+    int rc = KNUT_EXIT_FAIL;
+    knut_pipeline_spark_options lo = KNUT_PIPELINE_SPARK_OPTIONS_INIT;
+    lo.storage = sa->storage;
+    if (o->dry_run) {
+        /* no server: the version the user names, else the newest layout */
+        if (knut_pipeline_spark_lower(p, sa->version ? sa->version : NEWEST_LAYOUT, &lo, &pl,
+                                      &err) != KNUT_OK) {
+            fprintf(stderr, "knut pipeline run: %s\n", err.message);
+            rc = err.code == KNUT_EINVAL ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
+            goto cleanup;
+        }
+        if (knut_pipeline_spark_show(pl, json, &b, &err) != KNUT_OK) {
+            fprintf(stderr, "knut pipeline run: %s\n", err.message);
+            goto cleanup;
+        }
+        fwrite(b.data, 1, b.len, stdout);
+        rc = knut_pipeline_spark_refused(pl) ? KNUT_EXIT_FAIL : KNUT_EXIT_OK;
+        goto cleanup;
+    }
+    if (sa->version) {
+        rc = knut_cli_args_error(spec, "%s", "--spark-version is for --dry-run: a run asks "
+                                 "the server its version");
+        goto cleanup;
+    }
+    if (!(s = knut_cli_spark_open(spec, sa->connect, sa->token_file, sa->allow_insecure,
+                                  sa->ca_file))) {
+        rc = sa->connect || getenv("SPARK_REMOTE") ? KNUT_EXIT_FAIL : KNUT_EXIT_USAGE;
+        goto cleanup;
+    }
+    if (knut_spark_version(s, &version, &err) != KNUT_OK ||
+        knut_pipeline_spark_lower(p, version, &lo, &pl, &err) != KNUT_OK) {
+        fprintf(stderr, "knut pipeline run: %s\n", err.message);
+        goto cleanup;
+    }
+    if (knut_pipeline_spark_refused(pl)) {
+        fprintf(stderr, "knut pipeline run: pipeline %s cannot run on Spark %s (nothing was "
+                "sent; see --dry-run --spark-version %s for the report):\n", p->name, version,
+                version);
+        print_refusals(pl);
+        goto cleanup;
+    }
+    knut_pipeline_run_result res;
+    if (knut_pipeline_spark_run(pl, s, o, &res, &err) != KNUT_OK) {
+        fprintf(stderr, "knut pipeline run: %s\n", err.message);
+        goto cleanup;
+    }
+    rc = KNUT_EXIT_OK;
+cleanup:
+    knut_buf_reset(&b);
+    knut_pipeline_spark_plan_free(pl);
+    free(version);
+    knut_spark_session_free(s);
+    return rc;
+}
