@@ -281,6 +281,8 @@ int knut_cmd_pipeline_validate(int argc, char **argv);
 int knut_cmd_pipeline_show(int argc, char **argv);
 int knut_cmd_pipeline_run(int argc, char **argv);
 int knut_cmd_spark(int argc, char **argv);
+int knut_cmd_watch(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_watch_spec;
 extern const knut_cli_spec knut_cmd_load_spec;
 
 #endif
