@@ -127,9 +127,9 @@ static int cmd_sql(int argc, char **argv)
     knut_cli_spark_stop ic = {.cmd = "spark sql"};
     int watching = 0;
     const char *sql = NULL;
-    knut_spark_session *s = knut_cli_spark_open(&sql_spec, &a.conn, NULL);
-    if (!s)
-        return KNUT_EXIT_FAIL;
+    knut_spark_session *s = NULL;
+    if ((rc = knut_cli_spark_open(&sql_spec, &a.conn, NULL, &s)) != KNUT_EXIT_OK)
+        return rc;
     rc = KNUT_EXIT_FAIL;
     if (knut_cli_query_text(a.sql, &input, SPARK_SQL_MAX, "SQL", &sql, &err) != KNUT_OK)
         goto cleanup;
@@ -178,9 +178,9 @@ static int cmd_version(int argc, char **argv)
     int rc = knut_cli_args_parse(&version_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    knut_spark_session *s = knut_cli_spark_open(&version_spec, &a.conn, NULL);
-    if (!s)
-        return KNUT_EXIT_FAIL;
+    knut_spark_session *s = NULL;
+    if ((rc = knut_cli_spark_open(&version_spec, &a.conn, NULL, &s)) != KNUT_EXIT_OK)
+        return rc;
     knut_error err = KNUT_ERROR_INIT;
     char *v = NULL;
     rc = KNUT_EXIT_FAIL;

@@ -79,6 +79,7 @@ const knut_cli_spec knut_cmd_watch_spec = {
 typedef struct stage {
     knut_spark_stage s;
     int64_t first_ns, end_ns;
+    int skipped; /* not run when the operation ended (its output was reused) */
 } stage;
 
 typedef struct watch {
@@ -120,15 +121,20 @@ static void json_start(watch *w)
     emit(w);
 }
 
+static const char *stage_state(const stage *s)
+{
+    return s->s.done ? "done" : s->skipped ? "skipped" : "running";
+}
+
 static void json_stage(watch *w, const stage *s, int64_t now)
 {
     int64_t end = s->end_ns ? s->end_ns : now;
     knut_buf_printf(&w->line, "{\"event\":\"stage\",\"operation_id\":\"%s\",\"stage_id\":%lld,"
                     "\"tasks_done\":%lld,\"tasks_total\":%lld,\"bytes_read\":%lld,"
-                    "\"done\":%s,\"elapsed_ms\":%lld,\"stage_elapsed_ms\":%lld}", w->op,
-                    (long long)s->s.stage_id, (long long)s->s.num_completed_tasks,
+                    "\"done\":%s,\"state\":\"%s\",\"elapsed_ms\":%lld,\"stage_elapsed_ms\":%lld}",
+                    w->op, (long long)s->s.stage_id, (long long)s->s.num_completed_tasks,
                     (long long)s->s.num_tasks, (long long)s->s.input_bytes_read,
-                    s->s.done ? "true" : "false", (long long)ms_since(w, now),
+                    s->s.done ? "true" : "false", stage_state(s), (long long)ms_since(w, now),
                     (long long)((end - s->first_ns) / 1000000));
     emit(w);
 }
@@ -162,7 +168,7 @@ static void draw_stage(knut_buf *b, const stage *s, int64_t now)
     int64_t end = s->end_ns ? s->end_ns : now;
     knut_buf_printf(b, "\r\033[K  stage %-4lld [%s] %lld/%lld tasks  %10s  %6.1fs%s\n",
                     (long long)s->s.stage_id, bar, (long long)done, (long long)total, bytes,
-                    (double)(end - s->first_ns) / 1e9, s->s.done ? "  done" : "");
+                    (double)(end - s->first_ns) / 1e9, s->s.done ? "  done" : s->skipped ? "  skipped" : "");
 }
 
 /* The header and the stage bars, over the previous draw (cursor up). */
@@ -212,11 +218,18 @@ static void on_progress(watch *w, const knut_spark_event *ev, int64_t now)
         if (!s) {
             if (w->nstages == WATCH_MAX_STAGES)
                 continue;
-            s = &w->stages[w->nstages++];
+            /* kept in stage id order, as the bars are drawn */
+            size_t at = w->nstages;
+            while (at > 0 && w->stages[at - 1].s.stage_id > in->stage_id)
+                at--;
+            memmove(&w->stages[at + 1], &w->stages[at], (w->nstages - at) * sizeof *s);
+            w->nstages++;
+            s = &w->stages[at];
             *s = (stage){.s = *in, .first_ns = now};
             s->s.done = !in->done; /* differs: reported below */
         }
-        if (memcmp(&s->s, in, sizeof *in) == 0)
+        if (s->s.num_tasks == in->num_tasks && s->s.num_completed_tasks == in->num_completed_tasks &&
+            s->s.input_bytes_read == in->input_bytes_read && s->s.done == in->done)
             continue;
         s->s = *in;
         if (in->done && !s->end_ns)
@@ -385,10 +398,10 @@ int knut_cmd_watch(int argc, char **argv)
         fprintf(stderr, "knut watch: out of memory\n");
         return KNUT_EXIT_FAIL;
     }
-    knut_spark_session *s = knut_cli_spark_open(spec, &a.conn, a.url);
-    if (!s) {
+    knut_spark_session *s = NULL;
+    if ((rc = knut_cli_spark_open(spec, &a.conn, a.url, &s)) != KNUT_EXIT_OK) {
         free(w);
-        return KNUT_EXIT_FAIL;
+        return rc;
     }
     w->peer = knut_spark_session_peer(s);
     w->json = a.json || !isatty(STDOUT_FILENO);
@@ -417,6 +430,18 @@ int knut_cmd_watch(int argc, char **argv)
     if (drain(&rows, a.rows, &schema, &kept, &nkept, &err) != KNUT_OK)
         goto cleanup;
     atomic_store(&stop.armed, 0);
+    /* A stage a job listed but never ran (Spark reused its shuffle output,
+     * the UI's "skipped") stays at 0 done: say so rather than leave it
+     * looking stuck. */
+    for (size_t i = 0; i < w->nstages; i++) {
+        stage *st = &w->stages[i];
+        if (st->s.done || st->s.num_completed_tasks > 0)
+            continue;
+        st->skipped = 1;
+        st->end_ns = knut_clock_mono_ns();
+        if (w->json)
+            json_stage(w, st, st->end_ns);
+    }
     draw(w, 1);
     if (w->json) {
         if (json_rows(w, &schema, kept, nkept, a.rows, &err) != KNUT_OK)

@@ -10,28 +10,29 @@
 
 #include "knut/knut.h"
 
-knut_spark_session *knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
-                                        const char *positional)
+int knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
+                        const char *positional, knut_spark_session **out)
 {
+    *out = NULL;
     const char *url = c->connect ? c->connect : positional ? positional : getenv("SPARK_REMOTE");
-    if (!url || !url[0]) {
-        knut_cli_args_missing(spec, "--connect URL (or $SPARK_REMOTE)");
-        return NULL;
-    }
+    if (!url || !url[0])
+        return knut_cli_args_missing(spec, "--connect URL (or $SPARK_REMOTE)");
     char *token = NULL;
     if (knut_cli_secret_read(spec->name, "--token-file", c->token_file, KNUT_CLI_SPARK_TOKEN_ENV,
                              &token) != 0)
-        return NULL;
+        return KNUT_EXIT_FAIL;
     knut_spark_options o = KNUT_SPARK_OPTIONS_INIT;
     o.allow_insecure_token = c->allow_insecure;
     o.ca_file = c->ca_file;
     o.token = token;
-    knut_spark_session *s = NULL;
     knut_error err = KNUT_ERROR_INIT;
-    if (knut_spark_session_new(&s, url, &o, &err) != KNUT_OK)
+    int rc = KNUT_EXIT_OK;
+    if (knut_spark_session_new(out, url, &o, &err) != KNUT_OK) {
         fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
+        rc = KNUT_EXIT_FAIL;
+    }
     knut_net_secret_free(token);
-    return s;
+    return rc;
 }
 
 static void on_signal(int sig, void *arg)

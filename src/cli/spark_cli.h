@@ -35,10 +35,12 @@ typedef struct knut_cli_spark_conn {
     KNUT_CLI_OPT_STR("ca-file", 0, T, m.ca_file, "FILE",                                      \
                      "TLS (use_ssl=true): PEM roots for the server (default: the system's)")
 
-/* The session for c (the URL: c->connect, else positional (may be NULL),
- * else $SPARK_REMOTE); prints why not as spec's error, returns NULL. */
-knut_spark_session *knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
-                                        const char *positional);
+/* The session for c into *out (the URL: c->connect, else positional (may
+ * be NULL), else $SPARK_REMOTE). Returns KNUT_EXIT_OK, or the exit code
+ * after printing why as spec's error: KNUT_EXIT_USAGE for no URL at all,
+ * else KNUT_EXIT_FAIL. */
+int knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
+                        const char *positional, knut_spark_session **out);
 
 /* Ctrl-C (SIGINT/SIGTERM) while an operation runs: the signal watcher's
  * thread asks the server to interrupt op. Armed before the ExecutePlan
