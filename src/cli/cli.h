@@ -281,28 +281,8 @@ int knut_cmd_pipeline_validate(int argc, char **argv);
 int knut_cmd_pipeline_show(int argc, char **argv);
 int knut_cmd_pipeline_run(int argc, char **argv);
 int knut_cmd_spark(int argc, char **argv);
-
-struct knut_spark_session;
-struct knut_pipeline;
-struct knut_pipeline_run_options;
-/* A Spark Connect session from the common options (connect defaults to
- * $SPARK_REMOTE, the token from token_file or $SPARK_CONNECT_AUTHENTICATE_TOKEN);
- * NULL after printing why (src/cli/cmd_pipeline_spark.c). */
-struct knut_spark_session *knut_cli_spark_open(const knut_cli_spec *spec, const char *connect,
-                                               const char *token_file, int allow_insecure,
-                                               const char *ca_file);
-/* The options of `knut pipeline run --backend spark`. */
-typedef struct knut_cli_spark_args {
-    const char *connect, *token_file, *ca_file;
-    int allow_insecure;
-    const char *version; /* --spark-version (dry run) */
-    const char *storage; /* --spark-storage URI */
-} knut_cli_spark_args;
-/* Runs (or with o->dry_run, lowers and reports) p on Spark; o's on_event
- * prints the events. Returns the exit code. */
-int knut_cli_pipeline_spark(const knut_cli_spec *spec, struct knut_pipeline *p,
-                            const struct knut_pipeline_run_options *o,
-                            const knut_cli_spark_args *sa, int json);
+int knut_cmd_watch(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_watch_spec;
 extern const knut_cli_spec knut_cmd_load_spec;
 
 #endif

@@ -4,6 +4,7 @@
  * init (cmd_pipeline_init.c) writes a runnable example project.
  */
 #include "cli.h"
+#include "spark_cli.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -80,15 +81,7 @@ static const knut_cli_opt run_opts[] = {
     KNUT_CLI_OPT_CHOICE("backend", 0, pipe_args, backend, "B", backends,
                         "duckdb (default: run here) or spark (lower to Spark Declarative "
                         "Pipelines; with --dry-run: print the lowering and its report)"),
-    KNUT_CLI_OPT_STR("connect", 'c', pipe_args, spark.connect, "URL",
-                     "spark: the Spark Connect server, sc://host:port/ (default: $SPARK_REMOTE)"),
-    KNUT_CLI_OPT_STR("token-file", 0, pipe_args, spark.token_file, "FILE",
-                     "spark: the bearer token, the file's one line (default: "
-                     "$SPARK_CONNECT_AUTHENTICATE_TOKEN)"),
-    KNUT_CLI_OPT_FLAG("allow-insecure-token", 0, pipe_args, spark.allow_insecure,
-                      "spark: send the token without TLS (a loopback or trusted network only)"),
-    KNUT_CLI_OPT_STR("ca-file", 0, pipe_args, spark.ca_file, "FILE",
-                     "spark, TLS (use_ssl=true): PEM roots for the server"),
+    KNUT_CLI_SPARK_CONN_OPTS(pipe_args, spark.conn),
     KNUT_CLI_OPT_STR("spark-version", 0, pipe_args, spark.version, "V",
                      "spark --dry-run: lower for this Spark version (default 4.3.0; a run asks "
                      "the server)"),
@@ -441,8 +434,9 @@ static int cmd_run(int argc, char **argv)
     }
     if (!a.spec)
         return knut_cli_args_missing(&run_spec, "SPEC");
-    if (a.backend != 1 && (a.spark.connect || a.spark.token_file || a.spark.ca_file ||
-                           a.spark.allow_insecure || a.spark.version || a.spark.storage))
+    const knut_cli_spark_conn *sc = &a.spark.conn;
+    if (a.backend != 1 && (sc->connect || sc->token_file || sc->ca_file || sc->allow_insecure ||
+                           a.spark.version || a.spark.storage))
         return knut_cli_args_error(&run_spec, "%s", "--connect, --token-file, "
                                    "--allow-insecure-token, --ca-file, --spark-version and "
                                    "--spark-storage go with --backend spark");

@@ -6,39 +6,14 @@
  * version, lowers for it, and prints the run's events as the native
  * backend does (cmd_pipeline.c hands its event printer in).
  */
-#include "cli.h"
+#include "spark_cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "knut/knut.h"
 
-#define TOKEN_ENV "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 #define NEWEST_LAYOUT "4.3.0"
-
-knut_spark_session *knut_cli_spark_open(const knut_cli_spec *spec, const char *connect,
-                                        const char *token_file, int allow_insecure,
-                                        const char *ca_file)
-{
-    const char *url = connect ? connect : getenv("SPARK_REMOTE");
-    if (!url || !url[0]) {
-        knut_cli_args_missing(spec, "--connect URL (or $SPARK_REMOTE)");
-        return NULL;
-    }
-    char *token = NULL;
-    if (knut_cli_secret_read(spec->name, "--token-file", token_file, TOKEN_ENV, &token) != 0)
-        return NULL;
-    knut_spark_options o = KNUT_SPARK_OPTIONS_INIT;
-    o.allow_insecure_token = allow_insecure;
-    o.ca_file = ca_file;
-    o.token = token;
-    knut_spark_session *s = NULL;
-    knut_error err = KNUT_ERROR_INIT;
-    if (knut_spark_session_new(&s, url, &o, &err) != KNUT_OK)
-        fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
-    knut_net_secret_free(token);
-    return s;
-}
 
 /* Prints every refusal of the plan on stderr (a run that will not start). */
 static void print_refusals(const knut_pipeline_spark_plan *pl)
@@ -86,11 +61,9 @@ int knut_cli_pipeline_spark(const knut_cli_spec *spec, knut_pipeline *p,
                                  "the server its version");
         goto cleanup;
     }
-    if (!(s = knut_cli_spark_open(spec, sa->connect, sa->token_file, sa->allow_insecure,
-                                  sa->ca_file))) {
-        rc = sa->connect || getenv("SPARK_REMOTE") ? KNUT_EXIT_FAIL : KNUT_EXIT_USAGE;
+    if ((rc = knut_cli_spark_open(spec, &sa->conn, NULL, &s)) != KNUT_EXIT_OK)
         goto cleanup;
-    }
+    rc = KNUT_EXIT_FAIL;
     if (knut_spark_version(s, &version, &err) != KNUT_OK ||
         knut_pipeline_spark_lower(p, version, &lo, &pl, &err) != KNUT_OK) {
         fprintf(stderr, "knut pipeline run: %s\n", err.message);

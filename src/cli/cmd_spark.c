@@ -7,23 +7,18 @@
  */
 #include "cli.h"
 
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "knut/knut.h"
 #include "render.h"
+#include "spark_cli.h"
 
 #define SPARK_SQL_MAX ((size_t)16 << 20)
-#define TOKEN_ENV "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 
 typedef struct spark_args {
-    const char *connect;
-    const char *token_file;
-    const char *ca_file;
-    int allow_insecure;
+    knut_cli_spark_conn conn;
     int no_reattach;
     int events;
     int format;
@@ -32,17 +27,7 @@ typedef struct spark_args {
     const char *sql;
 } spark_args;
 
-#define SPARK_CONN_OPTS                                                                       \
-    KNUT_CLI_OPT_STR("connect", 'c', spark_args, connect, "URL",                              \
-                     "the server, sc://host:port/[;user_id=..;session_id=..;use_ssl=true]"     \
-                     " (default: $SPARK_REMOTE)"),                                             \
-    KNUT_CLI_OPT_STR("token-file", 0, spark_args, token_file, "FILE",                         \
-                     "the bearer token, the file's one line (default: $" TOKEN_ENV            \
-                     ", else the URL's ;token=)"),                                             \
-    KNUT_CLI_OPT_FLAG("allow-insecure-token", 0, spark_args, allow_insecure,                  \
-                      "send the token without TLS (a loopback or trusted network only)"),     \
-    KNUT_CLI_OPT_STR("ca-file", 0, spark_args, ca_file, "FILE",                               \
-                     "TLS (use_ssl=true): PEM roots for the server (default: the system's)")
+#define SPARK_CONN_OPTS KNUT_CLI_SPARK_CONN_OPTS(spark_args, conn)
 
 static const knut_cli_opt sql_opts[] = {
     SPARK_CONN_OPTS,
@@ -94,24 +79,6 @@ static const knut_cli_spec version_spec = {
     .epilog = "Example:\n  knut spark version -c sc://localhost:15002/\n",
 };
 
-/* Ctrl-C: the watcher thread asks the server to stop the operation. */
-typedef struct interrupt_ctx {
-    knut_spark_session *s;
-    char op[37];
-    atomic_int armed;
-} interrupt_ctx;
-
-static void on_signal(int sig, void *arg)
-{
-    interrupt_ctx *ic = arg;
-    if (sig == SIGHUP || !atomic_load(&ic->armed))
-        return;
-    knut_error e = KNUT_ERROR_INIT;
-    size_t n = 0;
-    if (knut_spark_interrupt(ic->s, ic->op, &n, &e) != KNUT_OK)
-        fprintf(stderr, "knut spark sql: interrupt: %s\n", e.message);
-}
-
 static void on_event(void *ctx, const knut_spark_event *ev)
 {
     (void)ctx;
@@ -142,12 +109,6 @@ static void on_event(void *ctx, const knut_spark_event *ev)
     knut_buf_reset(&b);
 }
 
-/* The session from the options; prints why not (returns NULL). */
-static knut_spark_session *open_session(const knut_cli_spec *spec, const spark_args *a)
-{
-    return knut_cli_spark_open(spec, a->connect, a->token_file, a->allow_insecure, a->ca_file);
-}
-
 static int cmd_sql(int argc, char **argv)
 {
     spark_args a = {0};
@@ -163,17 +124,17 @@ static int cmd_sql(int argc, char **argv)
     knut_error err = KNUT_ERROR_INIT;
     knut_buf input = KNUT_BUF_INIT;
     struct ArrowArrayStream rows = {0};
-    interrupt_ctx ic = {0};
+    knut_cli_spark_stop ic = {.cmd = "spark sql"};
     int watching = 0;
     const char *sql = NULL;
-    knut_spark_session *s = open_session(&sql_spec, &a);
-    if (!s)
-        return KNUT_EXIT_FAIL;
+    knut_spark_session *s = NULL;
+    if ((rc = knut_cli_spark_open(&sql_spec, &a.conn, NULL, &s)) != KNUT_EXIT_OK)
+        return rc;
     rc = KNUT_EXIT_FAIL;
     if (knut_cli_query_text(a.sql, &input, SPARK_SQL_MAX, "SQL", &sql, &err) != KNUT_OK)
         goto cleanup;
     ic.s = s;
-    if (knut_signal_install(&err) != KNUT_OK || knut_signal_watch(on_signal, &ic, &err) != KNUT_OK)
+    if (knut_cli_spark_stop_watch(&ic, &err) != KNUT_OK)
         goto cleanup;
     watching = 1;
     knut_spark_exec_options eo = KNUT_SPARK_EXEC_OPTIONS_INIT;
@@ -217,9 +178,9 @@ static int cmd_version(int argc, char **argv)
     int rc = knut_cli_args_parse(&version_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    knut_spark_session *s = open_session(&version_spec, &a);
-    if (!s)
-        return KNUT_EXIT_FAIL;
+    knut_spark_session *s = NULL;
+    if ((rc = knut_cli_spark_open(&version_spec, &a.conn, NULL, &s)) != KNUT_EXIT_OK)
+        return rc;
     knut_error err = KNUT_ERROR_INIT;
     char *v = NULL;
     rc = KNUT_EXIT_FAIL;
