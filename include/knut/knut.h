@@ -14,5 +14,6 @@
 #include "knut/serve.h"
 #include "knut/pipeline.h"
 #include "knut/spark.h"
+#include "knut/viewer.h"
 
 #endif

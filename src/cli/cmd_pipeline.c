@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "knut/pipeline.h"
+#include "knut/viewer.h"
 
 /* The live view on a terminal: one line per flow, redrawn in place. */
 #define LIVE_MAX_FLOWS 4096
@@ -39,7 +40,7 @@ typedef struct pipe_args {
     knut_cli_spark_args spark; /* --backend spark (cmd_pipeline_spark.c) */
 } pipe_args;
 
-static const char *const formats[] = {"text", "json", "dot", NULL};
+static const char *const formats[] = {"text", "json", "dot", "svg", NULL};
 static const char *const backends[] = {"duckdb", "spark", NULL};
 
 static const knut_cli_arg spec_pos[] = {
@@ -60,7 +61,7 @@ static const knut_cli_opt validate_opts[] = {
 
 static const knut_cli_opt show_opts[] = {
     KNUT_CLI_OPT_CHOICE("format", 'f', pipe_args, format, "F", formats,
-                        "text (default), json or dot (Graphviz)"),
+                        "text (default), json, dot (Graphviz) or svg (laid out by knut)"),
     KNUT_CLI_OPT_FLAG("json", 0, pipe_args, json, "the same as --format json"),
     KNUT_CLI_OPT_END,
 };
@@ -104,12 +105,14 @@ static const knut_cli_spec validate_spec = {
 
 static const knut_cli_spec show_spec = {
     .name = "pipeline show",
-    .synopsis = "usage: knut pipeline show SPEC [-f|--format text|json|dot] [--json]\n",
+    .synopsis = "usage: knut pipeline show SPEC [-f|--format text|json|dot|svg] [--json]\n",
     .about = "Prints the resolved DAG: the flows in run order with their reads and\n"
-             "expectations (text), one JSON object, or a Graphviz digraph.\n",
+             "expectations (text), one JSON object, a Graphviz digraph, or a standalone\n"
+             "SVG of the layered layout `knut web` draws (one box per flow).\n",
     .opts = show_opts,
     .args = spec_pos,
-    .epilog = "Example:\n  knut pipeline show demo --format dot | dot -Tsvg > demo.svg\n",
+    .epilog = "Example:\n  knut pipeline show demo --format svg > demo.svg\n"
+              "  knut pipeline show demo --format dot | dot -Tsvg > demo-graphviz.svg\n",
 };
 
 static const knut_cli_spec run_spec = {
@@ -251,7 +254,17 @@ static int cmd_show(int argc, char **argv)
     knut_buf b = KNUT_BUF_INIT;
     knut_error err = KNUT_ERROR_INIT;
     rc = KNUT_EXIT_OK;
-    if (knut_pipeline_show(p, fmt, &b, &err) != KNUT_OK) {
+    knut_status st;
+    if (!a.json && a.format == 3) { /* svg: the viewer's layout */
+        knut_viewer_graph *g = NULL;
+        st = knut_viewer_graph_from_pipeline(&g, p, &err);
+        if (st == KNUT_OK)
+            st = knut_viewer_graph_svg(g, &b, &err);
+        knut_viewer_graph_free(g);
+    } else {
+        st = knut_pipeline_show(p, fmt, &b, &err);
+    }
+    if (st != KNUT_OK) {
         fprintf(stderr, "knut pipeline show: %s\n", err.message);
         rc = KNUT_EXIT_FAIL;
     } else {
