@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The test command (`make test`): installs what the tests need, builds knut
 # with warnings as errors, runs the unit tests plain, under ASan+UBSan and
-# under TSan (with the threaded sync integration tests), checks `cmake
-# --install` + pkg-config with a small consumer program, smoke-runs the
-# fuzzers, then the integration tests against real peers, and the sync
-# ones once more against the ASan build of knut.
+# under TSan (with the threaded sync and pipeline integration tests),
+# checks `cmake --install` + pkg-config with a small consumer program,
+# smoke-runs the fuzzers, then the integration tests against real peers,
+# and the sync and serve ones once more against the ASan build of knut.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -64,7 +64,7 @@ step "threaded sync and pipeline integration tests under ThreadSanitizer"
 # pipeline's flow workers (--parallel N)
 tsan_logs=$(mktemp -d)
 TSAN_OPTIONS=$(tsan_opts "$tsan_logs") KNUT_BIN="$here/build-tsan/knut" \
-  san_run "$tsan_logs" .venv/bin/python -m pytest -q \
+  san_run "$tsan_logs" .venv/bin/python -m pytest -q -n "$jobs" \
     tests/integration/test_sync_shared.py tests/integration/test_sync_metrics.py \
     tests/integration/test_sync_secrets.py tests/integration/test_pipeline_parallel.py \
     tests/integration/test_sync_airflow.py -k "not airflow or fault or airflow_down"
