@@ -272,7 +272,16 @@ static knut_status apply_diff(knut_pipeline__run *r, const knut_pipeline_cdc *cd
         keys_eq(sql, c, target, "m");
         if (scd2)
             knut_buf_printf(sql, " AND %s.\"__END_AT\" IS NULL", target);
-        if ((st = step_v(r, sql, v, &n->deleted, ferr)) != KNUT_OK)
+        if ((st = step_v(r, sql, v, &n->deleted, ferr)) != KNUT_OK && cdc->sequence_by) {
+            char msg[KNUT_ERROR_MSG_MAX];
+            knut_duck_error_trim(ferr);
+            snprintf(msg, sizeof msg, "%s", ferr->message);
+            return knut_error_set(ferr, st, "a key missing from the snapshot closes its version "
+                                  "at the execution time, a TIMESTAMP, which __END_AT (typed "
+                                  "like SEQUENCE BY %s) cannot hold: use a timestamp sequence "
+                                  "or IGNORE DELETES (%s)", cdc->sequence_by, msg);
+        }
+        if (st != KNUT_OK)
             return st;
     }
     /* Changed rows: SCD1 replaced, SCD2 their open version closed. */

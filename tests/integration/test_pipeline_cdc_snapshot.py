@@ -430,3 +430,23 @@ def test_docs_snapshot_example(tmp_path):
     p = knut("query", "--db", root / "storage" / "pipeline.duckdb", "--format", "csv", sql)
     assert p.returncode == 0, p.stderr
     assert p.stdout.replace("\r\n", "\n") == want
+
+
+def test_integer_sequence_needs_ignore_deletes_to_delete_nothing(tmp_path):
+    """SEQUENCE BY an integer column: versions start at it; a delete would
+    close at the execution time (a TIMESTAMP), so it is refused with the
+    reason, and IGNORE DELETES keeps missing keys."""
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string()), ("ver", pa.int64())])
+    bad = snap_project(tmp_path / "bad", "KEYS (id) SEQUENCE BY ver STORED AS SCD TYPE 2")
+    ok = snap_project(tmp_path / "ok", "KEYS (id) IGNORE DELETES SEQUENCE BY ver "
+                                       "STORED AS SCD TYPE 2")
+    for root in (bad, ok):
+        at(root, DAYS[0], [{"id": 1, "v": "a", "ver": 1}, {"id": 2, "v": "b", "ver": 1}], schema)
+    ev = flow_event(at(bad, DAYS[1], [{"id": 1, "v": "a2", "ver": 2}], schema, code=1), "apply")
+    assert ("a key missing from the snapshot closes its version at the execution time, a "
+            "TIMESTAMP, which __END_AT (typed like SEQUENCE BY ver) cannot hold: use a timestamp "
+            "sequence or IGNORE DELETES" in ev["message"])
+    at(ok, DAYS[1], [{"id": 1, "v": "a2", "ver": 2}], schema)
+    assert [(r["id"], r["v"], r["s"], r["e"]) for r in rows(
+        ok, "SELECT id, v, __START_AT AS s, __END_AT AS e FROM target ORDER BY id, s")] == [
+        (1, "a", 1, 2), (1, "a2", 2, None), (2, "b", 1, None)]
