@@ -157,42 +157,63 @@ static void frame_json(web *w, knut_buf *b, int idle)
 
 typedef struct client {
     web *w;
-    uint64_t sent; /* seq of the last frame sent */
+    uint64_t sent; /* seq of the last frame taken */
     int hello;     /* retry: sent */
+    knut_buf pending; /* the event being sent: a frame can be larger than
+                       * what one call may write, so it goes out in parts */
+    size_t at;
 } client;
+
+static void client_free(void *ctx)
+{
+    client *c = ctx;
+    knut_buf_reset(&c->pending);
+    free(c);
+}
+
+/* Writes what fits of the pending event; 1 while some is left. */
+static int flush_pending(client *c, knut_buf *out)
+{
+    size_t left = c->pending.len - c->at;
+    size_t room = KNUT_NET_HTTP_STREAM_MAX_BUFFER - out->len;
+    size_t n = left < room ? left : room;
+    knut_buf_append(out, c->pending.data + c->at, n);
+    c->at += n;
+    return c->at < c->pending.len;
+}
 
 static knut_status stream_fn(void *ctx, knut_net_http_stream *s, knut_buf *out)
 {
     client *c = ctx;
     web *w = c->w;
-    knut_error err = KNUT_ERROR_INIT;
     if (!c->hello) {
         knut_buf_puts(out, "retry: 1000\n\n");
         c->hello = 1;
     }
+    if (c->at < c->pending.len) {
+        flush_pending(c, out);
+        return KNUT_OK;
+    }
     pthread_mutex_lock(&w->mu);
     uint64_t seq = w->seq;
     int done = w->done;
-    knut_status st = KNUT_EAGAIN;
     if (seq > c->sent) {
-        knut_buf frame = KNUT_BUF_INIT;
-        frame_json(w, &frame, 0);
+        /* the latest frame only: the ones in between are skipped */
+        knut_buf_clear(&c->pending);
+        c->at = 0;
+        knut_buf_printf(&c->pending, "id: %llu-%llu\ndata: ", w->epoch, (unsigned long long)seq);
+        frame_json(w, &c->pending, 0); /* compact JSON: one line */
+        knut_buf_puts(&c->pending, "\n\n");
         pthread_mutex_unlock(&w->mu);
-        char id[64];
-        snprintf(id, sizeof id, "%llu-%llu", w->epoch, (unsigned long long)seq);
-        st = knut_buf_check(&frame, &err);
-        if (st == KNUT_OK)
-            st = knut_net_http_sse_event(out, id, NULL, frame.data, &err);
-        knut_buf_reset(&frame);
-        if (st != KNUT_OK)
-            return st; /* a frame over the connection's cap drops it */
+        if (c->pending.error != KNUT_OK)
+            return c->pending.error;
         c->sent = seq;
-        return KNUT_OK; /* the done event (if any) on the next call */
+        flush_pending(c, out);
+        return KNUT_OK; /* the done event (if any) on a later call */
     }
     pthread_mutex_unlock(&w->mu);
     if (done) {
-        if (knut_net_http_sse_event(out, NULL, NULL, "{\"done\":true}", &err) != KNUT_OK)
-            return err.code;
+        knut_buf_puts(out, "data: {\"done\":true}\n\n");
         return KNUT_EOF;
     }
     if (knut_net_http_stream_stopping(s))
@@ -223,6 +244,7 @@ static void handler(void *ctx, const char *method, const char *path, knut_net_ht
             return;
         }
         c->w = w;
+        knut_buf_init(&c->pending, (size_t)64 << 20);
         pthread_mutex_lock(&w->mu);
         w->watched = 1;
         pthread_mutex_unlock(&w->mu);
@@ -233,7 +255,7 @@ static void handler(void *ctx, const char *method, const char *path, knut_net_ht
             c->sent = sq;
         r->stream = stream_fn;
         r->stream_ctx = c;
-        r->stream_free = free;
+        r->stream_free = client_free;
         r->content_type = "text/event-stream";
     } else {
         r->status = 404;
@@ -298,6 +320,9 @@ static void *demo_thread(void *arg)
         changed(w);
         pthread_mutex_unlock(&w->mu);
     }
+    /* interrupted: not "done" (a page reconnects to the next server) */
+    if (knut_signal_stop_requested())
+        return NULL;
     pthread_mutex_lock(&w->mu);
     w->done = 1;
     changed(w);

@@ -256,3 +256,28 @@ def test_web_page_reconnects_after_restart(knut, driver, tmp_path):
     finally:
         for p in procs:
             stop(p)
+
+
+def test_web_frames_larger_than_one_write(knut, tmp_path):
+    """400 flows: a frame is over the server's 64 KiB per-write buffer and
+    still arrives whole (sent in parts)."""
+    spec = tmp_path / "wide"
+    (spec / "sql").mkdir(parents=True)
+    (spec / "pipeline.yml").write_text(
+        "name: wide\nstorage: storage\nlibraries:\n  - glob:\n      include: sql/**\n")
+    stmts = [f"CREATE MATERIALIZED VIEW flow_with_a_long_name_{i:04d} AS SELECT "
+             + (f"* FROM flow_with_a_long_name_{i - 1:04d}" if i % 20 else f"{i} AS x") + ";\n"
+             for i in range(400)]
+    (spec / "sql" / "flows.sql").write_text("".join(stmts))
+    proc, addr = start_web(knut, str(spec), "--step-ms", "1")
+    try:
+        graph = get_json(addr, "/graph.json")
+        assert len(graph["nodes"]) == 400
+        events = read_events(addr, timeout=120)
+        assert events[-1] == (None, {"done": True})
+        last = events[-2][1]
+        check_frame(last, graph)
+        assert len(json.dumps(last)) > 65536
+        assert {s["status"] for s in last["stages"]} == {"completed"}
+    finally:
+        stop(proc)
