@@ -281,3 +281,34 @@ def test_web_frames_larger_than_one_write(knut, tmp_path):
         assert {s["status"] for s in last["stages"]} == {"completed"}
     finally:
         stop(proc)
+
+
+def test_pipeline_show_svg_is_well_formed(knut, tmp_path):
+    """`knut pipeline show --format svg`: standalone SVG parsed by an XML
+    parser, one box per flow where /graph.json (the same layout) puts it."""
+    import xml.etree.ElementTree as ET
+
+    root = tmp_path / "demo"
+    subprocess.run([str(knut), "pipeline", "init", str(root)], check=True, capture_output=True,
+                   timeout=60)
+    r = subprocess.run([str(knut), "pipeline", "show", str(root), "--format", "svg"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    svg = ET.fromstring(r.stdout.encode())
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    nodes = svg.findall("s:g[@class='node']", ns)
+    edges = svg.findall("s:g[@class='edge']", ns)
+    assert [n.find("s:title", ns).text for n in nodes] == ["raw_orders", "orders", "daily_revenue"]
+    assert [e.find("s:title", ns).text for e in edges] == \
+        ["raw_orders -> orders", "orders -> daily_revenue"]
+    xs = [float(n.find("s:rect", ns).get("x")) for n in nodes]
+    assert xs == sorted(xs) and len(set(xs)) == 3  # one column per layer, left to right
+    proc, addr = start_web(knut, str(root))
+    try:
+        graph = get_json(addr, "/graph.json")
+    finally:
+        stop(proc)
+    for n, want in zip(nodes, graph["nodes"]):
+        rect = n.find("s:rect", ns)
+        assert (float(rect.get("x")), float(rect.get("y"))) == (want["x"], want["y"])
