@@ -61,6 +61,15 @@ apt_install clang libclang-rt-14-dev redis-server python3-venv
 # gdb removes a file between sync's listing and its read at a breakpoint
 # (test_sync_bad_input.py): deterministic, and no test hook in the product.
 apt_install gdb
+# knut web's page runs in the system Chromium, driven by npm playwright-core
+# (pinned in tests/web/package.json and its lock file; installed into the
+# git-ignored tests/web/node_modules) in tests/integration/test_web.py.
+apt_install chromium
+if [ "$(node -p "try{require('$here/tests/web/node_modules/playwright-core/package.json').version}catch(e){''}" 2>/dev/null)" \
+     != "$(node -p "require('$here/tests/web/package.json').dependencies['playwright-core']")" ]; then
+  log "playwright-core: installing into tests/web/node_modules"
+  (cd "$here/tests/web" && npm ci --no-audit --no-fund --silent >/dev/null)
+fi
 # Java 17 runs the Spark Connect server of the pyspark package (spark_peer.py).
 apt_install openjdk-17-jre-headless
 # Prometheus scrapes `knut sync --metrics-addr` in test_sync_metrics.py; the

@@ -160,6 +160,9 @@ typedef struct knut_net_http_reply {
     knut_net_http_stream_fn stream;
     void *stream_ctx;
     void (*stream_free)(void *stream_ctx);
+    /* Set by the server: the request's Last-Event-ID header (an SSE
+     * client reconnecting), borrowed for the handler call; NULL: none. */
+    const char *last_event_id;
 } knut_net_http_reply;
 
 /* path excludes the query string. Runs on the connection's thread. */

@@ -275,6 +275,13 @@ int knut_cmd_graph_query(int argc, char **argv);
 int knut_cmd_graph_export(int argc, char **argv);
 int knut_cmd_load(int argc, char **argv);
 int knut_cmd_pipeline(int argc, char **argv);
+/* Loads and resolves the pipeline SPEC (a file or a folder with
+ * pipeline.yml) as `knut pipeline show` does, printing any error as
+ * "knut CMD: ..."; 0 or the exit code. */
+struct knut_pipeline;
+int knut_cli_pipeline_load(const char *cmd, const char *spec, struct knut_pipeline **out);
+int knut_cmd_web(int argc, char **argv);
+extern const struct knut_cli_spec knut_cmd_web_spec;
 /* knut pipeline sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_pipeline_init(int argc, char **argv);
 int knut_cmd_pipeline_validate(int argc, char **argv);

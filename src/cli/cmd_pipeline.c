@@ -525,3 +525,9 @@ int knut_cmd_pipeline(int argc, char **argv)
                              "file drops, expectations) run on DuckDB.",
                              subs, argc, argv);
 }
+
+/* For knut web: the same loading, errors and exit codes as show. */
+int knut_cli_pipeline_load(const char *cmd, const char *spec, knut_pipeline **out)
+{
+    return load(cmd, spec, 0, out);
+}

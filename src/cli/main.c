@@ -48,6 +48,7 @@ static const knut_cli_cmd commands[] = {
     {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL},
     {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", &knut_cmd_load_spec},
     {"pipeline", knut_cmd_pipeline, "Declarative pipelines on DuckDB: init, validate, show, run", NULL},
+    {"web", knut_cmd_web, "Serve a live page of a pipeline's DAG (demo replay or a native run)", &knut_cmd_web_spec},
     {"spark", knut_cmd_spark, "Spark through Spark Connect: run SQL, ask the version", NULL},
     {"watch", knut_cmd_watch, "Watch a Spark query live: progress per stage, then its rows", &knut_cmd_watch_spec},
     {"help", cmd_help, "Show help for knut or one command", &help_spec},

@@ -140,7 +140,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (te || (cl && strtoll(cl, NULL, 10) != 0) || (upload_data_size && *upload_data_size))
         return queue(conn, MHD_HTTP_CONTENT_TOO_LARGE, text, "no request body accepted\n", 25,
                      NULL);
-    knut_net_http_reply reply = {0, NULL, KNUT_BUF_INIT, NULL, NULL, NULL};
+    knut_net_http_reply reply = {0, NULL, KNUT_BUF_INIT, NULL, NULL, NULL, NULL};
+    reply.last_event_id = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Last-Event-ID");
     knut_buf_init(&reply.body, HTTP_MAX_REPLY);
     s->fn(s->ctx, method, url, &reply);
     enum MHD_Result ret;

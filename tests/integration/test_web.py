@@ -1,0 +1,314 @@
+"""`knut web`: the live pipeline page, in real headless Chromium.
+
+The server runs on loopback on an ephemeral port. A plain Python client
+reads /events (Server-Sent Events) and checks every frame; the page is
+driven by tests/web/drive.mjs (npm playwright-core with the system
+Chromium, both installed by scripts/setup.sh --test): every node reaches
+completed in the demo and in a native --run; a failing flow shows its
+error; the page reconnects when the server is restarted mid-run; the
+screenshot of the finished DAG (in the test's tmp dir) has each node box
+at its laid-out position, filled with the completed colour.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+WEB = REPO / "tests" / "web"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+COMPLETED_FILL = (0xE6, 0xF6, 0xEA)  # .node.completed rect in src/viewer/page.html
+
+
+def start_web(knut: Path, *args: str, addr: str = "127.0.0.1:0", cwd: Path | None = None):
+    """Starts `knut web ARGS --addr ADDR`; returns (process, "ip:port")."""
+    proc = subprocess.Popen([str(knut), "web", *args, "--addr", addr], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if not line.startswith("serving http://"):
+        proc.kill()
+        raise AssertionError(f"knut web did not start: {line!r} {proc.stderr.read()}")
+    return proc, line.split("http://", 1)[1].split("/", 1)[0]
+
+
+def stop(proc: subprocess.Popen) -> int:
+    proc.terminate()
+    try:
+        return proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def get_json(addr: str, path: str):
+    with urllib.request.urlopen(f"http://{addr}{path}", timeout=10) as r:
+        assert r.headers["Content-Type"].startswith("application/json")
+        return json.load(r)
+
+
+def read_events(addr: str, last_id: str | None = None, timeout: float = 60):
+    """Every event of /events up to the end of the stream: [(id, data)]."""
+    req = urllib.request.Request(f"http://{addr}/events")
+    if last_id:
+        req.add_header("Last-Event-ID", last_id)
+    events, ev_id, data = [], None, []
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        assert r.headers["Content-Type"].startswith("text/event-stream")
+        for raw in r:
+            line = raw.decode().rstrip("\r\n")
+            if line == "":
+                if data:
+                    events.append((ev_id, json.loads("\n".join(data))))
+                ev_id, data = None, []
+            elif line.startswith("data: "):
+                data.append(line[6:])
+            elif line.startswith("id: "):
+                ev_id = line[4:]
+    return events
+
+
+def check_frame(frame: dict, graph: dict) -> None:
+    assert set(frame) >= {"title", "stages", "edges"}
+    assert [s["id"] for s in frame["stages"]] == [n["id"] for n in graph["nodes"]]
+    for s in frame["stages"]:
+        assert set(s) >= {"id", "name", "status", "kind", "error", "metrics"}
+        assert s["status"] in {"idle", "queued", "running", "completed", "failed", "skipped"}
+        assert set(s["metrics"]) == {"rows", "throughput_rows_s", "lag_s"}
+    assert [(e["from"], e["to"], e["label"]) for e in frame["edges"]] == \
+        [(e["from"], e["to"], e["label"]) for e in graph["edges"]]
+
+
+def test_web_sse_plain_client(knut):
+    proc, addr = start_web(knut, "--step-ms", "20")
+    try:
+        graph = get_json(addr, "/graph.json")
+        assert graph["title"] == "demo" and len(graph["nodes"]) == 6
+        assert {e["label"] for e in graph["edges"]} == {"batch", "cdc"}
+        idle = get_json(addr, "/pipeline.json")
+        check_frame(idle, graph)
+        assert {s["status"] for s in idle["stages"]} == {"idle"}
+        events = read_events(addr)
+        assert events[-1] == (None, {"done": True})
+        frames = events[:-1]
+        assert frames, "no frame before done"
+        seqs = [int(i.split("-")[1]) for i, _ in frames]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        for _, f in frames:
+            check_frame(f, graph)
+        last = frames[-1][1]
+        assert {s["status"] for s in last["stages"]} == {"completed"}
+        assert all(s["metrics"]["rows"] > 0 for s in last["stages"])
+        # resuming at the newest id: only the end, no frame again
+        assert read_events(addr, last_id=frames[-1][0]) == [(None, {"done": True})]
+        # an id of another server (a restart): the latest frame, then the end
+        again = read_events(addr, last_id="1-999999")
+        assert len(again) == 2 and again[0][1] == last
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://{addr}/nope", timeout=5)
+        assert e.value.code == 404
+    finally:
+        stop(proc)
+
+
+def test_web_refuses_connect_and_run_without_spec(knut):
+    r = subprocess.run([str(knut), "web", "--connect", "sc://localhost"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2 and "not built yet" in r.stderr
+    r = subprocess.run([str(knut), "web", "--run"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--run needs SPEC" in r.stderr
+
+
+# ---- the page in Chromium ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def driver():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (scripts/setup.sh --test)")
+    if not (WEB / "node_modules" / "playwright-core").is_dir() or not shutil.which("node"):
+        pytest.skip("playwright-core is not installed in tests/web (scripts/setup.sh --test)")
+    return WEB / "drive.mjs"
+
+
+def drive(driver: Path, addr: str, shot: Path, on_first_frame=None, timeout_ms: int = 90000):
+    proc = subprocess.Popen(["node", str(driver), f"http://{addr}/", str(shot), str(timeout_ms)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "CHROMIUM": CHROMIUM})
+    result = None
+    for line in proc.stdout:
+        if line.strip() == "first-frame" and on_first_frame:
+            on_first_frame()
+        elif line.startswith("{"):
+            result = json.loads(line)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=timeout_ms / 1000 + 30) == 0, err
+    assert result is not None, err
+    assert result["errors"] == [], result["errors"]
+    return result
+
+
+def check_picture(result: dict, shot: Path) -> None:
+    """Node boxes where /graph.json put them, filled as completed in the PNG."""
+    graph = {n["id"]: n for n in result["graph"]["nodes"]}
+    assert len(result["nodes"]) == len(graph)
+    assert result["edges"] == len(result["graph"]["edges"])
+    for n in result["nodes"]:
+        want = graph[n["id"]]
+        for k in ("x", "y", "w", "h"):
+            assert abs(n["box"][k] - want[k]) < 0.5, (n, want)
+    assert shot.stat().st_size > 5000
+    px = result["pixels"]
+    assert px["width"] >= result["graph"]["width"]
+    for n, (r, g, b, _) in zip(result["nodes"], px["at"]):
+        if n["status"] == "completed":
+            assert max(abs(r - COMPLETED_FILL[0]), abs(g - COMPLETED_FILL[1]),
+                       abs(b - COMPLETED_FILL[2])) <= 6, (n["id"], (r, g, b))
+    background = px["at"][-1][:3]
+    assert tuple(background) != COMPLETED_FILL
+
+
+def test_web_page_demo(knut, driver, tmp_path):
+    proc, addr = start_web(knut, "--step-ms", "150")
+    try:
+        shot = tmp_path / "viewer-demo.png"
+        res = drive(driver, addr, shot)
+        assert res["frames"] >= 2
+        assert {n["status"] for n in res["nodes"]} == {"completed"}
+        for n in res["nodes"]:  # idle -> running -> completed, each seen by the page
+            assert {"idle", "running", "completed"} <= set(n["seen"]), n
+        assert {r["status"] for r in res["rows"]} == {"completed"}
+        assert all(r["rows"] for r in res["rows"])
+        check_picture(res, shot)
+        if os.environ.get("KNUT_WEB_SCREENSHOT_TO"):  # how docs/viewer.png is made
+            shutil.copy(shot, os.environ["KNUT_WEB_SCREENSHOT_TO"])
+    finally:
+        stop(proc)
+
+
+def test_web_page_native_run(knut, driver, tmp_path):
+    subprocess.run([str(knut), "pipeline", "init", str(tmp_path / "demo")], check=True,
+                   capture_output=True, timeout=60)
+    proc, addr = start_web(knut, str(tmp_path / "demo"), "--run")
+    try:
+        shot = tmp_path / "viewer-run.png"
+        res = drive(driver, addr, shot)
+        assert {n["status"] for n in res["nodes"]} == {"completed"}
+        rows = {r["id"]: r for r in res["rows"]}
+        assert set(rows) == {"raw_orders", "orders", "daily_revenue"}
+        assert all(int(r["rows"].replace(",", "")) > 0 for r in rows.values())
+        check_picture(res, shot)
+    finally:
+        assert stop(proc) in (0, -15)
+    # the run was real: its storage holds the datasets
+    assert (tmp_path / "demo" / "storage" / "events.jsonl").exists()
+
+
+def test_web_page_failed_flow_shows_error(knut, driver, tmp_path):
+    spec = tmp_path / "bad"
+    (spec / "sql").mkdir(parents=True)
+    (spec / "pipeline.yml").write_text(
+        "name: bad\nstorage: storage\nlibraries:\n  - glob:\n      include: sql/**\n")
+    (spec / "sql" / "flows.sql").write_text(textwrap.dedent("""\
+        CREATE MATERIALIZED VIEW good AS SELECT 1 AS x;
+        CREATE MATERIALIZED VIEW broken AS SELECT CAST('not a number' AS INTEGER) AS x FROM good;
+        CREATE MATERIALIZED VIEW after_broken AS SELECT * FROM broken;
+        """))
+    proc, addr = start_web(knut, str(spec), "--run")
+    try:
+        res = drive(driver, addr, tmp_path / "viewer-failed.png")
+        status = {n["id"]: n["status"] for n in res["nodes"]}
+        assert status == {"good": "completed", "broken": "failed", "after_broken": "skipped"}
+        rows = {r["id"]: r for r in res["rows"]}
+        assert "not a number" in rows["broken"]["error"]
+        assert rows["good"]["error"] == ""
+    finally:
+        assert stop(proc) in (1, -15)
+
+
+def test_web_page_reconnects_after_restart(knut, driver, tmp_path):
+    first, addr = start_web(knut, "--step-ms", "3000")
+    procs = [first]
+
+    def restart():
+        stop(first)
+        deadline = time.monotonic() + 20
+        while True:  # the port can take a moment to be free again
+            try:
+                procs.append(start_web(knut, "--step-ms", "50", addr=addr)[0])
+                return
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+
+    try:
+        res = drive(driver, addr, tmp_path / "viewer-restart.png", on_first_frame=restart)
+        assert res["reconnects"] >= 1
+        assert {n["status"] for n in res["nodes"]} == {"completed"}
+    finally:
+        for p in procs:
+            stop(p)
+
+
+def test_web_frames_larger_than_one_write(knut, tmp_path):
+    """400 flows: a frame is over the server's 64 KiB per-write buffer and
+    still arrives whole (sent in parts)."""
+    spec = tmp_path / "wide"
+    (spec / "sql").mkdir(parents=True)
+    (spec / "pipeline.yml").write_text(
+        "name: wide\nstorage: storage\nlibraries:\n  - glob:\n      include: sql/**\n")
+    stmts = [f"CREATE MATERIALIZED VIEW flow_with_a_long_name_{i:04d} AS SELECT "
+             + (f"* FROM flow_with_a_long_name_{i - 1:04d}" if i % 20 else f"{i} AS x") + ";\n"
+             for i in range(400)]
+    (spec / "sql" / "flows.sql").write_text("".join(stmts))
+    proc, addr = start_web(knut, str(spec), "--step-ms", "1")
+    try:
+        graph = get_json(addr, "/graph.json")
+        assert len(graph["nodes"]) == 400
+        events = read_events(addr, timeout=120)
+        assert events[-1] == (None, {"done": True})
+        last = events[-2][1]
+        check_frame(last, graph)
+        assert len(json.dumps(last)) > 65536
+        assert {s["status"] for s in last["stages"]} == {"completed"}
+    finally:
+        stop(proc)
+
+
+def test_pipeline_show_svg_is_well_formed(knut, tmp_path):
+    """`knut pipeline show --format svg`: standalone SVG parsed by an XML
+    parser, one box per flow where /graph.json (the same layout) puts it."""
+    import xml.etree.ElementTree as ET
+
+    root = tmp_path / "demo"
+    subprocess.run([str(knut), "pipeline", "init", str(root)], check=True, capture_output=True,
+                   timeout=60)
+    r = subprocess.run([str(knut), "pipeline", "show", str(root), "--format", "svg"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    svg = ET.fromstring(r.stdout.encode())
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    nodes = svg.findall("s:g[@class='node']", ns)
+    edges = svg.findall("s:g[@class='edge']", ns)
+    assert [n.find("s:title", ns).text for n in nodes] == ["raw_orders", "orders", "daily_revenue"]
+    assert [e.find("s:title", ns).text for e in edges] == \
+        ["raw_orders -> orders", "orders -> daily_revenue"]
+    xs = [float(n.find("s:rect", ns).get("x")) for n in nodes]
+    assert xs == sorted(xs) and len(set(xs)) == 3  # one column per layer, left to right
+    proc, addr = start_web(knut, str(root))
+    try:
+        graph = get_json(addr, "/graph.json")
+    finally:
+        stop(proc)
+    for n, want in zip(nodes, graph["nodes"]):
+        rect = n.find("s:rect", ns)
+        assert (float(rect.get("x")), float(rect.get("y"))) == (want["x"], want["y"])
