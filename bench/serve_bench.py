@@ -20,9 +20,11 @@ Reported: rows/s, GB/s (the Arrow buffer bytes of the result, the same
 count for all three), each server's peak RSS (VmHWM from /proc, so the
 memory server's includes its table), the ratios; the same with TLS
 (a self-signed certificate made with openssl); knut's peak RSS for
-t_small vs t (it should not grow with the result); and the latency of
-1,000 `SELECT 1`: through ADBC against knut (GetFlightInfo + DoGet per
-query), and one DoGet of a kept ticket, knut vs the duckdb server.
+t_small vs t and for the same columns computed from range() at both sizes
+(it should not grow with the result); and the latency of
+1,000 `SELECT 1`: through ADBC against knut (its cursor prepares, gets the
+FlightInfo, DoGets and closes per query), and one DoGet of a kept ticket,
+knut vs the duckdb server.
 
     .venv/bin/python bench/serve_bench.py [--knut build/knut] [--rows N] [--reps R]
 """
@@ -44,16 +46,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 import flightsql_wire as w  # noqa: E402
 
-TABLE_SQL = """
-CREATE TABLE {name} AS SELECT
+COLUMNS_SQL = """SELECT
   i::BIGINT AS id,
   (i % 1000)::INTEGER AS k,
   i * 0.25 AS d,
   'name-' || (i % 100003)::VARCHAR AS s,
   TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND AS ts,
   ((i % 1000003) / 100)::DECIMAL(12, 2) AS amount
-FROM range({rows}) r(i);
-"""
+FROM range({rows}) r(i)"""
+TABLE_SQL = "CREATE TABLE {name} AS " + COLUMNS_SQL + ";\n"
 
 # ---- the anchor servers (run as `serve_bench.py --peer KIND ...`) ----
 
@@ -154,8 +155,9 @@ def drain(c: fl.FlightClient, t: fl.Ticket) -> tuple[int, int]:
     return rows, nbytes
 
 
-def doget_run(kind: str, knut: Path, db: Path, table: str, certs, reps: int) -> dict:
-    sql = f"SELECT * FROM {table}"
+def doget_run(kind: str, knut: Path, db: Path, table: str, certs, reps: int,
+              sql: str | None = None) -> dict:
+    sql = sql or f"SELECT * FROM {table}"
     p = start(kind, knut, db, certs)
     try:
         c = client(p.port, certs)
@@ -261,9 +263,15 @@ def main() -> None:
                 assert results[(tname, kind)]["rows"] == base["rows"] == a.rows
         small = doget_run("knut", knut, db, "t_small", None, 1)
         big = results[("plain", "knut")]
-        print(f"knut peak RSS: {small['rows']} rows {small['rss']:.0f} MB, "
+        print(f"knut peak RSS, table scan: {small['rows']} rows {small['rss']:.0f} MB, "
               f"{big['rows']} rows {big['rss']:.0f} MB (x{big['rss'] / small['rss']:.2f} "
               f"for x{big['rows'] / small['rows']:.0f} the rows)")
+        # the same columns computed from range(): no table blocks in DuckDB's
+        # buffer cache, so what is left is the cost of the result itself
+        gsmall, gbig = (doget_run("knut", knut, db, "", None, 1,
+                                  COLUMNS_SQL.format(rows=n)) for n in (a.rows // 10, a.rows))
+        print(f"knut peak RSS, computed: {gsmall['rows']} rows {gsmall['rss']:.0f} MB, "
+              f"{gbig['rows']} rows {gbig['rss']:.0f} MB (x{gbig['rss'] / gsmall['rss']:.2f})")
         print(f"latency of {a.queries} `SELECT 1`:")
         for name, p50, p99 in latency(knut, db, a.queries):
             print(f"  {name:40} p50 {p50 * 1e3:6.2f} ms  p99 {p99 * 1e3:6.2f} ms")
