@@ -628,6 +628,63 @@ def test_column_metadata(server):
     assert all(not f.metadata for f in t.schema)
 
 
+ORIGIN_KEYS = ("CATALOG_NAME", "SCHEMA_NAME", "DB_SCHEMA_NAME", "TABLE_NAME")
+
+
+def origins(schema: pa.Schema) -> dict[str, tuple | None]:
+    """Each column's (catalog, schema, db_schema, table) metadata, or None
+    where it has none of them."""
+    out = {}
+    for f in schema:
+        md = {k.decode(): v.decode() for k, v in (f.metadata or {}).items()}
+        got = tuple(md.get("ARROW:FLIGHT:SQL:" + k) for k in ORIGIN_KEYS)
+        out[f.name] = None if got == (None,) * 4 else got
+    return out
+
+
+def test_column_origin_metadata(server):
+    """Where a result column comes from (colorigin.c), on the FlightInfo
+    schema and the DoGet stream's alike, through pyarrow.flight and ADBC:
+    set on plain column references of base tables, left off what is
+    computed or read through a subquery."""
+    c = server.client()
+    people = ("store", "main", "main", "people")
+    knows = ("store", "graph", "graph", "knows")
+    cases = {
+        "SELECT * FROM people": {n: people for n in
+                                 ("id", "name", "score", "born", "seen", "paid", "ok")},
+        "SELECT p.id AS pid, k.dst, name FROM people p JOIN graph.knows k ON p.id = k.src "
+        "WHERE p.id > 0": {"pid": people, "dst": knows, "name": people},
+        "SELECT id + 1 AS next, upper(name) AS up, paid FROM people":
+            {"next": None, "up": None, "paid": people},
+        "SELECT id FROM (SELECT id FROM people)": {"id": None},
+        "SELECT 1 AS one": {"one": None},
+    }
+    for sql, want in cases.items():
+        info, t = fetch(c, w.statement_query(sql))
+        assert origins(info.schema) == want, sql
+        assert origins(t.schema) == want, sql
+        assert info.schema.equals(t.schema, check_metadata=True), sql
+    # a prepared statement's dataset schema and its stream carry them too
+    p = prepare(c, "SELECT name, src FROM people, graph.knows WHERE id = $1")
+    ds = pa.ipc.read_schema(pa.py_buffer(p["dataset"]))
+    assert origins(ds) == {"name": people, "src": knows}
+    # and the ADBC driver passes them through to its result schema
+    import adbc_driver_flightsql.dbapi as flightsql
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        conn = flightsql.connect(server.uri)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT k.src, people.name, 2 AS two FROM graph.knows k, people")
+        t = cur.fetch_arrow_table()
+        assert origins(t.schema) == {"src": knows, "name": people, "two": None}
+        cur.close()
+    finally:
+        conn.close()
+
+
 # ---- the ADBC Flight SQL driver ----
 
 def test_adbc_driver(server):
