@@ -289,3 +289,32 @@ def test_bad_chunks_stop_the_start(knut, tmp_path):
     assert r.returncode != 0, r.stderr
     assert "ORC chunks are not supported" in r.stderr and "ldbc_sample/orc/vertex/person" in \
         r.stderr, r.stderr
+
+
+def test_graphar_tables_authorized_by_their_name(knut, tmp_path, refgraph):
+    """An allow-list identity reads the GraphAr tables it is given (the
+    binder must see through the views: no list or struct constant in them
+    may defeat duckdb_get_table_names) and no other."""
+    import pyarrow.flight as fl
+    auth = tmp_path / "serve.auth"
+    auth.write_text("token bi t-bi\nallow bi tiny.person\n")
+    auth.chmod(0o600)
+    cfg = tmp_path / "serve.yml"
+    cfg.write_text(f"graphar:\n  - path: {refgraph}\n")
+    s = Server(knut, None, "--config", str(cfg), "--auth-file", str(auth))
+    try:
+        c = s.client()
+        bi = fl.FlightCallOptions(headers=[(b"authorization", b"Bearer t-bi")])
+        info = c.get_flight_info(fl.FlightDescriptor.for_command(w.statement_query(
+            "SELECT count(*) AS n FROM tiny.person")), bi)
+        assert c.do_get(info.endpoints[0].ticket, bi).read_all().column("n").to_pylist() == \
+            [len(NAMES)]
+        with pytest.raises(fl.FlightUnauthorizedError, match="may not read"):
+            c.get_flight_info(fl.FlightDescriptor.for_command(w.statement_query(
+                "SELECT * FROM tiny.person_knows_person")), bi)
+        info = c.get_flight_info(fl.FlightDescriptor.for_command(w.get_tables()), bi)
+        t = c.do_get(info.endpoints[0].ticket, bi).read_all()
+        assert list(zip(t.column("catalog_name").to_pylist(),
+                        t.column("table_name").to_pylist())) == [("tiny", "person")]
+    finally:
+        assert s.stop() == 0
