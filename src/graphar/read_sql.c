@@ -276,6 +276,8 @@ static knut_status source(knut_buf *sql, const knut_graphar__plan *p, const chun
         if (st == KNUT_OK) { /* read_parquet(...) gets its filename column */
             sql->len--;
             knut_buf_puts(sql, ", filename = true)) WHERE " KEY_F " IS NOT NULL");
+            if (p->walk == KNUT_GRAPHAR__WALK_VERTEX) /* chunks past vertex_count */
+                knut_buf_printf(sql, " AND " KEY_F " < %zu", c->n);
         }
         knut_buf_reset(&glob);
         knut_buf_reset(&lit);
