@@ -183,12 +183,14 @@ KNUT_EXTERN knut_status knut_graphar_reader_edges(knut_graphar_reader *r,
  * knut_graphar_reader_vertices: the vertex index, the groups' properties,
  * the labels) or of one adj list of an edge type (those of
  * knut_graphar_reader_edges: src and dst indices, then the properties),
- * for a view that DuckDB then runs on its own: the chunk files are string
- * literals in the text, read with read_parquet / read_csv / read_json,
- * the groups joined on (chunk, row). Types are the streams', except that
- * timestamps are TIMESTAMP (microseconds, whole ms) and strings VARCHAR.
- * The chunk list comes from the count files now (later chunks are not
- * in the text); every chunk file must exist (KNUT_ENOTFOUND naming it),
+ * for a view that DuckDB then runs on its own: read_parquet over a glob
+ * of each Parquet group's chunk files (keyed by their names), read_csv /
+ * read_json of each CSV / JSON chunk named in the text, the groups joined
+ * on (chunk, row); no list or struct constant, so duckdb_get_table_names
+ * can bind the view. Types are the streams', except that timestamps are
+ * TIMESTAMP (microseconds, whole ms) and strings VARCHAR. The chunk list
+ * comes from the count files now; every chunk file must exist
+ * (KNUT_ENOTFOUND naming it),
  * CSV headers must all be alike (KNUT_EINVAL naming the file), ORC is
  * KNUT_EUNSUPPORTED, over 16384 chunks KNUT_ETOOBIG. Parquet schemas are
  * read through the reader's connection (it must be able to read the

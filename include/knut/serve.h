@@ -57,8 +57,9 @@ typedef struct knut_serve_options {
     size_t max_prepared;     /* statements with parameters kept here; 0: KNUT_SERVE_MAX_PREPARED */
     int64_t prepared_ttl_ms; /* those parameters idle this long are dropped; 0: 1 hour */
     const char *metrics_addr; /* Prometheus /metrics on IP:PORT; NULL: none */
-    /* serve.yml (docs/serve.md): views over Parquet/CSV files, a FalkorDB
-     * connection and named Cypher queries served as tables; NULL: none. */
+    /* serve.yml (docs/serve.md): views over Parquet/CSV files and GraphAr
+     * graphs, a FalkorDB connection and named Cypher queries served as
+     * tables; NULL: none. */
     const char *config_file;
 } knut_serve_options;
 #define KNUT_SERVE_OPTIONS_INIT \

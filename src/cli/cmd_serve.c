@@ -40,8 +40,9 @@ static const knut_cli_opt serve_opts[] = {
     KNUT_CLI_OPT_FLAG("memory", 0, serve_args, memory,
                       "serve an empty in-memory database instead (demos, client checks)"),
     KNUT_CLI_OPT_STR("config", 0, serve_args, config, "FILE",
-                     "serve.yml: views over Parquet/CSV files, a FalkorDB connection and "
-                     "named Cypher queries served as tables (docs/serve.md)"),
+                     "serve.yml: views over Parquet/CSV files, GraphAr graphs (each vertex "
+                     "and edge type a table), a FalkorDB connection and named Cypher "
+                     "queries served as tables (docs/serve.md)"),
     KNUT_CLI_OPT_STR("addr", 0, serve_args, addr, "IP:PORT",
                      "address to listen on (default 127.0.0.1:32010; port 0: any free port)"),
     KNUT_CLI_OPT_STR("tls-cert", 0, serve_args, tls_cert, "PEM",

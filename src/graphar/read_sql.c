@@ -6,23 +6,28 @@
  * query instead of one query per chunk:
  *
  *  - each source (a property group, the labels, the adj list) becomes a
- *    relation of its rows with two keys: _knut_f, the chunk's place in
- *    the walk, and _knut_r, the row within the chunk. Parquet is one
- *    read_parquet over the list of chunk files (DuckDB's file_index and
- *    file_row_number); CSV and JSON, which DuckDB numbers no rows of,
- *    are one branch per chunk that POSITIONAL JOINs the file with
- *    range(rows) (rows from the count files), the branches UNION ALLed
- *    as a balanced tree (a chain deeper than max_expression_depth fails
- *    to parse);
+ *    relation of its rows with two keys: _knut_f, the chunk (plus the
+ *    part * 2^32 for edges), and _knut_r, the row within the chunk.
+ *    Parquet is one read_parquet over a glob of the source's chunk files,
+ *    keyed by the numbers in each file's name and DuckDB's
+ *    file_row_number; CSV and JSON, which DuckDB numbers no rows of, are
+ *    one branch per chunk that POSITIONAL JOINs the file (read as text)
+ *    with range(rows) (rows from the count files), the branches UNION
+ *    ALLed as a balanced tree (a chain deeper than max_expression_depth
+ *    fails to parse);
  *  - the sources are joined on both keys, as the streams join a chunk's
  *    files row by row; a vertex's index is _knut_f * chunk_size +
- *    _knut_r (a vertex walk starts at chunk 0).
+ *    _knut_r.
  *
- * The chunk list is taken now, from the count files: chunks added later
- * are not seen until the SQL is made again. Every file is checked to
- * exist, CSV headers must all be the first chunk's (the columns are
- * declared from it), and Parquet files are assumed to share the first
- * one's schema (DuckDB refuses a mismatch when the view is read).
+ * The text holds no list or struct constant: knut serve asks DuckDB's
+ * duckdb_get_table_names about every query over such a view, which binds
+ * the view with its constants as NULL and fails on those.
+ *
+ * The CSV chunk list is taken now, from the count files, and so is the
+ * check that every chunk file exists; a Parquet glob reads what is there
+ * when the view is read. CSV headers must all be the first chunk's, and
+ * Parquet files are assumed to share the first one's schema (DuckDB
+ * refuses a mismatch when the view is read).
  */
 #include "read_int.h"
 
@@ -38,8 +43,14 @@
 typedef struct chunks {
     char **paths;   /* n * n_srcs: step i, source k at i * n_srcs + k */
     int64_t *rows;  /* rows of step i, from the counts (-1 unknown) */
+    int64_t *key;   /* its (part, chunk) as one number: see KEY_OF */
     size_t n;
 } chunks;
+
+/* A chunk's key: chunk + part * 2^32 (vertex walks: part 0), what the
+ * Parquet sources compute from the file names too. */
+#define PART_SHIFT "4294967296"
+#define KEY_OF(part, chunk) ((int64_t)(chunk) + ((int64_t)(part) << 32))
 
 static void chunks_reset(chunks *c, size_t n_srcs)
 {
@@ -47,6 +58,7 @@ static void chunks_reset(chunks *c, size_t n_srcs)
         free(c->paths[i]);
     free(c->paths);
     free(c->rows);
+    free(c->key);
     memset(c, 0, sizeof *c);
 }
 
@@ -71,15 +83,19 @@ static knut_status collect(const knut_graphar_reader *r, const knut_graphar__pla
             if (np)
                 c->paths = np;
             int64_t *nr = np ? realloc(c->rows, ncap * sizeof *nr) : NULL;
-            if (!nr) {
+            if (nr)
+                c->rows = nr;
+            int64_t *nk = nr ? realloc(c->key, ncap * sizeof *nk) : NULL;
+            if (!nk) {
                 st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
                 break;
             }
-            c->rows = nr;
+            c->key = nk;
             cap = ncap;
         }
         for (size_t k = 0; k < ns; k++)
             c->paths[c->n * ns + k] = NULL;
+        c->key[c->n] = KEY_OF(p->walk == KNUT_GRAPHAR__WALK_EDGE ? step.part : 0, step.index);
         c->rows[c->n++] = step.rows;
         for (size_t k = 0; st == KNUT_OK && k < ns; k++)
             if (!(c->paths[(c->n - 1) * ns + k] = strdup(step.paths[k].data)))
@@ -149,6 +165,25 @@ static knut_status probe_source(knut_duck_conn *conn, const knut_graphar__plan *
     return st;
 }
 
+/* A CSV / JSON chunk, read as text and cast by the SELECT. No list or
+ * struct argument (`columns = {...}`): DuckDB's duckdb_get_table_names,
+ * which knut serve runs on every query that may read a view (authz, the
+ * Cypher tables), binds the view with its constants as NULL and fails on
+ * those. */
+static void text_source(knut_buf *sql, knut_graphar_file_type ft, const char *lit,
+                        const knut_graphar__probe *pr)
+{
+    if (ft == KNUT_GRAPHAR_FILE_JSON) {
+        knut_buf_printf(sql, "read_json(%s, format = 'newline_delimited')", lit);
+        return;
+    }
+    char d[2] = {pr->delim ? pr->delim : ',', 0};
+    knut_buf_printf(sql, "read_csv(%s, header = true, delim = ", lit);
+    knut_duck_literal(sql, d, 1);
+    knut_buf_puts(sql, ", quote = '\"', escape = '\"', allow_quoted_nulls = false, "
+                       "all_varchar = true)");
+}
+
 /* One CSV / JSON chunk as a branch; then a balanced tree of them. */
 static knut_status text_branch(knut_buf *sql, const knut_graphar__plan *p, const chunks *c,
                                size_t k, const knut_graphar__probe *pr, size_t i,
@@ -161,11 +196,11 @@ static knut_status text_branch(knut_buf *sql, const knut_graphar__plan *p, const
     knut_buf lit = KNUT_BUF_INIT;
     knut_duck_literal(&lit, path, strlen(path));
     knut_status st = knut_buf_check(&lit, err);
-    knut_buf_printf(sql, "SELECT %zu AS " KEY_F ", k.range AS " KEY_R ", s.* FROM range(%lld) "
+    knut_buf_printf(sql, "SELECT %lld AS " KEY_F ", k.range AS " KEY_R ", s.* FROM range(%lld) "
                          "AS k POSITIONAL JOIN ",
-                    i, (long long)c->rows[i]);
+                    (long long)c->key[i], (long long)c->rows[i]);
     if (st == KNUT_OK)
-        st = knut_graphar__sql_source(sql, p, k, pr, lit.data, err);
+        text_source(sql, p->srcs[k].ft, lit.data, pr);
     knut_buf_puts(sql, " AS s");
     knut_buf_reset(&lit);
     return st;
@@ -187,6 +222,35 @@ static knut_status text_tree(knut_buf *sql, const knut_graphar__plan *p, const c
     return st;
 }
 
+/* The glob of a Parquet source's chunk files: the first path with its
+ * "chunk<c>" (and, for edges, "part<p>") made '*'. Its files are then
+ * keyed by their names, as KEY_OF keys the walk. A list of the paths
+ * would be exact, but DuckDB binds a list argument as NULL in
+ * duckdb_get_table_names (see text_source). */
+static knut_status parquet_glob(const knut_graphar__plan *p, const char *first, knut_buf *out,
+                                knut_error *err)
+{
+    const char *slash = strrchr(first, '/');
+    size_t cut = slash ? (size_t)(slash - first) + 1 : 0;
+    int edge = p->walk == KNUT_GRAPHAR__WALK_EDGE;
+    if (edge) {
+        size_t j = cut > 1 ? cut - 1 : 0;
+        while (j > 0 && first[j - 1] != '/')
+            j--;
+        cut = j;
+    }
+    if (strncmp(first + cut, edge ? "part" : "chunk", edge ? 4 : 5) != 0)
+        return knut_error_set(err, KNUT_EINVAL, "%s: not a chunk path (%s)", first, p->what);
+    for (size_t i = 0; i < cut; i++)
+        if (strchr("*?[{", first[i]))
+            return knut_error_set(err, KNUT_EINVAL, "%s: a folder with glob characters "
+                                                    "(*?[{) cannot be served (%s)",
+                                  first, p->what);
+    knut_buf_append(out, first, cut);
+    knut_buf_puts(out, edge ? "part*/chunk*" : "chunk*");
+    return knut_buf_check(out, err);
+}
+
 /* Source k as "(SELECT keys, * ...) AS s<k>". */
 static knut_status source(knut_buf *sql, const knut_graphar__plan *p, const chunks *c,
                           size_t k, const knut_graphar__probe *pr, knut_error *err)
@@ -194,21 +258,29 @@ static knut_status source(knut_buf *sql, const knut_graphar__plan *p, const chun
     knut_status st = KNUT_OK;
     knut_buf_puts(sql, "(");
     if (p->srcs[k].ft == KNUT_GRAPHAR_FILE_PARQUET) {
-        knut_buf list = KNUT_BUF_INIT;
-        knut_buf_putc(&list, '[');
-        for (size_t i = 0; i < c->n; i++) {
-            const char *path = c->paths[i * p->n_srcs + k];
-            if (i)
-                knut_buf_puts(&list, ", ");
-            knut_duck_literal(&list, path, strlen(path));
+        knut_buf glob = KNUT_BUF_INIT, lit = KNUT_BUF_INIT;
+        st = parquet_glob(p, c->paths[k], &glob, err);
+        if (st == KNUT_OK) {
+            knut_duck_literal(&lit, glob.data, glob.len);
+            st = knut_buf_check(&lit, err);
         }
-        knut_buf_putc(&list, ']');
-        st = knut_buf_check(&list, err);
-        knut_buf_puts(sql, "SELECT CAST(file_index AS BIGINT) AS " KEY_F
-                           ", file_row_number AS " KEY_R ", * FROM ");
+        /* the part and chunk numbers from each file's name; other files
+         * the glob matches get no key and are dropped */
+        knut_buf_puts(sql, "SELECT * FROM (SELECT TRY_CAST(regexp_extract(filename, "
+                           "'chunk([0-9]+)$', 1) AS BIGINT) + coalesce(TRY_CAST("
+                           "regexp_extract(filename, 'part([0-9]+)/chunk[0-9]+$', 1) AS BIGINT), "
+                           "0) * " PART_SHIFT " AS " KEY_F ", file_row_number AS " KEY_R ", * "
+                           "EXCLUDE (filename) FROM ");
         if (st == KNUT_OK)
-            st = knut_graphar__sql_source(sql, p, k, pr, list.data, err);
-        knut_buf_reset(&list);
+            st = knut_graphar__sql_source(sql, p, k, pr, lit.data, err);
+        if (st == KNUT_OK) { /* read_parquet(...) gets its filename column */
+            sql->len--;
+            knut_buf_puts(sql, ", filename = true)) WHERE " KEY_F " IS NOT NULL");
+            if (p->walk == KNUT_GRAPHAR__WALK_VERTEX) /* chunks past vertex_count */
+                knut_buf_printf(sql, " AND " KEY_F " < %zu", c->n);
+        }
+        knut_buf_reset(&glob);
+        knut_buf_reset(&lit);
     } else {
         st = text_tree(sql, p, c, k, pr, 0, c->n, err);
     }
@@ -289,6 +361,15 @@ static knut_status plan_sql(knut_graphar_reader *r, const knut_graphar__plan *p,
             st = knut_graphar__sql_column(sql, col, p->srcs[col->src].ft, &probes[col->src],
                                           err);
             knut_buf_puts(sql, ")");
+        } else if (col->kind == KNUT_GRAPHAR__COL_PROP &&
+                   p->srcs[col->src].ft == KNUT_GRAPHAR_FILE_CSV &&
+                   !knut_graphar__prop_is_list(col->prop) &&
+                   col->prop->type == KNUT_GRAPHAR_TYPE_STRING) {
+            /* CSV strings are never null, as in the reference's reader */
+            knut_buf_puts(sql, "coalesce(");
+            st = knut_graphar__sql_column(sql, col, p->srcs[col->src].ft, &probes[col->src],
+                                          err);
+            knut_buf_puts(sql, ", '')");
         } else
             st = knut_graphar__sql_column(sql, col, p->srcs[col->src].ft, &probes[col->src],
                                           err);

@@ -410,8 +410,10 @@ static knut_status load_password(knut_serve__config *c, const knut_conf *f, cons
                  : knut_error_set(err, KNUT_ENOMEM, "out of memory");
         free(abs);
         if (st != KNUT_OK) {
+            const knut_conf *n = knut_conf_get(f, "password_file");
             knut_buf_reset(&b);
-            knut_error_prefix(err, "falkordb password_file: ");
+            knut_error_prefix(err, "%s:%d:%d: falkordb password_file: ", knut_conf_file(n),
+                              knut_conf_line(n), knut_conf_col(n));
             return st;
         }
         while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))

@@ -60,6 +60,7 @@ knut_status knut_serve__cypher_falkor(knut_serve__config *c, const char *text,
         o.connect_timeout_ms = c->falkor_timeout_ms < 5000 ? c->falkor_timeout_ms : 5000;
         st = knut_graph_falkor_connect_url(&c->falkor, c->falkor_url, &o, err);
     }
+    int queried = st == KNUT_OK; /* else connecting failed: refused AUTH, no peer */
     if (st == KNUT_OK)
         st = knut_graph_falkor_query(c->falkor, c->falkor_graph, text,
                                      KNUT_GRAPH_FALKOR_READ_ONLY, out, err);
@@ -72,7 +73,7 @@ knut_status knut_serve__cypher_falkor(knut_serve__config *c, const char *text,
     if (st == KNUT_EIO) {
         st = KNUT_EPEER; /* a peer behind the server: UNAVAILABLE */
         err->code = st;
-    } else if (st == KNUT_EPEER && err->detail != KNUT_GRAPH_FALKOR_ERR_TIMEOUT &&
+    } else if (st == KNUT_EPEER && queried && err->detail != KNUT_GRAPH_FALKOR_ERR_TIMEOUT &&
                err->detail != KNUT_GRAPH_FALKOR_ERR_OOM && err->detail != 0) {
         /* FalkorDB refused the query itself: the client's to fix */
         st = KNUT_EINVAL;

@@ -147,6 +147,8 @@ def test_example_serve_yml_is_in_the_docs_and_parses(knut, tmp_path, falkordb):
     d.mkdir()
     pq.write_table(pa.table({"id": [1]}), d / "orders.parquet")
     (d / "people.csv").write_text("id,name\n1,ada\n")
+    shutil.copytree(GRAPHAR / "modern_graph", d / "modern_graph")
+    shutil.copytree(GRAPHAR / "ldbc_sample" / "csv", d / "ldbc")
     cfg = tmp_path / "serve.yml"
     cfg.write_text(example.replace("redis://127.0.0.1:6379",
                                    f"redis://{falkordb.host}:{falkordb.port}")
@@ -161,6 +163,17 @@ def test_example_serve_yml_is_in_the_docs_and_parses(knut, tmp_path, falkordb):
         assert t.to_pylist() == [{"friend": "grace", "age": 85}]
         _, t = fetch(c, w.statement_query("SELECT name FROM lake.people"))
         assert t.column("name").to_pylist() == ["ada"]
+        _, t = fetch(c, w.statement_query(
+            "SELECT a.name AS who, b.name AS knows FROM modern_graph.person a "
+            "JOIN modern_graph.person_knows_person e ON e._graphArSrcIndex = a._graphArVertexIndex "
+            "JOIN modern_graph.person b ON b._graphArVertexIndex = e._graphArDstIndex "
+            "ORDER BY 1, 2"))
+        assert t.to_pylist() == [{"who": "marko", "knows": "josh"},
+                                 {"who": "marko", "knows": "vadas"}]
+        _, t = fetch(c, w.statement_query(
+            "SELECT count(*) AS n, count(DISTINCT _graphArDstIndex) AS d "
+            "FROM ldbc.person_knows_person"))
+        assert t.to_pylist()[0]["n"] == 6626
     finally:
         assert s.stop() == 0
 
