@@ -153,6 +153,36 @@ KNUT_EXTERN knut_status knut_spark_sql(knut_spark_session *s, const char *sql,
                                        const knut_spark_exec_options *o,
                                        struct ArrowArrayStream *out, knut_error *err);
 
+/* A SQL parameter: a value bound by the server, never spliced into the
+ * text. Named ones match :name markers, positional ones (name NULL) the
+ * ? markers in order; one query takes one kind or the other. */
+typedef enum knut_spark_param_kind {
+    KNUT_SPARK_PARAM_STRING = 0, /* s (UTF-8, NUL-terminated) */
+    KNUT_SPARK_PARAM_INT64,      /* i: a BIGINT */
+    KNUT_SPARK_PARAM_DOUBLE,     /* d */
+    KNUT_SPARK_PARAM_BOOL,       /* i: 0 or not */
+    KNUT_SPARK_PARAM_BINARY,     /* s, len bytes */
+    KNUT_SPARK_PARAM_DATE,       /* i: days since 1970-01-01 */
+    KNUT_SPARK_PARAM_TIMESTAMP   /* i: microseconds since the epoch (UTC) */
+} knut_spark_param_kind;
+
+typedef struct knut_spark_param {
+    const char *name; /* NULL: positional */
+    knut_spark_param_kind kind;
+    const char *s;
+    size_t len;       /* BINARY only */
+    int64_t i;
+    double d;
+} knut_spark_param;
+
+/* knut_spark_sql with parameters: SQL.named_arguments or pos_arguments,
+ * each a literal in the plan. KNUT_EINVAL for named and positional mixed,
+ * an empty or repeated name, or a STRING that is not UTF-8. */
+KNUT_EXTERN knut_status knut_spark_sql_params(knut_spark_session *s, const char *sql,
+                                              const knut_spark_param *params, size_t nparams,
+                                              const knut_spark_exec_options *o,
+                                              struct ArrowArrayStream *out, knut_error *err);
+
 /* Interrupts the operation operation_id (NULL: every operation of the
  * session) on the server; thread-safe (another thread may be reading the
  * operation's stream, which then ends with the server's error).

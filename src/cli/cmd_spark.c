@@ -24,6 +24,7 @@ typedef struct spark_args {
     int format;
     int64_t max_width;
     knut_cli_render_opts render;
+    knut_cli_strs params, args;
     const char *sql;
 } spark_args;
 
@@ -42,6 +43,12 @@ static const knut_cli_opt sql_opts[] = {
                       "to stderr as JSON lines"),
     KNUT_CLI_OPT_FLAG("no-reattach", 0, spark_args, no_reattach,
                       "plain execution: a dropped stream is an error, not reattached"),
+    KNUT_CLI_OPT_STRS("param", 'p', spark_args, params, "NAME=[TYPE:]VALUE", KNUT_CLI_STRS_MAX,
+                      "bind :NAME in the SQL to VALUE, sent as a literal, never as text; "
+                      "TYPE string (the default), int, double or bool (repeatable)"),
+    KNUT_CLI_OPT_STRS("arg", 0, spark_args, args, "[TYPE:]VALUE", KNUT_CLI_STRS_MAX,
+                      "bind the next ? in the SQL to VALUE, as --param (repeatable; not "
+                      "with --param)"),
     KNUT_CLI_OPT_END,
 };
 static const knut_cli_opt version_opts[] = {SPARK_CONN_OPTS, KNUT_CLI_OPT_END};
@@ -52,7 +59,8 @@ static const knut_cli_spec sql_spec = {
     .synopsis = "usage: knut spark sql [-c|--connect URL] [--token-file FILE]\n"
                 "                      [--allow-insecure-token] [--ca-file FILE]\n"
                 "                      [-f|--format table|csv|json|arrow] [--max-rows N]\n"
-                "                      [--max-width N] [--events] [--no-reattach] SQL\n"
+                "                      [--max-width N] [--events] [--no-reattach]\n"
+                "                      [-p|--param NAME=[TYPE:]VALUE]... [--arg [TYPE:]VALUE]... SQL\n"
                 "       knut spark sql [OPTIONS] -        (read the SQL from stdin)\n",
     .about = "Runs SQL on a Spark Connect server (ExecutePlan) and prints the rows as\n"
              "they stream in, batch by batch, in bounded memory. Ctrl-C interrupts the\n"
@@ -64,6 +72,8 @@ static const knut_cli_spec sql_spec = {
               "  knut spark sql -c sc://localhost:15002/ \"SELECT 1 AS one\"\n"
               "  knut spark sql -c sc://spark:15002/;use_ssl=true --token-file tok \\\n"
               "      -f arrow \"SELECT * FROM sales\" > sales.arrows\n"
+              "  knut spark sql -c sc://localhost:15002/ -p lo=int:10 -p who=ann \\\n"
+              "      \"SELECT * FROM events WHERE id >= :lo AND user = :who\"\n"
               "\n"
               "Exit status: 0 ok, 1 the query or the server failed, 2 usage error,\n"
               "130 interrupted.\n",
@@ -127,6 +137,11 @@ static int cmd_sql(int argc, char **argv)
     knut_cli_spark_stop ic = {.cmd = "spark sql"};
     int watching = 0;
     const char *sql = NULL;
+    static knut_spark_param params[2 * KNUT_CLI_STRS_MAX];
+    size_t nparams = 0;
+    if ((rc = knut_cli_spark_params(&sql_spec, &a.params, &a.args, params, &nparams)) !=
+        KNUT_EXIT_OK)
+        return rc;
     knut_spark_session *s = NULL;
     if ((rc = knut_cli_spark_open(&sql_spec, &a.conn, NULL, &s)) != KNUT_EXIT_OK)
         return rc;
@@ -143,7 +158,7 @@ static int cmd_sql(int argc, char **argv)
     eo.operation_id_out = ic.op;
     /* armed before the call: the id is chosen before the request is sent */
     atomic_store(&ic.armed, 1);
-    if (knut_spark_sql(s, sql, &eo, &rows, &err) != KNUT_OK)
+    if (knut_spark_sql_params(s, sql, params, nparams, &eo, &rows, &err) != KNUT_OK)
         goto cleanup;
     if (!isatty(STDOUT_FILENO))
         setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);

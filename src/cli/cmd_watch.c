@@ -79,7 +79,7 @@ const knut_cli_spec knut_cmd_watch_spec = {
 typedef struct stage {
     knut_spark_stage s;
     int64_t first_ns, end_ns;
-    int skipped; /* not run when the operation ended (its output was reused) */
+    int ended; /* the operation ended with no task of it reported done */
 } stage;
 
 typedef struct watch {
@@ -123,7 +123,7 @@ static void json_start(watch *w)
 
 static const char *stage_state(const stage *s)
 {
-    return s->s.done ? "done" : s->skipped ? "skipped" : "running";
+    return s->s.done ? "done" : s->ended ? "ended" : "running";
 }
 
 static void json_stage(watch *w, const stage *s, int64_t now)
@@ -168,7 +168,7 @@ static void draw_stage(knut_buf *b, const stage *s, int64_t now)
     int64_t end = s->end_ns ? s->end_ns : now;
     knut_buf_printf(b, "\r\033[K  stage %-4lld [%s] %lld/%lld tasks  %10s  %6.1fs%s\n",
                     (long long)s->s.stage_id, bar, (long long)done, (long long)total, bytes,
-                    (double)(end - s->first_ns) / 1e9, s->s.done ? "  done" : s->skipped ? "  skipped" : "");
+                    (double)(end - s->first_ns) / 1e9, s->s.done ? "  done" : s->ended ? "  ended" : "");
 }
 
 /* The header and the stage bars, over the previous draw (cursor up). */
@@ -430,14 +430,15 @@ int knut_cmd_watch(int argc, char **argv)
     if (drain(&rows, a.rows, &schema, &kept, &nkept, &err) != KNUT_OK)
         goto cleanup;
     atomic_store(&stop.armed, 0);
-    /* A stage a job listed but never ran (Spark reused its shuffle output,
-     * the UI's "skipped") stays at 0 done: say so rather than leave it
-     * looking stuck. */
+    /* A stage with no task reported done when the operation ended: one a
+     * job listed but Spark skipped (it reused a shuffle's output), or one
+     * whose end came after the server's last progress message. Which of
+     * the two the server does not say; "ended" rather than "running". */
     for (size_t i = 0; i < w->nstages; i++) {
         stage *st = &w->stages[i];
         if (st->s.done || st->s.num_completed_tasks > 0)
             continue;
-        st->skipped = 1;
+        st->ended = 1;
         st->end_ns = knut_clock_mono_ns();
         if (w->json)
             json_stage(w, st, st->end_ns);

@@ -6,7 +6,10 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "knut/knut.h"
 
@@ -50,4 +53,74 @@ knut_status knut_cli_spark_stop_watch(knut_cli_spark_stop *st, knut_error *err)
 {
     knut_status rc = knut_signal_install(err);
     return rc == KNUT_OK ? knut_signal_watch(on_signal, st, err) : rc;
+}
+
+/* [TYPE:]VALUE into *p; 0, or -1 after printing why. */
+static int typed_value(const knut_cli_spec *spec, const char *opt, char *text,
+                       knut_spark_param *p)
+{
+    static const char *const types[] = {"string:", "int:", "double:", "bool:"};
+    int t = -1;
+    for (int k = 0; k < 4 && t < 0; k++)
+        if (strncmp(text, types[k], strlen(types[k])) == 0)
+            t = k;
+    const char *v = t < 0 ? text : text + strlen(types[t]);
+    char *end = NULL;
+    errno = 0;
+    switch (t) {
+    case -1:
+    case 0:
+        p->kind = KNUT_SPARK_PARAM_STRING;
+        p->s = v;
+        return 0;
+    case 1:
+        p->kind = KNUT_SPARK_PARAM_INT64;
+        p->i = strtoll(v, &end, 10);
+        if (*v && !*end && errno == 0)
+            return 0;
+        break;
+    case 2:
+        p->kind = KNUT_SPARK_PARAM_DOUBLE;
+        p->d = strtod(v, &end);
+        if (*v && !*end && errno == 0 && isfinite(p->d))
+            return 0;
+        break;
+    default:
+        p->kind = KNUT_SPARK_PARAM_BOOL;
+        if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
+            p->i = v[0] == 't';
+            return 0;
+        }
+        break;
+    }
+    static const char *const want[] = {"", "an integer", "a finite number", "true or false"};
+    knut_cli_args_error(spec, "%s value '%s': not %s", opt, text, want[t]);
+    return -1;
+}
+
+int knut_cli_spark_params(const knut_cli_spec *spec, const knut_cli_strs *named,
+                          const knut_cli_strs *pos, knut_spark_param *out, size_t *n)
+{
+    *n = 0;
+    if (named->n && pos->n)
+        return knut_cli_args_error(spec, "%s", "--param (:name) and --arg (?) cannot be mixed "
+                                   "in one query");
+    for (size_t i = 0; i < named->n; i++) {
+        char *eq = strchr(named->v[i], '=');
+        if (!eq || eq == named->v[i])
+            return knut_cli_args_error(spec, "--param '%s': expected NAME=[TYPE:]VALUE",
+                                       named->v[i]);
+        *eq = 0; /* argv is writable: the name ends here */
+        knut_spark_param *p = &out[(*n)++];
+        *p = (knut_spark_param){.name = named->v[i]};
+        if (typed_value(spec, "--param", eq + 1, p) != 0)
+            return KNUT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < pos->n; i++) {
+        knut_spark_param *p = &out[(*n)++];
+        *p = (knut_spark_param){0};
+        if (typed_value(spec, "--arg", pos->v[i], p) != 0)
+            return KNUT_EXIT_USAGE;
+    }
+    return KNUT_EXIT_OK;
 }

@@ -42,6 +42,14 @@ typedef struct knut_cli_spark_conn {
 int knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
                         const char *positional, knut_spark_session **out);
 
+/* SQL parameters from the command line: --param NAME=[TYPE:]VALUE
+ * (:NAME markers) and --arg [TYPE:]VALUE (? markers, in order), TYPE one
+ * of string, int, double, bool (no prefix: a string). Into out[0..*n)
+ * (pointing into the argv strings; out holds 2 * KNUT_CLI_STRS_MAX).
+ * Returns KNUT_EXIT_OK, or KNUT_EXIT_USAGE after printing why. */
+int knut_cli_spark_params(const knut_cli_spec *spec, const knut_cli_strs *named,
+                          const knut_cli_strs *pos, knut_spark_param *out, size_t *n);
+
 /* Ctrl-C (SIGINT/SIGTERM) while an operation runs: the signal watcher's
  * thread asks the server to interrupt op. Armed before the ExecutePlan
  * is sent (its id is chosen by the client), disarmed after. */

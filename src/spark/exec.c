@@ -48,13 +48,18 @@ static knut_status pack_call(exec *x, const char *rpc, const ProtobufCMessage *r
     return st;
 }
 
-static knut_status start(exec *x, const char *sql, knut_error *err)
+static knut_status start(exec *x, const char *sql, const knut_spark_param *params,
+                         size_t nparams, knut_error *err)
 {
     knut_spark_session *s = x->s;
     KnutSpark__UserContext uc;
     knut_spark__user_ctx(s, &uc);
     KnutSpark__SQL q = KNUT_SPARK__SQL__INIT;
     q.query = (char *)sql;
+    knut_spark__args *args = NULL;
+    knut_status st = knut_spark__args_set(&q, params, nparams, &args, err);
+    if (st != KNUT_OK)
+        return st;
     KnutSpark__Relation rel = KNUT_SPARK__RELATION__INIT;
     rel.rel_type_case = KNUT_SPARK__RELATION__REL_TYPE_SQL;
     rel.sql = &q;
@@ -86,7 +91,9 @@ static knut_status start(exec *x, const char *sql, knut_error *err)
         req.n_tags = 1;
         req.tags = tags;
     }
-    return pack_call(x, "ExecutePlan", &req.base, err);
+    st = pack_call(x, "ExecutePlan", &req.base, err);
+    knut_spark__args_free(args);
+    return st;
 }
 
 static knut_status reattach(exec *x, knut_error *err)
@@ -365,7 +372,15 @@ knut_status knut_spark_sql(knut_spark_session *s, const char *sql,
                            const knut_spark_exec_options *o, struct ArrowArrayStream *out,
                            knut_error *err)
 {
-    KNUT_ASSERT_ARG(err, s && sql && out);
+    return knut_spark_sql_params(s, sql, NULL, 0, o, out, err);
+}
+
+knut_status knut_spark_sql_params(knut_spark_session *s, const char *sql,
+                                  const knut_spark_param *params, size_t nparams,
+                                  const knut_spark_exec_options *o, struct ArrowArrayStream *out,
+                                  knut_error *err)
+{
+    KNUT_ASSERT_ARG(err, s && sql && out && (params || nparams == 0));
     memset(out, 0, sizeof *out);
     KNUT_CHECK_VERSION(o, KNUT_SPARK_EXEC_OPTIONS_VERSION, err);
     exec *x = calloc(1, sizeof *x);
@@ -387,7 +402,7 @@ knut_status knut_spark_sql(knut_spark_session *s, const char *sql,
         goto cleanup;
     if (x->o.operation_id_out)
         memcpy(x->o.operation_id_out, x->op_id, sizeof x->op_id);
-    if ((st = start(x, sql, err)) != KNUT_OK)
+    if ((st = start(x, sql, params, nparams, err)) != KNUT_OK)
         goto cleanup;
     /* The first batch (Spark sends at least one, empty for no rows) gives
      * the schema, and a bad query fails here rather than mid-stream. */

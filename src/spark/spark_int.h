@@ -33,6 +33,13 @@ knut_status knut_spark__uuid(char out[37], knut_error *err);
 /* The UserContext every request carries (points into s). */
 void knut_spark__user_ctx(const knut_spark_session *s, KnutSpark__UserContext *uc);
 
+/* SQL parameters into q's named or positional arguments (pointing into
+ * params and *out; free *out with knut_spark__args_free after packing). */
+typedef struct knut_spark__args knut_spark__args;
+knut_status knut_spark__args_set(KnutSpark__SQL *q, const knut_spark_param *params, size_t n,
+                                 knut_spark__args **out, knut_error *err);
+void knut_spark__args_free(knut_spark__args *a);
+
 /* A unary RPC ("Interrupt") with req packed; the response into resp. On
  * failure err reads as knut_spark__call_error. */
 knut_status knut_spark__unary(knut_spark_session *s, const char *rpc,
