@@ -78,9 +78,8 @@ static const knut_pipeline_flow *flow_of(srun *r, const char *name, size_t len, 
 static void on_event(void *ctx, int64_t ts_us, const char *msg)
 {
     srun *r = ctx;
-    char details[64 + KNUT_ERROR_MSG_MAX];
     knut_buf d;
-    knut_buf_init(&d, sizeof details);
+    knut_buf_init(&d, (size_t)1 << 20); /* a failure's text carries Spark's plan */
     knut_buf_puts(&d, "{\"backend\":\"spark\",\"spark_message\":");
     knut_buf_put_json_str(&d, msg, strlen(msg));
     knut_buf_puts(&d, "}");
