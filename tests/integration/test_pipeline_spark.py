@@ -294,5 +294,8 @@ def test_a_flow_spark_cannot_analyse_fails_the_run(knut, tmp_path, spark_connect
     events, err = spark_run(knut, spark_connect, root, code=1)
     final = events[-1]
     assert final["event_type"] == "update_progress" and final["status"] == "FAILED"
-    assert "UNRESOLVED_COLUMN" in final["message"] or "nope" in final["message"], final
-    assert "knut pipeline run:" in err
+    assert "Failed to resolve flows in the pipeline" in final["message"], final
+    bad = [e for e in events if e["flow"] == "bad" and e["status"] == "FAILED"]
+    assert len(bad) == 1 and bad[0]["level"] == "ERROR", events
+    assert "UNRESOLVED_COLUMN" in bad[0]["message"] and "`nope`" in bad[0]["message"]
+    assert err.startswith("knut pipeline run: StartRun: "), err
