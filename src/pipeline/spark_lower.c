@@ -561,6 +561,19 @@ knut_status knut_pipeline_spark_lower(const knut_pipeline *p, const char *spark_
             st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
             break;
         }
+        size_t writers = 0;
+        for (size_t k = 0; k < p->nflows; k++)
+            writers += strcmp(p->flows[k].target, f->target) == 0;
+        if (writers > 1 && f->kind != KNUT_PIPELINE_FLOW_CDC &&
+            note(pl, &lf->notes, "flows into one table", "changed",
+                 knut_pipeline__spark_fmt(pl, "%zu flows write '%s': with Spark's file "
+                                          "formats (parquet, the default) their streams share "
+                                          "one _spark_metadata log and race after the first "
+                                          "run (STREAM_FAILED); a table format such as Delta "
+                                          "or Iceberg does not", writers, f->target)) != 0) {
+            st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+            break;
+        }
         if (f->sql && (st = lower_query(pl, f, pl->nflows - 1, err)) != KNUT_OK)
             break;
         lf = &pl->flows[pl->nflows - 1]; /* views may have gone before it */

@@ -78,9 +78,8 @@ static const knut_pipeline_flow *flow_of(srun *r, const char *name, size_t len, 
 static void on_event(void *ctx, int64_t ts_us, const char *msg)
 {
     srun *r = ctx;
-    char details[64 + KNUT_ERROR_MSG_MAX];
     knut_buf d;
-    knut_buf_init(&d, sizeof details);
+    knut_buf_init(&d, (size_t)1 << 20); /* a failure's text carries Spark's plan */
     knut_buf_puts(&d, "{\"backend\":\"spark\",\"spark_message\":");
     knut_buf_put_json_str(&d, msg, strlen(msg));
     knut_buf_puts(&d, "}");
@@ -92,6 +91,21 @@ static void on_event(void *ctx, int64_t ts_us, const char *msg)
         emit(r, ts_us, "update_progress", strcmp(status, "COMPLETED") ? "ERROR" : "INFO", NULL,
              NULL, status, msg, det);
         goto done;
+    }
+    /* "Failed to resolve flow[ due to upstream failure]: 'x'." */
+    const char *res = "Failed to resolve flow";
+    if (strncmp(msg, res, strlen(res)) == 0 && strchr(msg, '\'')) {
+        const char *q = strchr(msg, '\'') + 1, *qe = strchr(q, '\'');
+        int upstream = strstr(msg, "upstream failure") && strstr(msg, "upstream failure") < q;
+        int added = 0;
+        const knut_pipeline_flow *f = qe ? flow_of(r, q, (size_t)(qe - q), &added) : NULL;
+        if (f) {
+            r->res.failed += !upstream;
+            r->res.skipped += upstream;
+            emit(r, ts_us, "flow_progress", upstream ? "WARN" : "ERROR", f->name, f->target,
+                 upstream ? "SKIPPED" : "FAILED", msg, det);
+            goto done;
+        }
     }
     if (strncmp(msg, "Flow ", 5) != 0) {
         emit(r, ts_us, "spark_log", "INFO", NULL, NULL, NULL, msg, det);
@@ -225,7 +239,8 @@ knut_status knut_pipeline_spark_run(knut_pipeline_spark_plan *pl, knut_spark_ses
                                      .on_event = on_event,
                                      .ctx = &r};
     st = knut_spark_sdp_run(s, graph, &ro, NULL, err);
-    if (st != KNUT_OK && st != KNUT_EPEER) {
+    if (st != KNUT_OK) {
+        /* the run started: whatever ended it, it failed */
         emit(&r, 0, "update_progress", "ERROR", NULL, NULL, "FAILED", err->message, NULL);
         st = KNUT_ERROR;
     } else if (st == KNUT_OK && r.res.failed) {
@@ -236,8 +251,7 @@ knut_status knut_pipeline_spark_run(knut_pipeline_spark_plan *pl, knut_spark_ses
     }
 cleanup:;
     knut_error derr = KNUT_ERROR_INIT;
-    if (st != KNUT_EPEER)
-        knut_spark_sdp_graph_drop(s, graph, &derr); /* best effort: the run is over */
+    knut_spark_sdp_graph_drop(s, graph, &derr); /* best effort: the run is over */
     if (result)
         *result = r.res;
     return st;
