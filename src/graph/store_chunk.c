@@ -140,6 +140,8 @@ knut_status knut_graph__store_apply_chunked(knut_graph_store *s, set_job *jobs, 
                 if ((st = knut_duck_exec(s->conn, "COMMIT", err)) == KNUT_OK) {
                     in_txn = 0;
                     committed = 1;
+                    KNUT_LOG(KNUT_LOG_DEBUG, "graph", "graph store: set '%s': chunk %zu/%zu "
+                             "committed (%" PRId64 " rows)", j->set->name, c + 1, nc, rows);
                 }
             }
         }
