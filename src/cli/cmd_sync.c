@@ -95,7 +95,7 @@ static const knut_cli_opt sync_opts[] = {
     KNUT_CLI_OPT_SECS("max-backoff", sync_args, max_backoff, SYNC_SECS_MAX,
                       "longest wait after rounds without progress (default 10x interval)"),
     KNUT_CLI_OPT_STR("memory-limit", 0, sync_args, memory_limit, "SIZE",
-                     "embedded store: its DuckDB memory limit while syncing (default 384MB; "
+                     "embedded store: its DuckDB memory limit while syncing (default 256MB; "
                      "past it a large file's apply spills to STORE.tmp); it bounds reading "
                      "the files too (one engine)"),
     KNUT_CLI_OPT_INT("txn-rows", 0, sync_args, txn_rows, "N", 1, INT64_MAX,

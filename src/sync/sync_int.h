@@ -193,7 +193,7 @@ knut_status knut_sync__q_int(knut_duck_conn *c, const char *sql, const char *par
  * bounds the staged files too: they are staged in the store's instance
  * (knut_sync__stage_attach), one buffer pool for both (docs/sync.md,
  * "Memory"). */
-#define SYNC_STORE_MEMORY_LIMIT "384MB"
+#define SYNC_STORE_MEMORY_LIMIT "256MB"
 /* The in-memory database every staging connection works in (USE). */
 #define SYNC_STAGE_DB "_knut_staging"
 /* Opens the standalone in-memory staging engine with a fresh spill
