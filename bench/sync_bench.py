@@ -403,7 +403,7 @@ def memory(a, d: Path):
                "SELECT count(*) FROM v_Person"]).stdout.strip().splitlines()[-1]
     flag = "" if int(got) == a.big else f"  WARNING {got} vertices"
     print(f"  sync --once -> embedded store: {secs:7.2f} s {a.big / secs:12,.0f} rows/s  "
-          f"peak RSS {mb:6.0f} MiB (goal < 1024 MiB){flag}", flush=True)
+          f"peak RSS {mb:6.0f} MiB (goal < 512 MiB){flag}", flush=True)
     shutil.rmtree(w, ignore_errors=True)
 
 

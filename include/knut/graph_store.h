@@ -55,11 +55,22 @@ KNUT_EXTERN void knut_graph_store_close(knut_graph_store *store);
  * delete sets). Errors as knut_graph_sink_apply.
  */
 KNUT_EXTERN knut_graph_sink *knut_graph_store_sink(knut_graph_store *store);
+/* An apply whose mutation only upserts and has a set of more than rows
+ * rows (default 1000000; <= 0: the default) runs in several transactions,
+ * the commit callback in the last: each set's rows split by key hash into
+ * ceil(set rows / rows) chunks, so the memory DuckDB cannot spill (the
+ * primary key's transaction-local index) is bounded by a chunk. Re-applying
+ * a mutation interrupted between chunks gives the same graph. */
+KNUT_EXTERN void knut_graph_store_set_txn_rows(knut_graph_store *store, int64_t rows);
 /* Edge rows skipped for missing endpoints by the last apply. */
 KNUT_EXTERN int64_t knut_graph_store_edges_skipped(const knut_graph_store *store);
 /* The store's connection, for reads (and the ledger) between applies;
  * owned by the store. */
 KNUT_EXTERN struct knut_duck_conn *knut_graph_store_conn(knut_graph_store *store);
+/* The store's DuckDB instance, owned by the store: more connections into
+ * it share its buffer pool and memory_limit (sync stages files in an
+ * in-memory database attached to it, so one limit bounds both). */
+KNUT_EXTERN struct knut_duck_db *knut_graph_store_db(knut_graph_store *store);
 
 /* Runs read SQL on the store (knut_duck_query rules and errors apply). */
 KNUT_EXTERN knut_status knut_graph_store_query(knut_graph_store *store, const char *sql,

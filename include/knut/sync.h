@@ -161,7 +161,9 @@ typedef struct knut_sync_options {
     const char *airflow_password; /* a secret: never logged */
     int64_t airflow_drain_ms; /* time unsent events get at close; 0: 5000 */
     const char *memory_limit; /* embedded store's DuckDB memory_limit ("1GB");
-                               * NULL: 384MB (a large apply spills past it) */
+                               * NULL: 256MB (a large apply spills past it) */
+    int64_t txn_rows;         /* embedded store: rows per transaction of a large
+                               * upsert-only apply; 0: 1000000 */
     int64_t falkordb_timeout_ms; /* each FalkorDB socket read/write; 0: 300000;
                                   * < 0: none. A hung server then fails the
                                   * round (backoff) instead of holding it. */

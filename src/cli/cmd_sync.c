@@ -27,6 +27,7 @@ typedef struct sync_args {
     const char *ledger_url, *instance; /* shared ledger */
     const char *metrics_addr, *metrics_file;
     const char *memory_limit;
+    int64_t txn_rows;
     double lease;
     double airflow_drain;
     double falkordb_timeout;
@@ -94,9 +95,13 @@ static const knut_cli_opt sync_opts[] = {
     KNUT_CLI_OPT_SECS("max-backoff", sync_args, max_backoff, SYNC_SECS_MAX,
                       "longest wait after rounds without progress (default 10x interval)"),
     KNUT_CLI_OPT_STR("memory-limit", 0, sync_args, memory_limit, "SIZE",
-                     "embedded store: its DuckDB memory limit while syncing (default 384MB; "
-                     "past it a large file's apply spills to STORE.tmp); the file-reading "
-                     "engine has its own 128MB cap"),
+                     "embedded store: its DuckDB memory limit while syncing (default 256MB; "
+                     "past it a large file's apply spills to STORE.tmp); it bounds reading "
+                     "the files too (one engine)"),
+    KNUT_CLI_OPT_INT("txn-rows", 0, sync_args, txn_rows, "N", 1, INT64_MAX,
+                     "embedded store: a table's rows in one round above N are upserted in "
+                     "several transactions of about N rows (default 1000000), the ledger in "
+                     "the last: memory stays bounded (docs/sync.md, \"Memory\")"),
     KNUT_CLI_OPT_STR("airflow-url", 0, sync_args, airflow_url, "URL",
                      "after each round, one Airflow asset event per table that synced files "
                      "(Airflow 3 API server, e.g. http://host:8080; Airflow 2.9+ works too). "
@@ -195,7 +200,7 @@ static const knut_cli_spec *const sync_subs[] = {&knut_cmd_sync_check_spec, &syn
 const knut_cli_spec knut_cmd_sync_spec = {
     .name = "sync",
     .synopsis =
-        "usage: knut sync --config FILE [--store FILE [--memory-limit SIZE]\n"
+        "usage: knut sync --config FILE [--store FILE [--memory-limit SIZE] [--txn-rows N]\n"
         "                 | --falkordb URL [--graph NAME] [--falkordb-password-file FILE]\n"
         "                   [--falkordb-timeout SEC] [--no-bulk]]\n"
         "                 [--dry-run [--json]]\n"
@@ -383,6 +388,7 @@ int knut_cmd_sync(int argc, char **argv)
     so.ledger_password = pw.ledger;
     so.airflow_drain_ms = (int64_t)(a.airflow_drain * 1000);
     so.memory_limit = a.memory_limit;
+    so.txn_rows = a.txn_rows;
     so.falkordb_timeout_ms = (int64_t)(a.falkordb_timeout * 1000);
     if ((st = knut_sync_open(&s, cfg, &so, &err)) != KNUT_OK) {
         fprintf(stderr, "knut sync: %s\n", err.message);

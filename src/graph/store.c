@@ -426,6 +426,17 @@ struct knut_duck_conn *knut_graph_store_conn(knut_graph_store *store)
     return store ? store->conn : NULL;
 }
 
+void knut_graph_store_set_txn_rows(knut_graph_store *store, int64_t rows)
+{
+    if (store)
+        store->txn_rows = rows > 0 ? rows : 0;
+}
+
+struct knut_duck_db *knut_graph_store_db(knut_graph_store *store)
+{
+    return store ? store->db : NULL;
+}
+
 knut_status knut_graph_store_query(knut_graph_store *store, const char *sql,
                                    struct ArrowArrayStream *out, knut_error *err)
 {

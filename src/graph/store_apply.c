@@ -9,7 +9,7 @@
  * DuckDB itself keeps. Schema evolution (tables, columns) happens in the
  * same transaction, so a failed apply leaves no trace at all.
  */
-#include "store_int.h"
+#include "store_apply_int.h"
 #include "cypher_int.h"
 
 #include <errno.h>
@@ -27,29 +27,6 @@ static const char *kind_word(const knut_graph_set *set)
                                                      : "delete";
 }
 
-/* What one set needs while its batches are applied. */
-typedef struct set_job {
-    knut_graph_store *s;
-    knut_graph_set *set;
-    char **types;     /* DuckDB type per stream column (from a probe) */
-    size_t n_types;
-    char *table;      /* the vertex / edge table (NULL: label unknown) */
-    char *src_table;  /* edges: endpoint vertex tables (NULL: unknown) */
-    char *dst_table;
-    int endpoints_ok; /* edges: both endpoint tables have the key columns */
-    knut_buf upsert;  /* vertex/edge upsert */
-    knut_buf members; /* vertex: label membership ($1 = label) */
-    knut_buf skipped; /* edge: count of rows without both endpoints */
-    knut_buf written; /* no properties: count of the rows the upsert covers
-                       * (ON CONFLICT DO NOTHING counts only new ones) */
-    knut_buf remove;  /* edge delete: the DELETE (empty: nothing can match) */
-    knut_gs_rows edge_tables; /* delete: every edge table */
-    char stage_name[48];      /* temp table holding the set's rows */
-    int64_t staged;           /* rows in it */
-    knut_graph_sink_stats *stats;
-    knut_error stage_err;     /* what the staging stream refused */
-    struct ArrowArrayStream feed;
-} set_job;
 
 static void job_reset(set_job *j)
 {
@@ -401,7 +378,7 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
     list_cols(b, set->keys, set->n_keys, "s.", 0);
     list_cols(b, set->props, set->n_props, "s.", 0);
     knut_buf_puts(b, " FROM ");
-    dedup_source(b, j->stage_name, groups, ns, 1);
+    dedup_source(b, j->src_name, groups, ns, 1);
     knut_buf_puts(b, " ON CONFLICT (");
     for (size_t k = 0; k < set->n_keys; k++) {
         if (k)
@@ -412,14 +389,14 @@ static knut_status prepare_vertex(set_job *j, knut_error *err)
     conflict_update(b, set->props, set->n_props);
     if (set->n_props == 0) {
         knut_buf_puts(&j->written, "SELECT count(*) FROM ");
-        dedup_source(&j->written, j->stage_name, groups, ns, 1);
+        dedup_source(&j->written, j->src_name, groups, ns, 1);
     }
 
     b = &j->members;
     knut_buf_puts(b, "INSERT INTO \"" KNUT_GS_MEMBERS "\" SELECT v.\"" KNUT_GS_VID "\", $1 FROM ");
     knut_duck_ident(b, j->table);
     knut_buf_puts(b, " AS v SEMI JOIN ");
-    knut_duck_ident(b, j->stage_name);
+    knut_duck_ident(b, j->src_name);
     knut_buf_puts(b, " AS s ON ");
     match_keys(b, "v", set->keys, set->n_keys);
     /* An anti-join, not ON CONFLICT: the members table has no index (one
@@ -486,7 +463,7 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
         return KNUT_OK; /* every row is skipped */
     knut_buf *b = &j->skipped;
     knut_buf_puts(b, "SELECT count(*) FROM ");
-    knut_duck_ident(b, j->stage_name);
+    knut_duck_ident(b, j->src_name);
     knut_buf_puts(b, " AS s WHERE NOT EXISTS (SELECT 1 FROM ");
     knut_duck_ident(b, j->src_table);
     knut_buf_puts(b, " AS a WHERE ");
@@ -510,7 +487,7 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
     list_cols(b, set->keys, set->n_keys, "s.", 0);
     list_cols(b, set->props, set->n_props, "s.", 0);
     knut_buf_puts(b, " FROM ");
-    dedup_source(b, j->stage_name, groups, ns, 3);
+    dedup_source(b, j->src_name, groups, ns, 3);
     endpoint_joins(b, j, "JOIN");
     knut_buf_puts(b, " ON CONFLICT (\"" KNUT_GS_SRC "\", \"" KNUT_GS_DST "\"");
     for (size_t k = 0; k < set->n_keys; k++) {
@@ -522,7 +499,7 @@ static knut_status prepare_edge(set_job *j, knut_error *err)
     if (set->n_props == 0) {
         b = &j->written;
         knut_buf_puts(b, "SELECT count(*) FROM ");
-        dedup_source(b, j->stage_name, groups, ns, 3);
+        dedup_source(b, j->src_name, groups, ns, 3);
         endpoint_joins(b, j, "SEMI JOIN");
     }
     if ((st = knut_buf_check(&j->upsert, err)) == KNUT_OK)
@@ -621,8 +598,8 @@ cleanup:
     return st;
 }
 
-static knut_status apply_batch(set_job *j, int64_t n_rows, knut_graph_sink_stats *stats,
-                               knut_error *err)
+knut_status knut_graph__store_set_apply(set_job *j, int64_t n_rows, knut_graph_sink_stats *stats,
+                                       knut_error *err)
 {
     knut_graph_set *set = j->set;
     uint64_t n = 0;
@@ -660,7 +637,7 @@ static knut_status apply_batch(set_job *j, int64_t n_rows, knut_graph_sink_stats
         j->s->edges_skipped += skipped;
         stats->edges_skipped += skipped;
         set->skipped += skipped;
-        if (skipped > 0 && (st = knut_graph__store_edge_missing(j->s->conn, set, j->stage_name,
+        if (skipped > 0 && (st = knut_graph__store_edge_missing(j->s->conn, set, j->src_name,
                                                                 j->src_table, j->dst_table,
                                                                 err)) != KNUT_OK)
             return st;
@@ -701,17 +678,34 @@ static knut_graph_set *nth_set(knut_graph_mutation *m, size_t i)
     return NULL;
 }
 
-static knut_status run_set(set_job *j, knut_error *err)
+knut_status knut_graph__store_set_prepare(set_job *j, knut_error *err)
 {
     knut_graph_set *set = j->set;
-    knut_status st =
-        set->kind == KNUT_GRAPH_SET_VERTEX ? prepare_vertex(j, err)
-        : set->kind == KNUT_GRAPH_SET_EDGE ? prepare_edge(j, err)
-        : set->kind == KNUT_GRAPH_SET_DELETE
-            ? prepare_delete(j, err)
-            : knut_graph__store_edge_delete_sql(j->s, set, j->stage_name, &j->remove, err);
+    if (!j->src_name[0])
+        memcpy(j->src_name, j->stage_name, sizeof j->src_name);
+    return set->kind == KNUT_GRAPH_SET_VERTEX ? prepare_vertex(j, err)
+           : set->kind == KNUT_GRAPH_SET_EDGE ? prepare_edge(j, err)
+           : set->kind == KNUT_GRAPH_SET_DELETE
+               ? prepare_delete(j, err)
+               : knut_graph__store_edge_delete_sql(j->s, set, j->stage_name, &j->remove, err);
+}
+
+static knut_status run_set(set_job *j, knut_error *err)
+{
+    knut_status st = knut_graph__store_set_prepare(j, err);
     if (st == KNUT_OK && j->staged > 0)
-        st = apply_batch(j, j->staged, j->stats, err);
+        st = knut_graph__store_set_apply(j, j->staged, j->stats, err);
+    return st;
+}
+
+knut_status knut_graph__store_commit(knut_graph_store *s, const knut_graph_sink_commit *commit,
+                                     knut_error *err)
+{
+    knut_status st = KNUT_OK;
+    if (commit && commit->fn && (st = commit->fn(commit->ctx, s->conn, err)) != KNUT_OK)
+        return knut_error_prefix(err, "commit callback: ");
+    if ((st = knut_duck_exec(s->conn, "COMMIT", err)) != KNUT_OK)
+        knut_error_prefix(err, "graph store commit: ");
     return st;
 }
 
@@ -737,21 +731,24 @@ knut_status knut_graph__store_apply(knut_graph_sink *sink, knut_graph_mutation *
         if (st == KNUT_OK)
             st = stage_set(&jobs[i], i, err);
     }
-    /* Phase 2: schema changes, upserts, deletes and the ledger, atomically. */
-    if (st == KNUT_OK && (st = knut_duck_exec(s->conn, "BEGIN TRANSACTION", err)) == KNUT_OK)
-        in_txn = 1;
-    for (i = 0; i < n && st == KNUT_OK; i++)
-        st = run_set(&jobs[i], err);
-    if (st == KNUT_OK && commit && commit->fn) {
-        st = commit->fn(commit->ctx, s->conn, err);
-        if (st != KNUT_OK)
-            knut_error_prefix(err, "commit callback: ");
-    }
-    if (st == KNUT_OK && in_txn && (st = knut_duck_exec(s->conn, "COMMIT", err)) != KNUT_OK)
-        knut_error_prefix(err, "graph store commit: ");
-    if (st != KNUT_OK && in_txn) {
-        knut_error ignored = KNUT_ERROR_INIT;
-        knut_duck_exec(s->conn, "ROLLBACK", &ignored);
+    /* Phase 2: schema changes, upserts, deletes and the ledger, atomically,
+     * or, for a large upsert-only mutation, in chunks (store_chunk.c). */
+    size_t chunks = st == KNUT_OK ? knut_graph__store_chunks(s, jobs, n) : 1;
+    if (st == KNUT_OK && chunks > 1) {
+        st = knut_graph__store_apply_chunked(s, jobs, n, chunks, commit, err);
+    } else {
+        if (st == KNUT_OK && (st = knut_duck_exec(s->conn, "BEGIN TRANSACTION", err)) == KNUT_OK)
+            in_txn = 1;
+        for (i = 0; i < n && st == KNUT_OK; i++)
+            st = run_set(&jobs[i], err);
+        if (st == KNUT_OK) {
+            st = knut_graph__store_commit(s, commit, err);
+            in_txn = st != KNUT_OK; /* a failed COMMIT is rolled back */
+        }
+        if (st != KNUT_OK && in_txn) {
+            knut_error ignored = KNUT_ERROR_INIT;
+            knut_duck_exec(s->conn, "ROLLBACK", &ignored);
+        }
     }
     for (i = 0; i < n; i++) {
         if (jobs[i].stage_name[0]) {

@@ -30,7 +30,11 @@ struct knut_graph_store {
     knut_duck_db *db;
     knut_duck_conn *conn;
     int64_t edges_skipped; /* by the last apply */
+    int64_t txn_rows;      /* a larger upsert-only set is applied in several
+                            * transactions (store_chunk.c); 0: default */
 };
+/* The default of knut_graph_store_set_txn_rows. */
+#define KNUT_GS_TXN_ROWS 1000000
 
 /* Runs sql (a prepared statement) with n text binds ($1..$n; NULL binds
  * NULL). *changes (may be NULL) gets the rows changed. */

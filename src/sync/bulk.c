@@ -235,7 +235,7 @@ static knut_status stream_of(knut_duck_db *db, const char *sql, struct ArrowArra
                              knut_error *err)
 {
     knut_duck_conn *c = NULL;
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_duck_query(c, sql, out, err);
     knut_duck_conn_close(c); /* the stream keeps its connection */
@@ -308,7 +308,7 @@ static knut_status bulk_table_send(bulk_run *b, const knut_sync_table *t, bulk_t
     size_t *nk = calloc(n_sets, sizeof *nk);
     int *win = calloc(n_sets, sizeof *win);
     knut_duck_conn *c = NULL;
-    knut_status st = sql && nk && win ? knut_duck_conn_open(&c, s->stage, err)
+    knut_status st = sql && nk && win ? knut_sync__stage_conn(&c, s->stage, err)
                                : knut_error_set(err, KNUT_ENOMEM, "out of memory");
     *ok = 1;
     for (size_t i = 0; st == KNUT_OK && i < n_sets; i++) {
@@ -515,7 +515,7 @@ static knut_status commit_tables(bulk_run *b, knut_sync_round_stats *out, knut_e
 static void drop_sets(bulk_run *b)
 {
     knut_duck_conn *c = NULL;
-    if (b->n_sets == 0 || knut_duck_conn_open(&c, b->s->stage, NULL) != KNUT_OK)
+    if (b->n_sets == 0 || knut_sync__stage_conn(&c, b->s->stage, NULL) != KNUT_OK)
         return;
     for (size_t i = 0; i < b->n_sets; i++) {
         char q[64];

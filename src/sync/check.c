@@ -164,7 +164,7 @@ static knut_status result_schema(knut_duck_db *db, const char *sql, struct Arrow
     knut_buf_printf(&q, "SELECT * FROM (%s) LIMIT 0", sql);
     knut_status st = knut_buf_check(&q, err);
     if (st == KNUT_OK)
-        st = knut_duck_conn_open(&conn, db, err);
+        st = knut_sync__stage_conn(&conn, db, err);
     if (st == KNUT_OK)
         st = knut_duck_query(conn, q.data, &s, err);
     if (st == KNUT_OK && s.get_schema(&s, schema) != 0)
@@ -280,7 +280,7 @@ static knut_status check_first_file(sync_check *c, knut_duck_db *db, const knut_
         return KNUT_OK;
     }
     int idx = 0;
-    st = knut_duck_conn_open(&conn, db, err);
+    st = knut_sync__stage_conn(&conn, db, err);
     if (st == KNUT_OK)
         st = knut_sync__columns(conn, "_knut_m0", &cols, err);
     knut_duck_conn_close(conn);

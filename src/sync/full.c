@@ -96,7 +96,7 @@ static void drop_staged(knut_sync *s, const knut_sync_table *t, size_t n)
 {
     knut_duck_conn *c = NULL;
     char sql[64];
-    if (knut_duck_conn_open(&c, s->stage, NULL) != KNUT_OK)
+    if (knut_sync__stage_conn(&c, s->stage, NULL) != KNUT_OK)
         return;
     for (size_t i = 0; i < n; i++) {
         snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS _knut_m%zu", i);

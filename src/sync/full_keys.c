@@ -59,11 +59,12 @@ static knut_status col_type(knut_duck_db *db, const char *table, const char *col
     struct ArrowArray a = {0};
     knut_arrow_view v = {0};
     out[0] = '\0';
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_prepare(&stmt, c,
                                     "SELECT data_type FROM duckdb_columns() WHERE "
-                                    "table_name = $1 AND column_name = $2",
+                                    "table_name = $1 AND column_name = $2 AND database_name = "
+                                    "current_database()",
                                     err);
     if (st == KNUT_OK)
         st = knut_duck_stmt_bind_text(stmt, 1, table, strlen(table), err);
@@ -159,7 +160,7 @@ static knut_status run_query(knut_duck_db *db, const char *sql, struct ArrowArra
                              knut_error *err)
 {
     knut_duck_conn *c = NULL;
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_duck_query(c, sql, out, err);
     knut_duck_conn_close(c); /* the stream keeps its connection */
@@ -184,7 +185,7 @@ static knut_status vertex_deletes(knut_sync *s, const knut_sync_vertex_step *v, 
         km.old[k] = v->keys[k].prop;
     }
     km.n = v->n_keys;
-    knut_status st = knut_duck_conn_open(&kc.conn, s->stage, err);
+    knut_status st = knut_sync__stage_conn(&kc.conn, s->stage, err);
     if (st == KNUT_OK)
         st = knut_graph_sink_vertex_keys(s->sink, v->labels[0], props, v->n_keys, keys_fn, &kc,
                                          err);
@@ -265,7 +266,7 @@ static knut_status edge_deletes(knut_sync *s, const knut_sync_table *t, size_t j
     }
     knut_graph_endpoint src = {d.label[0], d.keys[0], km.old, d.n[0]};
     knut_graph_endpoint dst = {d.label[1], d.keys[1], km.old + d.n[0], d.n[1]};
-    if ((st = knut_duck_conn_open(&kc.conn, s->stage, err)) == KNUT_OK)
+    if ((st = knut_sync__stage_conn(&kc.conn, s->stage, err)) == KNUT_OK)
         st = knut_graph_sink_edge_keys(s->sink, d.type, &src, &dst, keys_fn, &kc, err);
     knut_duck_conn_close(kc.conn);
     if (st != KNUT_OK || kc.calls == 0)

@@ -166,7 +166,7 @@ static knut_status run(knut_duck_db *db, sel *s, struct ArrowArrayStream *out, k
                               s->n, sizeof s->names / sizeof s->names[0]);
     knut_status st = knut_buf_check(&s->sql, err);
     if (st == KNUT_OK)
-        st = knut_duck_conn_open(&c, db, err);
+        st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_duck_query(c, s->sql.data, out, err);
     knut_duck_conn_close(c); /* the stream keeps its connection */
@@ -406,7 +406,7 @@ knut_status knut_sync__map_build(knut_duck_db *db, const knut_sync_table *t,
         st = step_unique(db, t, kind, j, &unique[i], err);
     }
     if (st == KNUT_OK)
-        st = knut_duck_conn_open(&c, db, err);
+        st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_sync__columns(c, BATCH, &cols, err);
     knut_duck_conn_close(c);
@@ -451,7 +451,7 @@ knut_status knut_sync__map_step_sql(knut_duck_db *db, const knut_sync_table *t, 
     knut_status st = step_unique(db, t, edge, i, &s.unique, err);
     *windowed = !s.unique;
     if (st == KNUT_OK)
-        st = knut_duck_conn_open(&c, db, err);
+        st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_sync__columns(c, BATCH, &cols, err);
     knut_duck_conn_close(c);

@@ -226,7 +226,7 @@ knut_status knut_sync__stage_file(knut_duck_db *db, const knut_sync_table *t, co
      * row order (the last row of a key wins); row_number() OVER () streams. */
     knut_status st = knut_sync__stage_precheck(f, err); /* stage_check.c */
     if (st == KNUT_OK)
-        st = knut_duck_conn_open(&c, db, err);
+        st = knut_sync__stage_conn(&c, db, err);
     if (st != KNUT_OK)
         goto cleanup;
     knut_buf_printf(&q, "CREATE OR REPLACE TABLE %s AS WITH input AS (", tbl);
@@ -299,7 +299,8 @@ static void staged_drop(knut_duck_conn *c)
 {
     sync_names n = {0};
     if (knut_sync__q_names(c, "SELECT table_name FROM duckdb_tables() WHERE "
-                              "starts_with(table_name, '_knut_m') AND NOT temporary",
+                              "starts_with(table_name, '_knut_m') AND NOT temporary "
+                              "AND database_name = current_database()",
                            NULL, &n, NULL) != KNUT_OK)
         return;
     for (size_t i = 0; i < n.n; i++) {
@@ -318,7 +319,7 @@ knut_status knut_sync__stage_batch(knut_duck_db *db, const int *idx, size_t n, i
 {
     knut_duck_conn *c = NULL;
     knut_buf q = KNUT_BUF_INIT;
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = knut_sync__stage_conn(&c, db, err);
     if (st != KNUT_OK)
         return st;
     batch_drop(c);
@@ -352,10 +353,11 @@ knut_status knut_sync__stage_batch_table(knut_duck_db *db, knut_error *err)
 {
     knut_duck_conn *c = NULL;
     int64_t views = 0;
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)
         st = knut_sync__q_int(c, "SELECT count(*) FROM duckdb_views() WHERE view_name = "
-                                 "'_knut_batch' AND NOT temporary", NULL, &views, err);
+                                 "'_knut_batch' AND NOT temporary AND database_name = "
+                                 "current_database()", NULL, &views, err);
     if (st == KNUT_OK && views > 0) {
         st = knut_duck_exec(c, "CREATE OR REPLACE TABLE _knut_batch_t AS SELECT * FROM "
                                "_knut_batch", err);
@@ -375,11 +377,39 @@ knut_status knut_sync__stage_batch_table(knut_duck_db *db, knut_error *err)
 void knut_sync__stage_batch_drop(knut_duck_db *db)
 {
     knut_duck_conn *c = NULL;
-    if (knut_duck_conn_open(&c, db, NULL) != KNUT_OK)
+    if (knut_sync__stage_conn(&c, db, NULL) != KNUT_OK)
         return;
     batch_drop(c);
     staged_drop(c);
     knut_duck_conn_close(c);
+}
+
+/* The staged tables live in an attached in-memory database, in the
+ * standalone engine as in the store's instance (knut_sync__stage_attach),
+ * so every staging statement reads the same either way. */
+static knut_status attach(knut_duck_db *db, knut_error *err)
+{
+    knut_duck_conn *c = NULL;
+    knut_status st = knut_duck_conn_open(&c, db, err);
+    if (st == KNUT_OK)
+        st = knut_duck_exec(c, "ATTACH IF NOT EXISTS ':memory:' AS " SYNC_STAGE_DB, err);
+    knut_duck_conn_close(c);
+    return st != KNUT_OK ? knut_error_prefix(err, "staging: ") : st;
+}
+
+knut_status knut_sync__stage_conn(knut_duck_conn **c, knut_duck_db *db, knut_error *err)
+{
+    knut_status st = knut_duck_conn_open(c, db, err);
+    if (st == KNUT_OK && (st = knut_duck_exec(*c, "USE " SYNC_STAGE_DB, err)) != KNUT_OK) {
+        knut_duck_conn_close(*c);
+        *c = NULL;
+    }
+    return st;
+}
+
+knut_status knut_sync__stage_attach(knut_duck_db *store_db, knut_error *err)
+{
+    return attach(store_db, err);
 }
 
 knut_status knut_sync__stage_open(knut_duck_db **out, char **spill_dir, knut_error *err)
@@ -410,6 +440,12 @@ knut_status knut_sync__stage_open(knut_duck_db **out, char **spill_dir, knut_err
     if (st != KNUT_OK) {
         knut_buf_reset(&dir);
         return knut_error_prefix(err, "staging: ");
+    }
+    if ((st = attach(*out, err)) != KNUT_OK) {
+        knut_duck_db_close(*out);
+        *out = NULL;
+        knut_buf_reset(&dir);
+        return st;
     }
     *spill_dir = dir.data; /* the buffer's memory, now owned by the caller */
     return KNUT_OK;

@@ -169,7 +169,7 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
     knut_status st = cols ? KNUT_OK : knut_error_set(err, KNUT_ENOMEM, "out of memory");
     /* the common case: every shared column has one type */
     knut_buf_puts(&q, "SELECT count(*) FROM (SELECT column_name FROM information_schema.columns "
-                      "WHERE table_name IN ");
+                      "WHERE table_catalog = current_database() AND table_name IN ");
     table_list(&q, idx, n);
     knut_buf_puts(&q, " GROUP BY column_name HAVING count(DISTINCT data_type) > 1)");
     if (st == KNUT_OK && (st = knut_buf_check(&q, err)) == KNUT_OK)
@@ -187,7 +187,8 @@ knut_status knut_sync__stage_union(knut_duck_conn *c, const int *idx, size_t n, 
             int64_t types = 0, kinds = 0, values = 0;
             knut_buf_clear(&q);
             knut_buf_puts(&q, "SELECT count(DISTINCT data_type) FROM information_schema.columns "
-                              "WHERE column_name = $1 AND table_name IN ");
+                              "WHERE table_catalog = current_database() AND column_name = $1 AND "
+                              "table_name IN ");
             table_list(&q, idx, n);
             if ((st = knut_buf_check(&q, err)) == KNUT_OK)
                 st = knut_sync__q_int(c, q.data, col, &types, err);

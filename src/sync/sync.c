@@ -60,7 +60,9 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
     if (!opts->status_only) {
         /* columns.c: declared types the sink cannot store are a config error */
         st = knut_sync__columns_sink_check(cfg, opts->falkordb_url != NULL, err);
-        if (st == KNUT_OK)
+        /* FalkorDB: a standalone staging engine; the embedded store stages
+         * inside its own instance (below) */
+        if (st == KNUT_OK && opts->falkordb_url)
             st = knut_sync__stage_open(&s->stage, &s->stage_spill, err);
         if (st != KNUT_OK)
             goto cleanup;
@@ -139,6 +141,14 @@ knut_status knut_sync_open(knut_sync **out, const knut_sync_config *cfg,
             goto cleanup;
         s->sink = knut_graph_store_sink(s->store);
         st = store_memory_limit(s->store, opts, err);
+        knut_graph_store_set_txn_rows(s->store, opts->txn_rows);
+        /* staged files in the store's instance: one buffer pool and one
+         * memory_limit for staging and applying, not two side by side */
+        if (st == KNUT_OK && !opts->status_only &&
+            (st = knut_sync__stage_attach(knut_graph_store_db(s->store), err)) == KNUT_OK) {
+            s->stage = knut_graph_store_db(s->store);
+            s->stage_shared = 1;
+        }
         if (st == KNUT_OK)
             st = knut_sync__ledger_open_store(&s->ledger, knut_graph_store_conn(s->store), err);
     }
@@ -198,7 +208,8 @@ void knut_sync_close(knut_sync *s)
         knut_graph_store_close(s->store);
     knut_graph_falkor_close(s->falkor);
     free(s->graph);
-    knut_sync__stage_close(s->stage, s->stage_spill);
+    if (!s->stage_shared) /* else it was the store's, closed with it */
+        knut_sync__stage_close(s->stage, s->stage_spill);
     knut_sync__ledger_reset(&s->ledger);
     knut_sync__valkey_close(s->valkey); /* releases a lease still held */
     knut_sync__order_reset(&s->order);

@@ -185,14 +185,26 @@ knut_status knut_sync__q_names(knut_duck_conn *c, const char *sql, const char *p
  * int64; 0 when there is no row or it is null. */
 knut_status knut_sync__q_int(knut_duck_conn *c, const char *sql, const char *param, int64_t *out,
                              knut_error *err);
-/* The staging engine's memory cap; past it DuckDB spills to its spill
- * directory, so one huge drop file does not take the machine's memory. */
+/* The standalone staging engine's memory cap (FalkorDB sink, `sync
+ * check`); past it DuckDB spills to its spill directory, so one huge drop
+ * file does not take the machine's memory. */
 #define SYNC_STAGE_MEMORY_LIMIT "128MB"
-/* The embedded store's cap while syncing (sync.c; --memory-limit). */
-#define SYNC_STORE_MEMORY_LIMIT "384MB"
-/* Opens the in-memory staging engine with a fresh spill directory under
- * $TMPDIR (*spill_dir, freed and removed by knut_sync__stage_close). */
+/* The embedded store's cap while syncing (sync.c; --memory-limit). It
+ * bounds the staged files too: they are staged in the store's instance
+ * (knut_sync__stage_attach), one buffer pool for both (docs/sync.md,
+ * "Memory"). */
+#define SYNC_STORE_MEMORY_LIMIT "256MB"
+/* The in-memory database every staging connection works in (USE). */
+#define SYNC_STAGE_DB "_knut_staging"
+/* Opens the standalone in-memory staging engine with a fresh spill
+ * directory under $TMPDIR (*spill_dir, freed and removed by
+ * knut_sync__stage_close). */
 knut_status knut_sync__stage_open(knut_duck_db **db, char **spill_dir, knut_error *err);
+/* Stages inside the store's own instance instead: attaches the in-memory
+ * SYNC_STAGE_DB to it (the store closes it; stage_close(NULL, NULL)). */
+knut_status knut_sync__stage_attach(knut_duck_db *store_db, knut_error *err);
+/* A connection to the staging engine db, working in SYNC_STAGE_DB. */
+knut_status knut_sync__stage_conn(knut_duck_conn **c, knut_duck_db *db, knut_error *err);
 void knut_sync__stage_close(knut_duck_db *db, char *spill_dir);
 /* Loads file f into staging table "_knut_m<idx>" (after the SQL step) and
  * checks the columns and keys the mapping needs; *rows gets its row count. */
@@ -513,7 +525,9 @@ struct knut_sync {
     char *graph;               /* FalkorDB: the graph's key */
     int no_bulk;               /* bulk.c: no bulk first round (option, or it failed) */
     knut_graph_sink *sink;     /* store's sink or the FalkorDB sink */
-    knut_duck_db *stage;       /* in-memory engine for reading files */
+    knut_duck_db *stage;       /* engine for reading files: the store's own
+                                * instance (stage_shared), or a standalone one */
+    int stage_shared;
     char *stage_spill;         /* its spill directory */
     sync_ledger ledger;
     int64_t round;

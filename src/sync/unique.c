@@ -149,7 +149,7 @@ knut_status knut_sync__batch_keys_unique(knut_duck_db *db, const char *const *ke
     int64_t rows = 0, lo = 0, span = 0;
     knut_error e = KNUT_ERROR_INIT;
     *unique = 0;
-    knut_status st = knut_duck_conn_open(&c, db, err);
+    knut_status st = knut_sync__stage_conn(&c, db, err);
     if (st != KNUT_OK || n == 0)
         goto cleanup;
     st = knut_sync__q_int(c, "SELECT count(*) FROM " BATCH, NULL, &rows, err);

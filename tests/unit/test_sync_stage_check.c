@@ -30,6 +30,8 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     assert_int_equal(knut_duck_db_open(&f->db, NULL, NULL, 0, NULL), KNUT_OK);
+    /* stage_file works in the staging database, as in a sync session */
+    assert_int_equal(knut_sync__stage_attach(f->db, NULL), KNUT_OK);
     assert_int_equal(knut_duck_conn_open(&f->c, f->db, NULL), KNUT_OK);
     *state = f;
     return 0;
