@@ -32,7 +32,7 @@ knut_status knut_net__airflow_open(airflow_client *c, const char *url, const cha
     memset(c, 0, sizeof *c);
     knut_status st = knut_net_http_client_new(&c->http, url, http, err);
     if (st != KNUT_OK)
-        return knut_error_prefix(err, "--airflow-url: ");
+        return st; /* the caller names its option */
     c->user = strdup(user ? user : "");
     c->password = strdup(password ? password : "");
     c->instance = strdup(instance ? instance : "");

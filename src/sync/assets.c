@@ -100,7 +100,8 @@ knut_status knut_sync__assets_open(struct sync_assets **out, const knut_sync_con
     ao.drain_ms = o->airflow_drain_ms;
     ao.on_sent = on_sent;
     ao.on_sent_ctx = metrics;
-    st = knut_net_airflow_open(&a->sender, &ao, err);
+    if ((st = knut_net_airflow_open(&a->sender, &ao, err)) != KNUT_OK)
+        knut_error_prefix(err, "--airflow-url: ");
 cleanup:
     if (st != KNUT_OK) {
         knut_sync__assets_close(a);
