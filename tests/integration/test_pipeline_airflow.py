@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 
 import pytest
 
@@ -52,6 +53,18 @@ def records(proc, target="assets") -> list[dict]:
     return out
 
 
+def get(airflow, path):
+    """airflow.get, again after a 5xx: Airflow on SQLite answers 500 now and
+    then while its scheduler holds the database (a busy CI box)."""
+    for attempt in range(5):
+        try:
+            return airflow.get(path)
+        except urllib.error.HTTPError as e:
+            if e.code < 500 or attempt == 4:
+                raise
+            time.sleep(1)
+
+
 @pytest.fixture
 def consumers(airflow):
     """The session's Airflow once the pipeline consumer DAGs' assets exist."""
@@ -59,7 +72,7 @@ def consumers(airflow):
     deadline = time.monotonic() + 120
     uris: set[str] = set()
     while time.monotonic() < deadline:
-        uris = {a["uri"] for a in airflow.get("/api/v2/assets?limit=100")["assets"]}
+        uris = {a["uri"] for a in get(airflow, "/api/v2/assets?limit=100")["assets"]}
         if want <= uris:
             return airflow
         time.sleep(1)
@@ -67,14 +80,14 @@ def consumers(airflow):
 
 
 def asset_id(airflow, uri) -> int:
-    for a in airflow.get("/api/v2/assets?limit=100")["assets"]:
+    for a in get(airflow, "/api/v2/assets?limit=100")["assets"]:
         if a["uri"] == uri:
             return a["id"]
     raise AssertionError(f"no asset {uri}")
 
 
 def events(airflow, aid) -> list[dict]:
-    return airflow.get(f"/api/v2/assets/events?asset_id={aid}&order_by=-timestamp&limit=50")["asset_events"]
+    return get(airflow, f"/api/v2/assets/events?asset_id={aid}&order_by=-timestamp&limit=50")["asset_events"]
 
 
 def test_completed_dataset_triggers_its_dag_and_failed_sends_nothing(run_knut, tmp_path, consumers):
@@ -82,7 +95,7 @@ def test_completed_dataset_triggers_its_dag_and_failed_sends_nothing(run_knut, t
     orders, bad = asset_id(airflow, "knut://shop/orders"), asset_id(airflow, "knut://shop/bad")
     before_orders = {e["id"] for e in events(airflow, orders)}
     before_bad = {e["id"] for e in events(airflow, bad)}
-    runs_before = airflow.get("/api/v2/dags/knut_pipe_orders_consumer/dagRuns")["total_entries"]
+    runs_before = get(airflow, "/api/v2/dags/knut_pipe_orders_consumer/dagRuns")["total_entries"]
 
     root = project(tmp_path / "p", airflow.url, "  drain: 20\n")
     r = pipeline_run(run_knut, root)
@@ -107,7 +120,7 @@ def test_completed_dataset_triggers_its_dag_and_failed_sends_nothing(run_knut, t
     deadline = time.monotonic() + 90
     runs = {}
     while time.monotonic() < deadline:
-        runs = airflow.get("/api/v2/dags/knut_pipe_orders_consumer/dagRuns?order_by=-id")
+        runs = get(airflow, "/api/v2/dags/knut_pipe_orders_consumer/dagRuns?order_by=-id")
         if runs["total_entries"] > runs_before:
             break
         time.sleep(1)
