@@ -579,6 +579,39 @@ KNUT_EXTERN knut_status knut_net_grpc_channel_unary(knut_net_grpc_channel *ch, c
                                                     size_t len, knut_buf *resp,
                                                     knut_net_grpc_status *st, knut_error *err);
 
+/* ---- Airflow asset events (airflow.c, airflow_client.c; docs/operations.md) ----
+ * A background sender: knut_net_airflow_emit queues an event and returns at
+ * once; a thread posts it to Airflow 3 (/api/v2, JWT) or 2.9+ (/api/v1,
+ * Basic), retrying with backoff. The queue is bounded; close gives the
+ * unsent events drain_ms, then logs them as dropped. Nothing here ever
+ * fails the caller's work: every problem is a log record (log_target). */
+typedef struct knut_net_airflow knut_net_airflow;
+
+typedef struct knut_net_airflow_options {
+    const char *url;        /* http://host:port of the Airflow API server */
+    const char *user;
+    const char *password;   /* a secret: never logged */
+    const char *instance;   /* extra.knut_instance; NULL: host:pid */
+    int64_t drain_ms;       /* time unsent events get at close; 0: 5000 */
+    const char *log_target; /* NULL: "assets" */
+    const char *label_field, *seq_field; /* log field names; NULL: "table", "round" */
+    void (*on_sent)(void *ctx); /* after each event Airflow recorded (sender thread) */
+    void *on_sent_ctx;
+} knut_net_airflow_options;
+
+/* Checks the options and starts the thread; does not talk to Airflow yet. */
+KNUT_EXTERN knut_status knut_net_airflow_open(knut_net_airflow **out, const knut_net_airflow_options *o,
+                                  knut_error *err);
+/* Queues one event for uri; extra_json is a JSON object (copied; knut_instance
+ * is added); label and seq only name the event in the log. Never blocks on
+ * Airflow, never fails (a full queue drops the event with a log record). */
+KNUT_EXTERN void knut_net_airflow_emit(knut_net_airflow *a, const char *uri, const char *label, int64_t seq,
+                           const char *extra_json);
+/* Drains (up to drain_ms), stops the thread, frees. a may be NULL. */
+KNUT_EXTERN void knut_net_airflow_close(knut_net_airflow *a);
+/* 0 if uri is an Airflow asset URI knut can match exactly, else -1 and why. */
+KNUT_EXTERN int knut_net_airflow_uri_check(const char *uri, char *why, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

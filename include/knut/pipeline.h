@@ -219,6 +219,17 @@ typedef struct knut_pipeline_dataset {
     const knut_pipeline_graph_sink *graph_sink; /* KNUT_PIPELINE_SINK only */
 } knut_pipeline_dataset;
 
+/* The spec's `airflow:` (docs/pipelines.md "Airflow asset events"): after
+ * a run, one asset event per completed dataset, URI asset_prefix + name. */
+typedef struct knut_pipeline_airflow {
+    const char *url;           /* http://host:port of the Airflow API server */
+    const char *user;
+    const char *password_env;  /* the variable holding the password (KNUT_AIRFLOW_PASSWORD) */
+    const char *password_file; /* or a file with it (absolute); one of the two */
+    const char *asset_prefix;  /* "knut://<pipeline name>/" unless given */
+    int64_t drain_ms;          /* time unsent events get after the run; 0: 5000 */
+} knut_pipeline_airflow;
+
 typedef struct knut_pipeline {
     const char *name;
     const char *spec_path; /* the spec file (NULL for SQL given directly) */
@@ -234,6 +245,7 @@ typedef struct knut_pipeline {
     size_t ndatasets;
     knut_pipeline_flow *flows; /* definition order */
     size_t nflows;
+    const knut_pipeline_airflow *airflow; /* NULL: no asset events */
     size_t *order; /* flow indexes in run order (after resolve) */
     int resolved;
 } knut_pipeline;

@@ -170,6 +170,18 @@ typedef struct knut_pipeline__run {
     int conflict; /* the last flow failed on a DuckDB transaction conflict */
 } knut_pipeline__run;
 
+/* ---- Airflow asset events (assets.c) --------------------------------------- */
+
+struct knut_net_airflow;
+/* The spec's `airflow:` map into p->airflow. */
+knut_status knut_pipeline__airflow_parse(knut_pipeline *p, const knut_conf *n, knut_error *err);
+/* The sender for p's `airflow:` (*out NULL without one); fails only on
+ * configuration (no password), before any flow runs. */
+knut_status knut_pipeline__assets_open(const knut_pipeline *p, struct knut_net_airflow **out,
+                                       knut_error *err);
+/* Queues one event per dataset that completed in run r; never fails. */
+void knut_pipeline__assets_run(const knut_pipeline__run *r, struct knut_net_airflow *sender);
+
 /* Status of a flow in events and in knut_pipeline__flow_run's result. */
 typedef enum knut_pipeline__state {
     KNUT_PIPELINE__COMPLETED,

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "knut/net.h"
 #include "pipeline_int.h"
 
 static const char setup_sql[] =
@@ -253,6 +254,7 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
     knut_pipeline__run r = {.p = p, .opts = opts, .dry = opts && opts->dry_run, .ev = &ev};
     knut_error first = KNUT_ERROR_INIT;
     knut_status st = KNUT_OK;
+    knut_net_airflow *assets = NULL;
     r.reset = calloc(p->ndatasets ? p->ndatasets : 1, 1);
     if (!r.reset) {
         st = knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
@@ -260,7 +262,11 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
     }
     if (!p->resolved && (st = knut_pipeline_resolve(p, err)) != KNUT_OK)
         goto cleanup;
-    if ((st = mark_refresh(&r, err)) != KNUT_OK || (st = open_storage(&r, err)) != KNUT_OK)
+    /* the Airflow sender first: a missing password stops the run before
+     * the storage records one */
+    if ((st = mark_refresh(&r, err)) != KNUT_OK ||
+        (!r.dry && (st = knut_pipeline__assets_open(p, &assets, err)) != KNUT_OK) || /* assets.c */
+        (st = open_storage(&r, err)) != KNUT_OK)
         goto cleanup;
     ev.conn = r.conn;
     if ((st = knut_pipeline__event(&r, "update_progress", "INFO", NULL, "RUNNING",
@@ -297,12 +303,14 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
         if (st != KNUT_OK)
             goto cleanup;
     }
+    knut_pipeline__assets_run(&r, assets);
     if (res.failed) {
         if (err)
             *err = first;
         st = KNUT_ERROR;
     }
 cleanup:
+    knut_net_airflow_close(assets); /* the drain: unsent events get their time */
     res.run_id = r.run_id;
     if (result)
         *result = res;

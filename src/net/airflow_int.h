@@ -1,23 +1,22 @@
 /*
  * Internals of the Airflow asset events: the queued event, and the Airflow
- * protocol (assets_airflow.c) that the sender thread (assets.c) drives.
- * Only src/sync/assets*.c include it.
+ * protocol (airflow_client.c) that the sender thread (airflow.c) drives.
+ * Only src/net/airflow*.c include it.
  */
-#ifndef KNUT_SYNC_ASSETS_INT_H
-#define KNUT_SYNC_ASSETS_INT_H
+#ifndef KNUT_NET_AIRFLOW_INT_H
+#define KNUT_NET_AIRFLOW_INT_H
 
 #include <stdint.h>
 
 #include "knut/net.h"
-#include "sync_int.h"
-
-#define ASSETS_LOG "assets"
+#include "knut/core.h"
 
 /* One asset event waiting to be sent (strings owned). */
 typedef struct asset_event {
-    char *uri, *table, *source;
-    int64_t round, rows, files, vertices, edges, deletes;
-    int64_t synced_us;   /* wall clock at the end of the round */
+    char *uri;
+    char *label;         /* what it is about, for the log (a table, a dataset) */
+    char *extra;         /* JSON object text: Airflow's extra, less knut_instance */
+    int64_t seq;         /* the round or run number, for the log */
     int attempts;        /* sends tried so far */
     int64_t next_ns;     /* monotonic: not before */
 } asset_event;
@@ -48,11 +47,11 @@ typedef struct airflow_client {
 } airflow_client;
 
 /* Does not talk to the server yet (the first send does). */
-knut_status knut_sync__airflow_open(airflow_client *c, const char *url, const char *user,
+knut_status knut_net__airflow_open(airflow_client *c, const char *url, const char *user,
                                     const char *password, const char *instance,
                                     const knut_net_http_options *http, knut_error *err);
-void knut_sync__airflow_close(airflow_client *c);
+void knut_net__airflow_close(airflow_client *c);
 /* One attempt at recording e; err says why when not SENT. */
-airflow_result knut_sync__airflow_send(airflow_client *c, const asset_event *e, knut_error *err);
+airflow_result knut_net__airflow_send(airflow_client *c, const asset_event *e, knut_error *err);
 
 #endif

@@ -10,14 +10,14 @@
  * {asset_id, extra}, which answers 200. Airflow 2.9+ (version 404): POST
  * /api/v1/datasets/events with {dataset_uri, extra} and HTTP Basic.
  * Airflow has no idempotency key: a retried event whose first answer was
- * lost is recorded twice; extra.round tells duplicates apart.
+ * lost is recorded twice; the caller's extra (a round, a run id) tells duplicates apart.
  */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "assets_int.h"
+#include "airflow_int.h"
 
 /* Assets read per page while looking for a URI, and pages at most. */
 #define AIRFLOW_PAGE 100
@@ -25,25 +25,25 @@
 /* Refresh the token this long before it expires (clock skew, slow sends). */
 #define AIRFLOW_TOKEN_MARGIN_S 60
 
-knut_status knut_sync__airflow_open(airflow_client *c, const char *url, const char *user,
+knut_status knut_net__airflow_open(airflow_client *c, const char *url, const char *user,
                                     const char *password, const char *instance,
                                     const knut_net_http_options *http, knut_error *err)
 {
     memset(c, 0, sizeof *c);
     knut_status st = knut_net_http_client_new(&c->http, url, http, err);
     if (st != KNUT_OK)
-        return knut_error_prefix(err, "--airflow-url: ");
+        return st; /* the caller names its option */
     c->user = strdup(user ? user : "");
     c->password = strdup(password ? password : "");
     c->instance = strdup(instance ? instance : "");
     if (!c->user || !c->password || !c->instance) {
-        knut_sync__airflow_close(c);
+        knut_net__airflow_close(c);
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     }
     return KNUT_OK;
 }
 
-void knut_sync__airflow_close(airflow_client *c)
+void knut_net__airflow_close(airflow_client *c)
 {
     knut_net_http_client_free(c->http);
     free(c->user);
@@ -262,18 +262,19 @@ cleanup:
     return r;
 }
 
+/* The caller's extra object, plus knut_instance; NULL when out of memory. */
 static json_t *extra_of(const airflow_client *c, const asset_event *e)
 {
-    char ts[40];
-    time_t secs = (time_t)(e->synced_us / 1000000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return json_pack("{s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s}", "round",
-                     (json_int_t)e->round, "table", e->table, "rows", (json_int_t)e->rows, "files",
-                     (json_int_t)e->files, "vertices", (json_int_t)e->vertices, "edges",
-                     (json_int_t)e->edges, "deletes", (json_int_t)e->deletes, "source", e->source,
-                     "knut_instance", c->instance, "synced_at", ts);
+    json_t *x = e->extra ? json_loads(e->extra, 0, NULL) : json_object();
+    if (x && !json_is_object(x)) { /* the callers build objects: never a peer's text */
+        json_decref(x);
+        x = json_object();
+    }
+    if (x && json_object_set_new(x, "knut_instance", json_string(c->instance)) != 0) {
+        json_decref(x);
+        return NULL;
+    }
+    return x;
 }
 
 /* How a refused POST is classified (both API generations). */
@@ -363,7 +364,7 @@ static airflow_result send_v3(airflow_client *c, const asset_event *e, int relog
     return r;
 }
 
-airflow_result knut_sync__airflow_send(airflow_client *c, const asset_event *e, knut_error *err)
+airflow_result knut_net__airflow_send(airflow_client *c, const asset_event *e, knut_error *err)
 {
     if (c->api == 0) {
         airflow_result r = detect(c, err);
@@ -380,7 +381,7 @@ airflow_result knut_sync__airflow_send(airflow_client *c, const asset_event *e, 
  * schemes are kept as written. knut matches the stored URI exactly, so it
  * refuses a URI that sanitising would change and says how to write it.
  */
-int knut_sync__asset_uri_check(const char *uri, char *why, size_t n)
+int knut_net_airflow_uri_check(const char *uri, char *why, size_t n)
 {
     size_t len = strlen(uri), i = 0;
 #define BAD(...) return snprintf(why, n, __VA_ARGS__), -1
