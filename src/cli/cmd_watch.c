@@ -430,13 +430,14 @@ int knut_cmd_watch(int argc, char **argv)
     if (drain(&rows, a.rows, &schema, &kept, &nkept, &err) != KNUT_OK)
         goto cleanup;
     atomic_store(&stop.armed, 0);
-    /* A stage with no task reported done when the operation ended: one a
-     * job listed but Spark skipped (it reused a shuffle's output), or one
-     * whose end came after the server's last progress message. Which of
-     * the two the server does not say; "ended" rather than "running". */
+    /* A stage not reported done when the operation ended: one a job listed
+     * but Spark skipped (it reused a shuffle's output), or one whose last
+     * tasks ended after the server's last progress message (some of its
+     * tasks may have been reported). Which of the two the server does not
+     * say; the operation is over, so "ended" rather than "running". */
     for (size_t i = 0; i < w->nstages; i++) {
         stage *st = &w->stages[i];
-        if (st->s.done || st->s.num_completed_tasks > 0)
+        if (st->s.done)
             continue;
         st->ended = 1;
         st->end_ns = knut_clock_mono_ns();
