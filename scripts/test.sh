@@ -4,7 +4,8 @@
 # under TSan (with the threaded sync and pipeline integration tests),
 # checks `cmake --install` + pkg-config with a small consumer program,
 # smoke-runs the fuzzers, then the integration tests against real peers,
-# and the sync and serve ones once more against the ASan build of knut.
+# and the sync, serve and pipeline CDC ones once more against the ASan
+# build of knut.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -96,7 +97,7 @@ step "integration tests (real peers)"
 # worker starts one
 KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q -n "$jobs" --dist loadgroup
 
-step "sync and serve integration tests against the ASan + UBSan build of knut"
+step "sync, serve and pipeline CDC integration tests against the ASan + UBSan build of knut"
 asan_logs=$(mktemp -d)
 ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
   UBSAN_OPTIONS="print_stacktrace=1:log_path=$asan_logs/ubsan" \
@@ -104,4 +105,7 @@ ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
   san_run "$asan_logs" .venv/bin/python -m pytest -q -n "$jobs" \
     tests/integration/test_sync_crash.py tests/integration/test_sync_bad_input.py \
     tests/integration/test_sync_outage.py tests/integration/test_sync_shared.py \
-    tests/integration/test_sync_secrets.py tests/integration/test_serve.py
+    tests/integration/test_sync_secrets.py tests/integration/test_sync_chunked.py \
+    tests/integration/test_serve.py tests/integration/test_serve_graphar.py \
+    tests/integration/test_serve_secrets.py tests/integration/test_pipeline_cdc.py \
+    tests/integration/test_pipeline_cdc_snapshot.py
