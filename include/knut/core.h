@@ -270,6 +270,8 @@ KNUT_EXTERN knut_status knut_buf_vprintf(knut_buf *b, const char *fmt,
 /* Appends s[0..len) as a JSON string literal (with quotes and escapes);
  * bytes that are not valid UTF-8 become U+FFFD, so the output always is. */
 KNUT_EXTERN knut_status knut_buf_put_json_str(knut_buf *b, const char *s, size_t len);
+/* Appends `"key":"v"` (v as knut_buf_put_json_str does; NULL v: `"key":null`). */
+KNUT_EXTERN knut_status knut_buf_put_json_member(knut_buf *b, const char *key, const char *v);
 /*
  * Takes ownership of the bytes (caller frees with free()); b is reset.
  * An empty buffer gives "" (still to be freed); a buffer in error gives NULL.

@@ -271,3 +271,12 @@ knut_status knut_buf_check(const knut_buf *b, knut_error *err)
         return knut_error_set(err, b->error, "buffer: %s", knut_strerror(b->error));
     }
 }
+
+knut_status knut_buf_put_json_member(knut_buf *b, const char *key, const char *v)
+{
+    knut_buf_put_json_str(b, key, strlen(key));
+    knut_buf_putc(b, ':');
+    if (v)
+        return knut_buf_put_json_str(b, v, strlen(v));
+    return knut_buf_puts(b, "null");
+}

@@ -7,51 +7,41 @@
 
 #include "pipeline_int.h"
 
-static void json_key_str(knut_buf *b, const char *key, const char *v)
-{
-    knut_buf_put_json_str(b, key, strlen(key));
-    knut_buf_putc(b, ':');
-    if (v)
-        knut_buf_put_json_str(b, v, strlen(v));
-    else
-        knut_buf_puts(b, "null");
-}
-
 static void json_pos(knut_buf *b, knut_pipeline_pos pos)
 {
-    json_key_str(b, "file", pos.file);
+    knut_buf_put_json_member(b, "file", pos.file);
     knut_buf_printf(b, ",\"line\":%d,\"col\":%d", pos.line, pos.col);
 }
 
 static void show_json(const knut_pipeline *p, knut_buf *b)
 {
     knut_buf_putc(b, '{');
-    json_key_str(b, "name", p->name);
+    knut_buf_put_json_member(b, "name", p->name);
     knut_buf_putc(b, ',');
-    json_key_str(b, "storage", p->storage);
+    knut_buf_put_json_member(b, "storage", p->storage);
     knut_buf_putc(b, ',');
-    json_key_str(b, "catalog", p->catalog);
+    knut_buf_put_json_member(b, "catalog", p->catalog);
     knut_buf_putc(b, ',');
-    json_key_str(b, "schema", p->schema);
+    knut_buf_put_json_member(b, "schema", p->schema);
     knut_buf_puts(b, ",\"datasets\":[");
     for (size_t i = 0; i < p->ndatasets; i++) {
         const knut_pipeline_dataset *d = &p->datasets[i];
         knut_buf_puts(b, i ? ",{" : "{");
-        json_key_str(b, "name", d->name);
+        knut_buf_put_json_member(b, "name", d->name);
         knut_buf_putc(b, ',');
-        json_key_str(b, "kind", knut_pipeline_dataset_kind_name(d->kind));
+        knut_buf_put_json_member(b, "kind", knut_pipeline_dataset_kind_name(d->kind));
         knut_buf_putc(b, ',');
         json_pos(b, d->pos);
         knut_buf_puts(b, ",\"expectations\":[");
         for (size_t k = 0; k < d->nexpectations; k++) {
             const knut_pipeline_expectation *e = &d->expectations[k];
             knut_buf_puts(b, k ? ",{" : "{");
-            json_key_str(b, "name", e->name);
+            knut_buf_put_json_member(b, "name", e->name);
             knut_buf_putc(b, ',');
-            json_key_str(b, "action", knut_pipeline_action_name(e->action));
+            knut_buf_put_json_member(b, "action", knut_pipeline_action_name(e->action));
             knut_buf_putc(b, ',');
             if (e->constraint) {
-                json_key_str(b, "constraint", e->constraint);
+                knut_buf_put_json_member(b, "constraint", e->constraint);
             } else {
                 knut_buf_puts(b, "\"unique\":[");
                 for (size_t u = 0; u < e->nunique; u++) {
@@ -69,17 +59,17 @@ static void show_json(const knut_pipeline *p, knut_buf *b)
     for (size_t i = 0; i < p->nflows; i++) {
         const knut_pipeline_flow *f = &p->flows[p->order[i]];
         knut_buf_puts(b, i ? ",{" : "{");
-        json_key_str(b, "name", f->name);
+        knut_buf_put_json_member(b, "name", f->name);
         knut_buf_putc(b, ',');
-        json_key_str(b, "target", f->target);
+        knut_buf_put_json_member(b, "target", f->target);
         knut_buf_putc(b, ',');
-        json_key_str(b, "kind", knut_pipeline_flow_kind_name(f->kind));
+        knut_buf_put_json_member(b, "kind", knut_pipeline_flow_kind_name(f->kind));
         knut_buf_putc(b, ',');
         json_pos(b, f->pos);
         knut_buf_puts(b, ",\"reads\":[");
         for (size_t k = 0; k < f->nreads; k++) {
             knut_buf_puts(b, k ? ",{" : "{");
-            json_key_str(b, "name", f->reads[k].name);
+            knut_buf_put_json_member(b, "name", f->reads[k].name);
             knut_buf_printf(b, ",\"internal\":%s,\"streaming\":%s}",
                             f->reads[k].internal ? "true" : "false",
                             f->reads[k].streaming ? "true" : "false");
@@ -87,9 +77,9 @@ static void show_json(const knut_pipeline *p, knut_buf *b)
         knut_buf_puts(b, "],\"sources\":[");
         for (size_t k = 0; k < f->nsources; k++) {
             knut_buf_puts(b, k ? ",{" : "{");
-            json_key_str(b, "function", f->sources[k].function);
+            knut_buf_put_json_member(b, "function", f->sources[k].function);
             knut_buf_putc(b, ',');
-            json_key_str(b, "pattern", f->sources[k].pattern);
+            knut_buf_put_json_member(b, "pattern", f->sources[k].pattern);
             knut_buf_putc(b, '}');
         }
         knut_buf_puts(b, "]}");

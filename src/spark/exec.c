@@ -35,17 +35,7 @@ typedef struct exec {
 static knut_status pack_call(exec *x, const char *rpc, const ProtobufCMessage *req,
                              knut_error *err)
 {
-    char method[128];
-    snprintf(method, sizeof method, SPARK_SERVICE "%s", rpc);
-    size_t n = protobuf_c_message_get_packed_size(req);
-    uint8_t *buf = malloc(n ? n : 1);
-    if (!buf)
-        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    protobuf_c_message_pack(req, buf);
-    knut_status st = knut_net_grpc_channel_call(x->s->ch, method, &x->s->md,
-                                                KNUT_NET_GRPC_NO_DEADLINE, buf, n, &x->call, err);
-    free(buf);
-    return st;
+    return knut_spark__call_open(x->s, rpc, req, &x->call, err);
 }
 
 static knut_status start(exec *x, const char *sql, const knut_spark_param *params,

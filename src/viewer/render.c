@@ -19,37 +19,27 @@ double knut_viewer__node_width(const knut_viewer_node *n)
     return w;
 }
 
-static void json_str(knut_buf *b, const char *key, const char *v)
-{
-    knut_buf_put_json_str(b, key, strlen(key));
-    knut_buf_putc(b, ':');
-    if (v)
-        knut_buf_put_json_str(b, v, strlen(v));
-    else
-        knut_buf_puts(b, "null");
-}
-
 knut_status knut_viewer_graph_json(const knut_viewer_graph *g, knut_buf *b, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, g != NULL && b != NULL);
     if (!g->laid_out)
         return knut_error_set(err, KNUT_EINVAL, "viewer graph: not laid out");
     knut_buf_putc(b, '{');
-    json_str(b, "title", g->title);
+    knut_buf_put_json_member(b, "title", g->title);
     knut_buf_printf(b, ",\"width\":%.1f,\"height\":%.1f,\"layers\":%d,\"nodes\":[", g->width,
                     g->height, g->nlayers);
     for (size_t i = 0; i < g->nnodes; i++) {
         const knut_viewer_node *n = &g->nodes[i];
         knut_buf_puts(b, i ? ",{" : "{");
-        json_str(b, "id", n->name);
+        knut_buf_put_json_member(b, "id", n->name);
         knut_buf_putc(b, ',');
-        json_str(b, "name", n->name);
+        knut_buf_put_json_member(b, "name", n->name);
         knut_buf_putc(b, ',');
-        json_str(b, "kind", n->kind);
+        knut_buf_put_json_member(b, "kind", n->kind);
         knut_buf_putc(b, ',');
-        json_str(b, "flow_kind", n->flow_kind);
+        knut_buf_put_json_member(b, "flow_kind", n->flow_kind);
         knut_buf_putc(b, ',');
-        json_str(b, "target", n->target);
+        knut_buf_put_json_member(b, "target", n->target);
         knut_buf_printf(b,
                         ",\"expectations\":%zu,\"layer\":%d,\"order\":%d,\"x\":%.1f,\"y\":%.1f,"
                         "\"w\":%.1f,\"h\":%.1f}",
@@ -59,11 +49,11 @@ knut_status knut_viewer_graph_json(const knut_viewer_graph *g, knut_buf *b, knut
     for (size_t i = 0; i < g->nedges; i++) {
         const knut_viewer_edge *e = &g->edges[i];
         knut_buf_puts(b, i ? ",{" : "{");
-        json_str(b, "from", g->nodes[e->from].name);
+        knut_buf_put_json_member(b, "from", g->nodes[e->from].name);
         knut_buf_putc(b, ',');
-        json_str(b, "to", g->nodes[e->to].name);
+        knut_buf_put_json_member(b, "to", g->nodes[e->to].name);
         knut_buf_putc(b, ',');
-        json_str(b, "label", e->label);
+        knut_buf_put_json_member(b, "label", e->label);
         knut_buf_puts(b, ",\"points\":[");
         for (size_t k = 0; k < e->npoints; k++)
             knut_buf_printf(b, "%s[%.1f,%.1f]", k ? "," : "", e->points[k].x, e->points[k].y);
