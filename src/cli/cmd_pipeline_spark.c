@@ -16,14 +16,14 @@
 #define NEWEST_LAYOUT "4.3.0"
 
 /* Prints every refusal of the plan on stderr (a run that will not start). */
-static void print_refusals(const knut_pipeline_spark_plan *pl)
+static void print_refusals(const char *cmd, const knut_pipeline_spark_plan *pl)
 {
     knut_buf b = KNUT_BUF_INIT;
     knut_error err = KNUT_ERROR_INIT;
     if (knut_pipeline_spark_show(pl, 0, &b, &err) == KNUT_OK && b.data) {
         for (char *line = strtok(b.data, "\n"); line; line = strtok(NULL, "\n"))
             if (strstr(line, "REFUSED"))
-                fprintf(stderr, "knut pipeline run: %s\n", line + strspn(line, " "));
+                fprintf(stderr, "knut %s: %s\n", cmd, line + strspn(line, " "));
     }
     knut_buf_reset(&b);
 }
@@ -44,12 +44,12 @@ int knut_cli_pipeline_spark(const knut_cli_spec *spec, knut_pipeline *p,
         /* no server: the version the user names, else the newest layout */
         if (knut_pipeline_spark_lower(p, sa->version ? sa->version : NEWEST_LAYOUT, &lo, &pl,
                                       &err) != KNUT_OK) {
-            fprintf(stderr, "knut pipeline run: %s\n", err.message);
+            fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
             rc = err.code == KNUT_EINVAL ? KNUT_EXIT_USAGE : KNUT_EXIT_FAIL;
             goto cleanup;
         }
         if (knut_pipeline_spark_show(pl, json, &b, &err) != KNUT_OK) {
-            fprintf(stderr, "knut pipeline run: %s\n", err.message);
+            fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
             goto cleanup;
         }
         fwrite(b.data, 1, b.len, stdout);
@@ -66,19 +66,19 @@ int knut_cli_pipeline_spark(const knut_cli_spec *spec, knut_pipeline *p,
     rc = KNUT_EXIT_FAIL;
     if (knut_spark_version(s, &version, &err) != KNUT_OK ||
         knut_pipeline_spark_lower(p, version, &lo, &pl, &err) != KNUT_OK) {
-        fprintf(stderr, "knut pipeline run: %s\n", err.message);
+        fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
         goto cleanup;
     }
     if (knut_pipeline_spark_refused(pl)) {
-        fprintf(stderr, "knut pipeline run: pipeline %s cannot run on Spark %s (nothing was "
-                "sent; see --dry-run --spark-version %s for the report):\n", p->name, version,
-                version);
-        print_refusals(pl);
+        fprintf(stderr, "knut %s: pipeline %s cannot run on Spark %s (nothing was sent; see "
+                "`knut pipeline run --backend spark --dry-run --spark-version %s` for the "
+                "report):\n", spec->name, p->name, version, version);
+        print_refusals(spec->name, pl);
         goto cleanup;
     }
     knut_pipeline_run_result res;
     if (knut_pipeline_spark_run(pl, s, o, &res, &err) != KNUT_OK) {
-        fprintf(stderr, "knut pipeline run: %s\n", err.message);
+        fprintf(stderr, "knut %s: %s\n", spec->name, err.message);
         goto cleanup;
     }
     rc = KNUT_EXIT_OK;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "spark_cli.h"
 #include "knut/net.h"
 #include "knut/pipeline.h"
 #include "knut/viewer.h"
@@ -32,6 +33,7 @@ typedef struct web_args {
     const char *addr;
     int run;
     int64_t step_ms;
+    knut_cli_spark_args spark; /* --connect: the run on Spark (cmd_pipeline_spark.c) */
 } web_args;
 
 static const knut_cli_arg web_pos[] = {
@@ -47,14 +49,15 @@ static const knut_cli_opt web_opts[] = {
                      "where to listen (default 127.0.0.1:8765; port 0: any free port)"),
     KNUT_CLI_OPT_INT("step-ms", 0, web_args, step_ms, "MS", 1, 60000,
                      "demo: how long each flow of the replay runs (default 400)"),
-    KNUT_CLI_OPT_REFUSE("connect", "--connect (a Spark SDP run or job over Spark Connect) is not "
-                                   "built yet; use --run for a native run, or the demo"),
+    KNUT_CLI_SPARK_CONN_OPTS(web_args, spark.conn),
     KNUT_CLI_OPT_END,
 };
 
 const knut_cli_spec knut_cmd_web_spec = {
     .name = "web",
-    .synopsis = "usage: knut web [SPEC] [--run] [--addr IP:PORT] [--step-ms MS]\n",
+    .synopsis = "usage: knut web [SPEC] [--run] [--addr IP:PORT] [--step-ms MS]\n"
+                "                [-c|--connect URL [--token-file FILE] [--allow-insecure-token]\n"
+                "                 [--ca-file FILE]]\n",
     .about = "Serves one page drawing the pipeline's DAG with live node states (idle,\n"
              "queued, running, completed, failed, skipped), rows, throughput, lag,\n"
              "expectation counts and the error of a failed flow. The demo replay starts\n"
@@ -63,12 +66,15 @@ const knut_cli_spec knut_cmd_web_spec = {
              "/events (Server-Sent Events: one frame per change, the latest only, ending\n"
              "with {\"done\":true}). SPEC is a spec file or a folder with pipeline.yml;\n"
              "without SPEC the demo shows a built-in example pipeline. The server stays\n"
-             "up after the run ends, until interrupted (Ctrl-C). Spark (--connect) is not\n"
-             "supported yet.\n",
+             "up after the run ends, until interrupted (Ctrl-C). With --run --connect URL\n"
+             "the pipeline runs on Spark (as `knut pipeline run --backend spark`) and the\n"
+             "page shows the Spark run's events. A Spark job's stages without a pipeline:\n"
+             "`knut watch`.\n",
     .opts = web_opts,
     .args = web_pos,
     .epilog = "Examples:\n  knut web demo                   # the demo replay, http://127.0.0.1:8765/\n"
               "  knut web demo --run --addr 127.0.0.1:0\n"
+              "  knut web demo --run --connect sc://localhost:15002/\n"
               "Exit status: 0 stopped (the run, if any, completed), 1 a flow failed or the\n"
               "server could not start, 2 usage error or an unreadable or invalid spec.\n",
 };
@@ -427,6 +433,15 @@ int knut_cmd_web(int argc, char **argv)
         fprintf(stderr, "knut web: --run needs SPEC (the demo runs nothing)\n");
         return KNUT_EXIT_USAGE;
     }
+    const knut_cli_spark_conn *sc = &a.spark.conn;
+    int on_spark = sc->connect != NULL;
+    if (!on_spark && (sc->token_file || sc->ca_file || sc->allow_insecure))
+        return knut_cli_args_error(&knut_cmd_web_spec, "%s", "--token-file, --ca-file and "
+                                   "--allow-insecure-token go with --connect");
+    if (on_spark && !a.run)
+        return knut_cli_args_error(&knut_cmd_web_spec, "%s", "--connect needs --run and SPEC: "
+                                   "it runs the pipeline on Spark (a Spark job's stages: "
+                                   "knut watch)");
     knut_pipeline *p = NULL;
     rc = a.spec ? knut_cli_pipeline_load("web", a.spec, &p) : demo_pipeline(&p);
     if (rc != 0)
@@ -454,7 +469,7 @@ int knut_cmd_web(int argc, char **argv)
         goto fail;
     /* the address first, on its own line: scripts and tests read it */
     printf("serving http://%s/ (%s)\n", knut_net_http_server_addr(w.srv),
-           a.run ? "native run" : "demo replay");
+           !a.run ? "demo replay" : on_spark ? "run on Spark" : "native run");
     fflush(stdout);
     rc = KNUT_EXIT_OK;
     if (a.run) {
@@ -462,12 +477,18 @@ int knut_cmd_web(int argc, char **argv)
         opts.on_event = on_event;
         opts.ctx = &w;
         knut_pipeline_run_result res = {0};
-        if (knut_pipeline_run(p, &opts, &res, &err) != KNUT_OK) {
-            fprintf(stderr, "knut web: %s\n", err.message);
-            rc = KNUT_EXIT_FAIL;
+        if (on_spark) {
+            /* the Spark run's events are in the native format (spark_run.c) */
+            rc = knut_cli_pipeline_spark(&knut_cmd_web_spec, p, &opts, &a.spark, 0);
+            printf("run on Spark: %s\n", rc == KNUT_EXIT_OK ? "ended" : "failed");
+        } else {
+            if (knut_pipeline_run(p, &opts, &res, &err) != KNUT_OK) {
+                fprintf(stderr, "knut web: %s\n", err.message);
+                rc = KNUT_EXIT_FAIL;
+            }
+            printf("run %lld: %zu completed, %zu failed, %zu skipped, %zu idle\n",
+                   (long long)res.run_id, res.completed, res.failed, res.skipped, res.idle);
         }
-        printf("run %lld: %zu completed, %zu failed, %zu skipped, %zu idle\n",
-               (long long)res.run_id, res.completed, res.failed, res.skipped, res.idle);
         fflush(stdout);
         pthread_mutex_lock(&w.mu);
         w.done = 1;

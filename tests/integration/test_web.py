@@ -17,10 +17,13 @@ import shutil
 import subprocess
 import textwrap
 import time
+import uuid
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from spark_peer import spark_connect  # noqa: F401  (the session fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "tests" / "web"
@@ -118,12 +121,48 @@ def test_web_sse_plain_client(knut):
         stop(proc)
 
 
-def test_web_refuses_connect_and_run_without_spec(knut):
-    r = subprocess.run([str(knut), "web", "--connect", "sc://localhost"], capture_output=True,
-                       text=True, timeout=30)
-    assert r.returncode == 2 and "not built yet" in r.stderr
-    r = subprocess.run([str(knut), "web", "--run"], capture_output=True, text=True, timeout=30)
-    assert r.returncode == 2 and "--run needs SPEC" in r.stderr
+def test_web_usage_errors(knut):
+    for args, why in ((["--connect", "sc://localhost"], "--connect needs --run and SPEC"),
+                      (["--token-file", "t"], "go with --connect"),
+                      (["--run"], "--run needs SPEC")):
+        r = subprocess.run([str(knut), "web", *args], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and why in r.stderr, (args, r.stderr)
+
+
+def test_web_shows_a_run_on_spark(knut, tmp_path, spark_connect):
+    """--run --connect: the pipeline lowered to Spark (the server of
+    spark_peer.py), its events drawn as the native run's are."""
+    db = "w" + uuid.uuid4().hex[:12]
+    spark = ["--connect", spark_connect.url, "--token-file", str(spark_connect.token_file),
+             "--allow-insecure-token"]
+    made = subprocess.run([str(knut), "spark", "sql", *spark, f"CREATE DATABASE {db}"],
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "t").mkdir()
+    (tmp_path / "pipeline.yml").write_text(
+        f"name: shop\nstorage: storage\nschema: {db}\nlibraries:\n  - glob:\n      include: t/**\n")
+    (tmp_path / "t" / "a.sql").write_text(
+        "CREATE MATERIALIZED VIEW totals AS SELECT id % 3 AS k, count(*) AS n FROM range(10) t(id) "
+        "GROUP BY 1;\n"
+        "CREATE MATERIALIZED VIEW top AS SELECT k FROM totals WHERE n > 3;\n")
+    proc, addr = start_web(knut, str(tmp_path), "--run", *spark)
+    try:
+        graph = get_json(addr, "/graph.json")
+        events = read_events(addr, timeout=600)
+        assert events[-1] == (None, {"done": True})
+        last = events[-2][1]
+        check_frame(last, graph)
+        assert {s["name"]: s["status"] for s in last["stages"]} == \
+            {"totals": "completed", "top": "completed"}
+        line = proc.stdout.readline()
+        assert line == "run on Spark: ended\n", (line, proc.stderr.read())
+    finally:
+        assert stop(proc) == 0
+    rows = subprocess.run([str(knut), "spark", "sql", *spark, "-f", "json",
+                           f"SELECT k FROM {db}.top ORDER BY k"],
+                          capture_output=True, text=True, timeout=300)
+    assert rows.returncode == 0, rows.stderr
+    assert [json.loads(x)["k"] for x in rows.stdout.splitlines()] == [0]
 
 
 # ---- the page in Chromium ---------------------------------------------------
