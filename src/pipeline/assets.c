@@ -172,35 +172,41 @@ typedef struct emit_ctx {
     knut_net_airflow *sender;
 } emit_ctx;
 
+void knut_pipeline__asset_emit(const knut_pipeline *p, struct knut_net_airflow *sender,
+                               const char *ds, int64_t rows, int64_t run_id, const char *source)
+{
+    const knut_pipeline_dataset *d = knut_pipeline_dataset_find(p, ds);
+    if (!sender || !d || d->kind == KNUT_PIPELINE_TEMPORARY_VIEW)
+        return; /* a temporary view is gone after the run: nothing to consume */
+    knut_buf uri = KNUT_BUF_INIT;
+    knut_buf_printf(&uri, "%s%s", p->airflow->asset_prefix, ds);
+    json_t *x = json_pack("{s:s, s:s, s:o, s:s, s:I, s:s}", "pipeline", p->name, "dataset", ds,
+                          "rows", rows >= 0 ? json_integer((json_int_t)rows) : json_null(),
+                          "output_type", knut_pipeline_dataset_kind_name(d->kind), "run_id",
+                          (json_int_t)run_id, "source", source);
+    char *text = x ? json_dumps(x, JSON_COMPACT) : NULL;
+    if (text && knut_buf_check(&uri, NULL) == KNUT_OK)
+        knut_net_airflow_emit(sender, uri.data, ds, run_id, text);
+    else
+        KNUT_LOG(KNUT_LOG_ERROR, "assets", "asset event for %s dropped: out of memory", ds);
+    free(text);
+    json_decref(x);
+    knut_buf_reset(&uri);
+}
+
 static knut_status emit_row(void *ctx, const knut_arrow_view *v, int64_t row, knut_error *err)
 {
     (void)err;
     emit_ctx *c = ctx;
     int64_t len = 0;
     const char *name = knut_pipeline__col_str(v, 0, row, &len);
-    int64_t rows = knut_pipeline__col_i64(v, 1, row);
     char ds[512];
     if (!name || len <= 0 || (size_t)len >= sizeof ds)
         return KNUT_OK;
     memcpy(ds, name, (size_t)len);
     ds[len] = 0;
-    const knut_pipeline_dataset *d = knut_pipeline_dataset_find(c->r->p, ds);
-    if (!d || d->kind == KNUT_PIPELINE_TEMPORARY_VIEW)
-        return KNUT_OK; /* a temporary view is gone after the run: nothing to consume */
-    knut_buf uri = KNUT_BUF_INIT;
-    knut_buf_printf(&uri, "%s%s", c->r->p->airflow->asset_prefix, ds);
-    json_t *x = json_pack("{s:s, s:s, s:I, s:s, s:I, s:s}", "pipeline", c->r->p->name, "dataset",
-                          ds, "rows", (json_int_t)rows, "output_type",
-                          knut_pipeline_dataset_kind_name(d->kind), "run_id",
-                          (json_int_t)c->r->run_id, "source", "knut-native");
-    char *text = x ? json_dumps(x, JSON_COMPACT) : NULL;
-    if (text && knut_buf_check(&uri, NULL) == KNUT_OK)
-        knut_net_airflow_emit(c->sender, uri.data, ds, c->r->run_id, text);
-    else
-        KNUT_LOG(KNUT_LOG_ERROR, "assets", "asset event for %s dropped: out of memory", ds);
-    free(text);
-    json_decref(x);
-    knut_buf_reset(&uri);
+    knut_pipeline__asset_emit(c->r->p, c->sender, ds, knut_pipeline__col_i64(v, 1, row),
+                              c->r->run_id, "knut-native");
     return KNUT_OK;
 }
 

@@ -181,6 +181,11 @@ knut_status knut_pipeline__assets_open(const knut_pipeline *p, struct knut_net_a
                                        knut_error *err);
 /* Queues one event per dataset that completed in run r; never fails. */
 void knut_pipeline__assets_run(const knut_pipeline__run *r, struct knut_net_airflow *sender);
+/* Queues the asset event of dataset ds of p (none for a temporary view,
+ * an unknown name or a NULL sender); rows < 0: unknown (null in `extra`);
+ * source "knut-native" or "spark-sdp". Never fails. */
+void knut_pipeline__asset_emit(const knut_pipeline *p, struct knut_net_airflow *sender,
+                               const char *ds, int64_t rows, int64_t run_id, const char *source);
 
 /* Status of a flow in events and in knut_pipeline__flow_run's result. */
 typedef enum knut_pipeline__state {

@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "knut/arrow.h"
+#include "knut/net.h"
+#include "pipeline_int.h"
 #include "spark_int.h"
 
 typedef struct srun {
@@ -21,7 +23,31 @@ typedef struct srun {
     int64_t seq;
     int run_done;
     knut_pipeline_run_result res;
+    unsigned char *outcome; /* per flow of the pipeline: COMPLETED 1, FAILED/SKIPPED 2 */
 } srun;
+
+enum { FLOW_COMPLETED = 1, FLOW_BAD = 2 };
+
+/* The run's asset events (docs/pipelines.md "Airflow asset events"): one
+ * per dataset a flow COMPLETED and none FAILED or was SKIPPED. Spark's
+ * events do not count rows: `rows` is null. */
+static void assets_send(const srun *r, knut_net_airflow *sender)
+{
+    const knut_pipeline *p = r->pl->p;
+    for (size_t i = 0; sender && i < p->nflows; i++) {
+        const char *t = p->flows[i].target;
+        int first = 1, ok = 0, bad = 0;
+        for (size_t k = 0; k < p->nflows; k++) {
+            if (strcmp(p->flows[k].target, t) != 0)
+                continue;
+            first &= k >= i;
+            ok |= r->outcome[k] & FLOW_COMPLETED;
+            bad |= r->outcome[k] & FLOW_BAD;
+        }
+        if (first && ok && !bad)
+            knut_pipeline__asset_emit(p, sender, t, -1, 1, "spark-sdp");
+    }
+}
 
 static void emit(srun *r, int64_t ts_us, const char *type, const char *level, const char *flow,
                  const char *dataset, const char *status, const char *message,
@@ -146,6 +172,13 @@ static void on_event(void *ctx, int64_t ts_us, const char *msg)
     r->res.failed += strcmp(status, "FAILED") == 0;
     r->res.skipped += strcmp(status, "SKIPPED") == 0;
     r->res.idle += strcmp(status, "IDLE") == 0;
+    if (f && r->outcome) {
+        size_t i = (size_t)(f - r->pl->p->flows);
+        r->outcome[i] |= strcmp(status, "COMPLETED") == 0 ? FLOW_COMPLETED : 0;
+        r->outcome[i] |= strcmp(status, "FAILED") == 0 || strcmp(status, "SKIPPED") == 0
+                             ? FLOW_BAD
+                             : 0;
+    }
     char fallback[256];
     if (!f)
         snprintf(fallback, sizeof fallback, "%.*s", (int)(end - name), name);
@@ -203,14 +236,23 @@ knut_status knut_pipeline_spark_run(knut_pipeline_spark_plan *pl, knut_spark_ses
         if (pl->flows[i].refused.n)
             return knut_error_set(err, KNUT_EINVAL, "flow '%s' cannot run on Spark %s: %s",
                                   pl->flows[i].sf.name, pl->version, pl->flows[i].refused.v[0]);
-    knut_status st = KNUT_OK;
+    knut_net_airflow *assets = NULL;
+    int dry = opts && opts->dry_run;
+    /* a bad `airflow:` (no password) stops the run before anything is sent */
+    knut_status st = dry ? KNUT_OK : knut_pipeline__assets_open(pl->p, &assets, err);
+    if (st != KNUT_OK)
+        return st;
+    if (!(r.outcome = calloc(pl->p->nflows + 1, 1))) {
+        knut_net_airflow_close(assets);
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    }
     for (size_t i = 0; i < pl->nsession_conf && st == KNUT_OK; i++)
         st = session_set(s, &pl->session_conf[i], err);
-    char graph[64];
+    char graph[64] = "";
     if (st == KNUT_OK)
         st = knut_spark_sdp_graph_new(s, pl->database, pl->conf, pl->nconf, graph, NULL, err);
     if (st != KNUT_OK)
-        return st;
+        goto cleanup;
     for (size_t i = 0; i < pl->noutputs; i++)
         if ((st = knut_spark_sdp_output_define(s, graph, &pl->outputs[i].o, NULL, err)) !=
             KNUT_OK) {
@@ -251,7 +293,11 @@ knut_status knut_pipeline_spark_run(knut_pipeline_spark_plan *pl, knut_spark_ses
     }
 cleanup:;
     knut_error derr = KNUT_ERROR_INIT;
-    knut_spark_sdp_graph_drop(s, graph, &derr); /* best effort: the run is over */
+    if (graph[0])
+        knut_spark_sdp_graph_drop(s, graph, &derr); /* best effort: the run is over */
+    assets_send(&r, assets);
+    knut_net_airflow_close(assets); /* the drain: unsent events get their time */
+    free(r.outcome);
     if (result)
         *result = r.res;
     return st;

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
+import uuid
 
 import pytest
 
 from peers import AIRFLOW_PASSWORD, AIRFLOW_USER, free_port
+from spark_peer import spark_connect  # noqa: F401  (the session fixture)
 
 SQL = {
     "t/orders.sql": "CREATE MATERIALIZED VIEW orders AS SELECT * FROM range(3) t(id);",
@@ -68,7 +70,8 @@ def get(airflow, path):
 @pytest.fixture
 def consumers(airflow):
     """The session's Airflow once the pipeline consumer DAGs' assets exist."""
-    want = {"knut://shop/orders", "knut://shop/bad", "x-pipe://sales/totals"}
+    want = {"knut://shop/orders", "knut://shop/bad", "x-pipe://sales/totals",
+            "knut://sparkshop/totals"}
     deadline = time.monotonic() + 120
     uris: set[str] = set()
     while time.monotonic() < deadline:
@@ -143,6 +146,38 @@ def test_asset_prefix_and_password_file(run_knut, tmp_path, consumers):
     new = [e for e in events(airflow, totals) if e["id"] not in before]
     assert len(new) == 1 and new[0]["extra"]["rows"] == 1, new
     assert new[0]["extra"]["pipeline"] == "sales"
+
+
+def test_a_run_on_spark_sends_its_completed_datasets(run_knut, tmp_path, consumers,
+                                                     spark_connect):
+    airflow = consumers
+    totals = asset_id(airflow, "knut://sparkshop/totals")
+    before = {e["id"] for e in events(airflow, totals)}
+    spark = ["--connect", spark_connect.url, "--token-file", str(spark_connect.token_file),
+             "--allow-insecure-token"]
+    db = "a" + uuid.uuid4().hex[:12]
+    made = run_knut("spark", "sql", *spark, f"CREATE DATABASE {db}", timeout=300)
+    assert made.returncode == 0, made.stderr
+    files = {"t/totals.sql": "CREATE MATERIALIZED VIEW totals AS SELECT 42 AS n;\n"
+                             "CREATE TEMPORARY VIEW scratch AS SELECT n FROM totals;\n"
+                             "CREATE MATERIALIZED VIEW top AS SELECT n FROM scratch;"}
+    root = project(tmp_path / "p", airflow.url, "  drain: 20\n", name="sparkshop", files=files)
+    spec = root / "pipeline.yml"
+    spec.write_text(spec.read_text().replace("storage: storage\n", f"storage: storage\nschema: {db}\n"))
+    env = {"KNUT_LOG_FORMAT": "json", "KNUT_LOG": "info", "KNUT_AIRFLOW_PASSWORD": AIRFLOW_PASSWORD}
+    r = run_knut("pipeline", "run", root, "--backend", "spark", *spark, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    sent = [rec["dataset"] for rec in records(r) if rec["msg"] == "asset event sent"]
+    assert "totals" in sent, r.stderr
+    # top's asset has no DAG in Airflow, so it may be sent or dropped; the
+    # temporary view sends nothing
+    assert {rec.get("dataset") for rec in records(r)} - {None} <= {"totals", "top"}, r.stderr
+    new = [e for e in events(airflow, totals) if e["id"] not in before]
+    assert len(new) == 1, new
+    extra = new[0]["extra"]
+    assert extra["source"] == "spark-sdp" and extra["pipeline"] == "sparkshop"
+    assert extra["dataset"] == "totals" and extra["output_type"] == "materialized_view"
+    assert extra["rows"] is None  # Spark's events do not count rows
 
 
 def test_wrong_password_or_airflow_down_never_fails_the_run(run_knut, tmp_path, airflow):
