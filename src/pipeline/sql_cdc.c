@@ -80,6 +80,22 @@ done:
 }
 
 /* INTO target FROM src KEYS (...) ... — after AUTO CDC / APPLY CHANGES. */
+/* A dataset name, bare or in parentheses: `src` or `(src)`. */
+static knut_status paren_name(knut_pipeline__parser *ps, const char **out)
+{
+    knut_status st;
+    int paren = punct(ps, '(');
+    if (paren && (st = next(ps)) != KNUT_OK)
+        return st;
+    if ((st = knut_pipeline__ps_dataset_name(ps, out)) != KNUT_OK)
+        return st;
+    if (!paren)
+        return KNUT_OK;
+    if (!punct(ps, ')'))
+        return knut_pipeline__ps_fail(ps, "')'");
+    return next(ps);
+}
+
 knut_status knut_pipeline__ps_cdc(knut_pipeline__parser *ps, knut_pipeline_flow *f)
 {
     knut_status st;
@@ -107,32 +123,12 @@ knut_status knut_pipeline__ps_cdc(knut_pipeline__parser *ps, knut_pipeline_flow 
         }
     }
     if (c->snapshot) {
-        int paren = punct(ps, '(');
-        if (paren && (st = next(ps)) != KNUT_OK)
+        if ((st = paren_name(ps, &c->source)) != KNUT_OK)
             return st;
-        if ((st = knut_pipeline__ps_dataset_name(ps, &c->source)) != KNUT_OK)
-            return st;
-        if (paren) {
-            if (!punct(ps, ')'))
-                return knut_pipeline__ps_fail(ps, "')'");
-            if ((st = next(ps)) != KNUT_OK)
-                return st;
-        }
     } else if (is(ps, "stream")) {
         c->source_stream = 1;
-        if ((st = next(ps)) != KNUT_OK)
+        if ((st = next(ps)) != KNUT_OK || (st = paren_name(ps, &c->source)) != KNUT_OK)
             return st;
-        int paren = punct(ps, '(');
-        if (paren && (st = next(ps)) != KNUT_OK)
-            return st;
-        if ((st = knut_pipeline__ps_dataset_name(ps, &c->source)) != KNUT_OK)
-            return st;
-        if (paren) {
-            if (!punct(ps, ')'))
-                return knut_pipeline__ps_fail(ps, "')'");
-            if ((st = next(ps)) != KNUT_OK)
-                return st;
-        }
     } else if ((st = knut_pipeline__ps_dataset_name(ps, &c->source)) != KNUT_OK) {
         return st;
     }

@@ -168,6 +168,19 @@ knut_status knut_spark_sdp_graph_new(knut_spark_session *s, const char *database
     return st;
 }
 
+/* Where an output or flow was written (file NULL: no location). */
+static KnutSpark__SourceCodeLocation location(const char *file, int32_t line)
+{
+    KnutSpark__SourceCodeLocation loc = KNUT_SPARK__SOURCE_CODE_LOCATION__INIT;
+    if (file) {
+        loc._file_name_case = KNUT_SPARK__SOURCE_CODE_LOCATION___FILE_NAME_FILE_NAME;
+        loc.file_name = (char *)file;
+        loc._line_number_case = KNUT_SPARK__SOURCE_CODE_LOCATION___LINE_NUMBER_LINE_NUMBER;
+        loc.line_number = line;
+    }
+    return loc;
+}
+
 knut_status knut_spark_sdp_output_define(knut_spark_session *s, const char *graph_id,
                                          const knut_spark_sdp_output *o,
                                          knut_spark_error_info *info, knut_error *err)
@@ -185,12 +198,8 @@ knut_status knut_spark_sdp_output_define(knut_spark_session *s, const char *grap
         d._comment_case = KNUT_SPARK__PIPELINE_COMMAND__DEFINE_OUTPUT___COMMENT_COMMENT;
         d.comment = (char *)o->comment;
     }
-    KnutSpark__SourceCodeLocation loc = KNUT_SPARK__SOURCE_CODE_LOCATION__INIT;
+    KnutSpark__SourceCodeLocation loc = location(o->file, o->line);
     if (o->file) {
-        loc._file_name_case = KNUT_SPARK__SOURCE_CODE_LOCATION___FILE_NAME_FILE_NAME;
-        loc.file_name = (char *)o->file;
-        loc._line_number_case = KNUT_SPARK__SOURCE_CODE_LOCATION___LINE_NUMBER_LINE_NUMBER;
-        loc.line_number = o->line;
         d._source_code_location_case =
             KNUT_SPARK__PIPELINE_COMMAND__DEFINE_OUTPUT___SOURCE_CODE_LOCATION_SOURCE_CODE_LOCATION;
         d.source_code_location = &loc;
@@ -334,12 +343,8 @@ knut_status knut_spark_sdp_flow_define(knut_spark_session *s, const char *graph_
     d._target_dataset_name_case =
         KNUT_SPARK__PIPELINE_COMMAND__DEFINE_FLOW___TARGET_DATASET_NAME_TARGET_DATASET_NAME;
     d.target_dataset_name = (char *)f->target;
-    KnutSpark__SourceCodeLocation loc = KNUT_SPARK__SOURCE_CODE_LOCATION__INIT;
+    KnutSpark__SourceCodeLocation loc = location(f->file, f->line);
     if (f->file) {
-        loc._file_name_case = KNUT_SPARK__SOURCE_CODE_LOCATION___FILE_NAME_FILE_NAME;
-        loc.file_name = (char *)f->file;
-        loc._line_number_case = KNUT_SPARK__SOURCE_CODE_LOCATION___LINE_NUMBER_LINE_NUMBER;
-        loc.line_number = f->line;
         d._source_code_location_case =
             KNUT_SPARK__PIPELINE_COMMAND__DEFINE_FLOW___SOURCE_CODE_LOCATION_SOURCE_CODE_LOCATION;
         d.source_code_location = &loc;
