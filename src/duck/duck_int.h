@@ -38,6 +38,24 @@ struct knut_duck_stmt {
     char *sql; /* the text prepared (knut_duck_stmt_sql) */
 };
 
+/*
+ * DuckDB calls the Arrow streams knut hands it (knut_duck_register_stream)
+ * on its own worker threads and hands their work back to the calling
+ * thread through atomics inside libduckdb.so, which is not built with TSan.
+ * These tell TSan about that hand-over: a worker releases the adapter after
+ * each callback, the caller acquires it once the query has returned. No-ops
+ * outside a TSan build.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define knut_duck__tsan_acquire(p) __tsan_acquire(p)
+#define knut_duck__tsan_release(p) __tsan_release(p)
+#else
+#define knut_duck__tsan_acquire(p) ((void)(p))
+#define knut_duck__tsan_release(p) ((void)(p))
+#endif
+
 /* Takes / drops a reference; the last drop disconnects and frees. */
 knut_duck_conn *knut_duck__conn_ref(knut_duck_conn *conn);
 void knut_duck__conn_unref(knut_duck_conn *conn);

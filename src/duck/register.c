@@ -46,9 +46,8 @@ static int scan_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *
     return 0;
 }
 
-static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out)
+static int scan_next(scan_src *a, struct ArrowArray *out)
 {
-    scan_src *a = stream->private_data;
     knut_error e = KNUT_ERROR_INIT;
     out->release = NULL;
     int rc = a->src.get_next(&a->src, out);
@@ -69,6 +68,15 @@ static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out
         return EINVAL;
     }
     return 0;
+}
+
+/* Runs on a DuckDB worker thread. */
+static int scan_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out)
+{
+    scan_src *a = stream->private_data;
+    int rc = scan_next(a, out);
+    knut_duck__tsan_release(a);
+    return rc;
 }
 
 static const char *scan_last_error(struct ArrowArrayStream *stream)
@@ -194,6 +202,7 @@ static knut_status load_stream(knut_duck_conn *conn, const char *name,
     if (st != KNUT_OK)
         goto cleanup;
     st = run_sql(conn, sql.data, what, rows, err);
+    knut_duck__tsan_acquire(a);
 
 cleanup:
     if (have_view) {
