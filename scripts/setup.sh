@@ -32,7 +32,8 @@ apt_install() {
 # --- build dependencies (Debian) --------------------------------------------
 apt_install build-essential cmake ninja-build pkg-config git \
   libjansson-dev libyaml-dev libhiredis-dev libcurl4-openssl-dev libssl-dev libcmocka-dev \
-  libmicrohttpd-dev libgrpc-dev protobuf-c-compiler libprotobuf-c-dev
+  libmicrohttpd-dev libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
+  libavro-dev libsnappy-dev zlib1g-dev libsqlite3-dev
 
 # --- DuckDB C library (one pinned release; a system copy wins) --------------
 duck_dir="$here/third_party/duckdb"

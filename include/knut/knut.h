@@ -9,6 +9,7 @@
 #include "knut/arrow.h"
 #include "knut/duck.h"
 #include "knut/graphar.h"
+#include "knut/iceberg.h"
 #include "knut/graph.h"
 #include "knut/sync.h"
 #include "knut/serve.h"
