@@ -275,11 +275,16 @@ KNUT_EXTERN void knut_iceberg_plan_free(knut_iceberg_plan *p);
 KNUT_EXTERN knut_status knut_iceberg_plan_sql(knut_buf *b, const knut_iceberg_table *t,
                                               const knut_iceberg_plan *p, knut_error *err);
 
-/* Plans and runs a scan of snapshot_id on conn, streaming its rows in
- * DuckDB's batches (memory bounded by the batch, not the table). */
+/*
+ * Plans and runs a scan of snapshot_id on conn, streaming its rows in
+ * DuckDB's batches (memory bounded by the batch, not the table); limit > 0
+ * stops after that many rows. A Parquet file without field ids is
+ * KNUT_EUNSUPPORTED naming it (reading by the table's name mapping is not
+ * built), rather than rows of NULLs.
+ */
 KNUT_EXTERN knut_status knut_iceberg_scan(knut_duck_conn *conn, const knut_iceberg_table *t,
-                                          int64_t snapshot_id, struct ArrowArrayStream *out,
-                                          knut_error *err);
+                                          int64_t snapshot_id, int64_t limit,
+                                          struct ArrowArrayStream *out, knut_error *err);
 
 #ifdef __cplusplus
 }

@@ -269,6 +269,15 @@ int knut_cmd_gar_info(int argc, char **argv);
 int knut_cmd_gar_cat(int argc, char **argv);
 int knut_cmd_gar_validate(int argc, char **argv);
 int knut_cmd_gar_import(int argc, char **argv);
+int knut_cmd_iceberg(int argc, char **argv);
+/* knut iceberg sub-commands (argv[0] is the sub-command name). */
+int knut_cmd_iceberg_cat(int argc, char **argv);
+/* Loads the table TABLE names: a folder or metadata file, or with catalog
+ * (a SQLite file) an identifier in it (cmd_iceberg.c). */
+struct knut_iceberg_table;
+knut_status knut_cli_iceberg_open(const char *table, const char *catalog,
+                                  const char *catalog_name, struct knut_iceberg_table **out,
+                                  knut_error *err);
 int knut_cmd_graph(int argc, char **argv);
 /* knut graph sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_graph_query(int argc, char **argv);
