@@ -97,7 +97,7 @@ step "integration tests (real peers)"
 # worker starts one
 KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q -n "$jobs" --dist loadgroup
 
-step "sync, serve and pipeline CDC integration tests against the ASan + UBSan build of knut"
+step "sync, serve, pipeline CDC and Iceberg integration tests against the ASan + UBSan build of knut"
 asan_logs=$(mktemp -d)
 ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
   UBSAN_OPTIONS="print_stacktrace=1:log_path=$asan_logs/ubsan" \
@@ -108,4 +108,4 @@ ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
     tests/integration/test_sync_secrets.py tests/integration/test_sync_chunked.py \
     tests/integration/test_serve.py tests/integration/test_serve_graphar.py \
     tests/integration/test_serve_secrets.py tests/integration/test_pipeline_cdc.py \
-    tests/integration/test_pipeline_cdc_snapshot.py
+    tests/integration/test_pipeline_cdc_snapshot.py tests/integration/test_iceberg.py
