@@ -286,6 +286,30 @@ KNUT_EXTERN knut_status knut_iceberg_scan(knut_duck_conn *conn, const knut_icebe
                                           int64_t snapshot_id, int64_t limit,
                                           struct ArrowArrayStream *out, knut_error *err);
 
+/* ---- changelogs (changes.c) ---------------------------------------------- */
+
+/*
+ * The row-level changes after snapshot from_id up to and including to_id
+ * (-1: the current snapshot) as one DuckDB SELECT in b: the columns of
+ * to_id's schema (by field id) plus _change_type ('DELETE' or 'INSERT'),
+ * _change_ordinal (the commit's place in the window, from 0) and
+ * _commit_snapshot_id, ordered by commit with a commit's DELETEs first.
+ * An append contributes the rows of the files it added; a replace
+ * nothing; any other commit (delete, overwrite: copy-on-write, position or
+ * equality deletes) the difference of its parent's and its own full reads.
+ * from_id = -1 means from the start: every row of to_id as an INSERT.
+ * A from_id that is not an ancestor of to_id (expired, rolled back) is
+ * KNUT_ENOTFOUND saying a full resync is needed.
+ */
+KNUT_EXTERN knut_status knut_iceberg_changes_sql(knut_buf *b, const knut_iceberg_table *t,
+                                                 int64_t from_id, int64_t to_id,
+                                                 knut_error *err);
+/* Runs it on conn, streaming the changes in DuckDB's batches; limit > 0
+ * stops after that many rows. */
+KNUT_EXTERN knut_status knut_iceberg_changes(knut_duck_conn *conn, const knut_iceberg_table *t,
+                                             int64_t from_id, int64_t to_id, int64_t limit,
+                                             struct ArrowArrayStream *out, knut_error *err);
+
 #ifdef __cplusplus
 }
 #endif

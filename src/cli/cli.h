@@ -272,6 +272,7 @@ int knut_cmd_gar_import(int argc, char **argv);
 int knut_cmd_iceberg(int argc, char **argv);
 /* knut iceberg sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_iceberg_cat(int argc, char **argv);
+int knut_cmd_iceberg_changes(int argc, char **argv);
 /* Loads the table TABLE names: a folder or metadata file, or with catalog
  * (a SQLite file) an identifier in it (cmd_iceberg.c). */
 struct knut_iceberg_table;

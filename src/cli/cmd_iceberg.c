@@ -1,7 +1,7 @@
 /*
  * `knut iceberg`: inspect Apache Iceberg tables. `info` and `snapshots`
- * print the table metadata; `cat` (cmd_iceberg_cat.c) prints the rows of a
- * snapshot. Every sub-command names its table the same way, through
+ * print the table metadata; `cat` and `changes` (cmd_iceberg_cat.c) print
+ * the rows of a snapshot and the changes between two. Every sub-command names its table the same way, through
  * knut_cli_iceberg_open: a table folder or metadata file, or an identifier
  * in a SQLite catalog (--catalog).
  */
@@ -308,6 +308,7 @@ static const knut_cli_sub subs[] = {
     {"info", cmd_info, "describe a table: schema, partitioning, current snapshot"},
     {"snapshots", cmd_snapshots, "list a table's snapshots"},
     {"cat", knut_cmd_iceberg_cat, "print the rows of a snapshot (deletes applied)"},
+    {"changes", knut_cmd_iceberg_changes, "print the row-level changes between two snapshots"},
     {NULL, NULL, NULL},
 };
 

@@ -1,9 +1,11 @@
 /*
  * `knut iceberg cat`: prints the rows of one snapshot of an Iceberg table
  * (the current one by default) as a table, CSV, JSON lines or an Arrow IPC
- * stream. The scan runs on an in-memory DuckDB: data files read by field
- * id, position and equality deletes applied (src/iceberg/scan.c), rows
- * streamed batch by batch through the renderer.
+ * stream; `knut iceberg changes`: the row-level changelog between two
+ * snapshots, the same way. Both run on an in-memory DuckDB: data files
+ * read by field id, position and equality deletes applied
+ * (src/iceberg/scan.c, changes.c), rows streamed batch by batch through the
+ * renderer.
  */
 #include "cli.h"
 
@@ -18,26 +20,39 @@ typedef struct cat_args {
     const char *catalog;
     const char *catalog_name;
     int64_t snapshot;
+    int64_t from, to;
     int format;
     int64_t limit;
     int64_t max_width;
 } cat_args;
 
+#define ROW_OPTS                                                                              \
+    KNUT_CLI_OPT_CHOICE("format", 'f', cat_args, format, "FMT", knut_cli_format_names,        \
+                        KNUT_CLI_FORMAT_HELP),                                                \
+    KNUT_CLI_OPT_INT("limit", 'n', cat_args, limit, "N", 1, INT64_MAX,                        \
+                     "print at most N rows (default: all; a table shows 1000 unless --limit " \
+                     "is given)"),                                                            \
+    KNUT_CLI_OPT_INT("max-width", 0, cat_args, max_width, "N", 1, 100000,                     \
+                     "table only: cut cells longer than N characters"),                       \
+    KNUT_CLI_OPT_STR("catalog", 'c', cat_args, catalog, "FILE",                               \
+                     "a SQLite catalog (pyiceberg's SqlCatalog, table iceberg_tables);\n"     \
+                     "TABLE is then NAMESPACE.NAME"),                                         \
+    KNUT_CLI_OPT_STR("catalog-name", 0, cat_args, catalog_name, "NAME",                       \
+                     "the catalog_name rows to look in (default: default)")
+
 static const knut_cli_opt cat_opts[] = {
     KNUT_CLI_OPT_INT("snapshot", 's', cat_args, snapshot, "ID", 1, INT64_MAX,
                      "read snapshot ID (see 'knut iceberg snapshots'; default: the current one)"),
-    KNUT_CLI_OPT_CHOICE("format", 'f', cat_args, format, "FMT", knut_cli_format_names,
-                        KNUT_CLI_FORMAT_HELP),
-    KNUT_CLI_OPT_INT("limit", 'n', cat_args, limit, "N", 1, INT64_MAX,
-                     "print at most N rows (default: all; a table shows 1000 unless --limit "
-                     "is given)"),
-    KNUT_CLI_OPT_INT("max-width", 0, cat_args, max_width, "N", 1, 100000,
-                     "table only: cut cells longer than N characters"),
-    KNUT_CLI_OPT_STR("catalog", 'c', cat_args, catalog, "FILE",
-                     "a SQLite catalog (pyiceberg's SqlCatalog, table iceberg_tables);\n"
-                     "TABLE is then NAMESPACE.NAME"),
-    KNUT_CLI_OPT_STR("catalog-name", 0, cat_args, catalog_name, "NAME",
-                     "the catalog_name rows to look in (default: default)"),
+    ROW_OPTS,
+    KNUT_CLI_OPT_END,
+};
+
+static const knut_cli_opt changes_opts[] = {
+    KNUT_CLI_OPT_INT("from", 0, cat_args, from, "ID", 1, INT64_MAX,
+                     "changes after snapshot ID (default: from the start, every row an INSERT)"),
+    KNUT_CLI_OPT_INT("to", 0, cat_args, to, "ID", 1, INT64_MAX,
+                     "up to and including snapshot ID (default: the current one)"),
+    ROW_OPTS,
     KNUT_CLI_OPT_END,
 };
 
@@ -71,7 +86,33 @@ static const knut_cli_spec cat_spec = {
               "names the file), 2 usage error.\n",
 };
 
-int knut_cmd_iceberg_cat(int argc, char **argv)
+static const knut_cli_spec changes_spec = {
+    .name = "iceberg changes",
+    .synopsis = "usage: knut iceberg changes [--from ID] [--to ID]\n"
+                "                            [-f|--format table|csv|json|arrow] [-n|--limit N]\n"
+                "                            [--max-width N] [-c|--catalog FILE]\n"
+                "                            [--catalog-name NAME] TABLE\n",
+    .about =
+        "Prints the row-level changelog of an Iceberg table between two snapshots:\n"
+        "the columns of the --to snapshot's schema plus _change_type (DELETE or\n"
+        "INSERT), _change_ordinal (the commit, from 0) and _commit_snapshot_id,\n"
+        "in commit order with each commit's DELETEs first. An append gives the rows\n"
+        "it added; a replace (compaction) nothing; a delete or overwrite (copy-on-\n"
+        "write, position or equality deletes alike) the rows that vanished and the\n"
+        "rows that appeared. Without --from every row of --to is an INSERT. A --from\n"
+        "that is not an ancestor of --to (expired or rolled back) is an error: a full\n"
+        "resync is needed. TABLE as for 'knut iceberg cat'.\n",
+    .opts = changes_opts,
+    .args = cat_pos,
+    .epilog = "Examples:\n"
+              "  knut iceberg changes --from 5964071544870467071 warehouse/db/events\n"
+              "  knut iceberg changes -c catalog.db db.events --from 1 -f json\n"
+              "\n"
+              "Exit status: 0 ok, 1 the table or a file could not be read, or --from is\n"
+              "not an ancestor of --to, 2 usage error.\n",
+};
+
+static int run_rows(const knut_cli_spec *spec, int changes, int argc, char **argv)
 {
     cat_args a = {0};
     knut_error err = KNUT_ERROR_INIT;
@@ -79,7 +120,7 @@ int knut_cmd_iceberg_cat(int argc, char **argv)
     knut_duck_db *db = NULL;
     knut_duck_conn *conn = NULL;
     struct ArrowArrayStream rows = {0};
-    int rc = knut_cli_args_parse(&cat_spec, argc, argv, &a);
+    int rc = knut_cli_args_parse(spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     knut_cli_render_opts render = {
@@ -88,7 +129,7 @@ int knut_cmd_iceberg_cat(int argc, char **argv)
         .max_width = (int)a.max_width,
     };
     if (render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO))
-        return knut_cli_args_error(&cat_spec, "%s", "refusing to write Arrow IPC bytes to a "
+        return knut_cli_args_error(spec, "%s", "refusing to write Arrow IPC bytes to a "
                                                     "terminal: redirect stdout");
     rc = KNUT_EXIT_FAIL;
     if (knut_cli_iceberg_open(a.table, a.catalog, a.catalog_name, &t, &err) != KNUT_OK)
@@ -96,8 +137,11 @@ int knut_cmd_iceberg_cat(int argc, char **argv)
     if (knut_duck_db_open(&db, NULL, NULL, 0, &err) != KNUT_OK ||
         knut_duck_conn_open(&conn, db, &err) != KNUT_OK)
         goto cleanup;
-    if (knut_iceberg_scan(conn, t, a.snapshot ? a.snapshot : -1, a.limit, &rows, &err) !=
-        KNUT_OK)
+    knut_status st = changes ? knut_iceberg_changes(conn, t, a.from ? a.from : -1,
+                                                    a.to ? a.to : -1, a.limit, &rows, &err)
+                             : knut_iceberg_scan(conn, t, a.snapshot ? a.snapshot : -1, a.limit,
+                                                 &rows, &err);
+    if (st != KNUT_OK)
         goto cleanup;
     if (!isatty(STDOUT_FILENO))
         setvbuf(stdout, NULL, _IOFBF, (size_t)1 << 16);
@@ -107,11 +151,21 @@ int knut_cmd_iceberg_cat(int argc, char **argv)
 cleanup:
     if (rc != KNUT_EXIT_OK) {
         fflush(stdout);
-        fprintf(stderr, "knut iceberg cat: %s\n", err.message[0] ? err.message : "failed");
+        fprintf(stderr, "knut %s: %s\n", spec->name, err.message[0] ? err.message : "failed");
     }
     knut_arrow_stream_release(&rows);
     knut_duck_conn_close(conn);
     knut_duck_db_close(db);
     knut_iceberg_table_free(t);
     return rc;
+}
+
+int knut_cmd_iceberg_cat(int argc, char **argv)
+{
+    return run_rows(&cat_spec, 0, argc, argv);
+}
+
+int knut_cmd_iceberg_changes(int argc, char **argv)
+{
+    return run_rows(&changes_spec, 1, argc, argv);
 }

@@ -45,7 +45,7 @@ static const knut_cli_cmd commands[] = {
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", &knut_cmd_query_spec},
     {"export", knut_cmd_export, "Write the rows of a SQL or Cypher query as Parquet or GraphAr", &knut_cmd_export_spec},
     {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", NULL},
-    {"iceberg", knut_cmd_iceberg, "Apache Iceberg tables: info, snapshots, cat", NULL},
+    {"iceberg", knut_cmd_iceberg, "Apache Iceberg tables: info, snapshots, cat, changes", NULL},
     {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL},
     {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", &knut_cmd_load_spec},
     {"pipeline", knut_cmd_pipeline, "Declarative pipelines on DuckDB: init, validate, show, run", NULL},
