@@ -5,6 +5,86 @@
 #ifndef KNUT_ICEBERG_INT_H
 #define KNUT_ICEBERG_INT_H
 
+#include <avro.h>
+
 #include "knut/iceberg.h"
+
+/* ---- Avro object container files (avro.c) -------------------------------- */
+
+/* Caps on what one container may declare; all are checked against the
+ * remaining input before anything is allocated. */
+#define KNUT_ICEBERG__AVRO_MAX_META 1024                  /* header metadata entries */
+#define KNUT_ICEBERG__AVRO_MAX_KEY ((size_t)4 << 10)      /* bytes of one metadata key */
+#define KNUT_ICEBERG__AVRO_MAX_VALUE ((size_t)64 << 20)   /* bytes of one metadata value */
+#define KNUT_ICEBERG__AVRO_MAX_BLOCK_RECORDS ((int64_t)1 << 24)
+#define KNUT_ICEBERG__AVRO_MAX_INFLATED ((size_t)256 << 20) /* one decompressed block */
+/* Values (every field, element, map entry) in one record, and nesting
+ * depth: bound what avro-c allocates and how deep it recurses. */
+#define KNUT_ICEBERG__AVRO_MAX_VALUES ((size_t)1 << 21)
+#define KNUT_ICEBERG__AVRO_MAX_DEPTH 64
+
+typedef struct knut_iceberg__avro knut_iceberg__avro;
+
+/*
+ * Opens a container over data[0..len) (borrowed: it must outlive the
+ * reader); name is copied and used in every error. Reads the header
+ * (magic, metadata, sync marker), picks the codec and builds the record
+ * decoder from the `avro.schema` metadata. Errors: KNUT_EPARSE (not an
+ * Avro container, corrupt header, a schema avro-c refuses, a root that is
+ * not a record), KNUT_EUNSUPPORTED (a codec other than null, deflate,
+ * snappy; a recursive schema), KNUT_ETOOBIG (a cap above), KNUT_ENOMEM.
+ */
+knut_status knut_iceberg__avro_open(knut_iceberg__avro **out, const char *name, const void *data,
+                                    size_t len, knut_error *err);
+
+/* A header metadata value (NUL-terminated, *len without the NUL; len may
+ * be NULL), or NULL when the key is absent. Valid until close. */
+const char *knut_iceberg__avro_meta(const knut_iceberg__avro *r, const char *key, size_t *len);
+
+/* The root record schema (borrowed). */
+avro_schema_t knut_iceberg__avro_schema(const knut_iceberg__avro *r);
+
+/*
+ * The next record in *rec (owned by the reader, valid until the next call
+ * or close), or KNUT_EOF after the last. A record that does not decode,
+ * bytes left over in a block after its records, a sync marker that does
+ * not match: KNUT_EPARSE naming the file, the block and the record
+ * (1-based). Once an error is returned the reader stays failed.
+ */
+knut_status knut_iceberg__avro_next(knut_iceberg__avro *r, avro_value_t **rec, knut_error *err);
+
+/* 1-based number, in the whole file, of the record next returned last
+ * (0 before the first). */
+int64_t knut_iceberg__avro_record_no(const knut_iceberg__avro *r);
+
+void knut_iceberg__avro_close(knut_iceberg__avro *r); /* NULL-safe */
+
+/*
+ * The guards avro.c puts in front of avro-c (avro_check.c), which itself
+ * trusts its input: it allocates any string length it reads, appends any
+ * count of array items, and recurses into a schema that contains itself.
+ *
+ * schema_check refuses (KNUT_EUNSUPPORTED, *why set) a schema that avro-c
+ * would instantiate forever (a named type reached again inside itself),
+ * one nested deeper than KNUT_ICEBERG__AVRO_MAX_DEPTH, or one too large to
+ * walk.
+ *
+ * value_scan walks one value of schema over p[0..len) without allocating
+ * and sets *used to its encoded size: every length, count, union branch,
+ * enum index and varint is checked against the input and the caps, so
+ * avro-c then reads exactly p[0..*used) of bytes known to be well formed.
+ * KNUT_EPARSE (or KNUT_ETOOBIG past a cap) with *why set otherwise.
+ */
+knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **why);
+knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
+                                          size_t *used, const char **why);
+
+/* Zigzag varint long at p[*pos..len); 0 and *pos advanced, or -1 (short
+ * input, more than 10 bytes, or a value past 64 bits). */
+int knut_iceberg__avro_varint(const uint8_t *p, size_t len, size_t *pos, int64_t *out);
+
+/* Reads a whole Avro file into out, at most KNUT_ICEBERG_AVRO_MAX bytes
+ * (knut_file_read's errors). */
+knut_status knut_iceberg__avro_file_read(const char *path, knut_buf *out, knut_error *err);
 
 #endif
