@@ -52,10 +52,10 @@ static knut_status file_uri_path(const char *uri, char **out, knut_error *err)
         /* file://host/path: only an empty host or localhost is this machine. */
         const char *host = p + 2, *slash = strchr(host, '/');
         size_t hl = slash ? (size_t)(slash - host) : strlen(host);
-        if (!slash || (hl != 0 && !(hl == 9 && strncasecmp(host, "localhost", 9) == 0)))
+        if (hl != 0 && !(hl == 9 && strncasecmp(host, "localhost", 9) == 0))
             return knut_error_set(err, KNUT_EUNSUPPORTED,
                                   "%s: a file URI on another host is not a local file", uri);
-        p = slash;
+        p = slash ? slash : host + hl; /* "file://" alone: no path, refused below */
     }
     if (*p != '/')
         return knut_error_set(err, KNUT_EINVAL, "%s: a file URI needs an absolute path", uri);

@@ -263,6 +263,8 @@ static void test_iceberg_catalog__path_local(void **state)
     path_bad("hdfs://nn:8020/x", KNUT_EUNSUPPORTED, "scheme 'hdfs'");
     path_bad("file://otherhost/x", KNUT_EUNSUPPORTED, "another host");
     path_bad("file:relative", KNUT_EINVAL, "needs an absolute path");
+    path_bad("file://", KNUT_EINVAL, "needs an absolute path");
+    path_bad("file://localhost", KNUT_EINVAL, "needs an absolute path");
     path_bad("file:///x%00y", KNUT_EINVAL, "%00");
     path_bad("", KNUT_EINVAL, "empty location");
     char *out = NULL;
