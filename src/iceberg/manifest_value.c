@@ -155,11 +155,21 @@ knut_status knut_iceberg__mf_int_list(const knut_iceberg__mf_ctx *c, avro_value_
     int32_t *ids = calloc(len, sizeof *ids);
     if (!ids)
         return knut_iceberg__mf_fail(c, KNUT_ENOMEM, field, "out of memory");
+    /* Field ids are ints, but pyiceberg 0.12 declares equality_ids'
+     * items as long: take either, if the value fits. */
     for (size_t i = 0; i < len; i++) {
         avro_value_t e;
         int32_t x = 0;
-        if (avro_value_get_by_index(&v, i, &e, NULL) != 0 || unwrap(&e) ||
-            avro_value_get_type(&e) != AVRO_INT32 || avro_value_get_int(&e, &x) != 0) {
+        int64_t l = 0;
+        int ok = avro_value_get_by_index(&v, i, &e, NULL) == 0 && !unwrap(&e);
+        if (ok && avro_value_get_type(&e) == AVRO_INT32)
+            ok = avro_value_get_int(&e, &x) == 0;
+        else if (ok && avro_value_get_type(&e) == AVRO_INT64)
+            ok = avro_value_get_long(&e, &l) == 0 && l >= INT32_MIN && l <= INT32_MAX &&
+                 ((x = (int32_t)l), 1);
+        else
+            ok = 0;
+        if (!ok) {
             free(ids);
             return knut_iceberg__mf_fail(c, KNUT_EPARSE, field, "item %zu is not an int", i);
         }

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyiceberg.expressions import EqualTo
 from pyiceberg.partitioning import PartitionField, PartitionSpec
-from pyiceberg.transforms import DayTransform, IdentityTransform
+from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType
 
 import iceberg_fixtures as F
@@ -122,7 +122,7 @@ def test_partitioned_table(cat_rows, tmp_path):
     cat = F.catalog(tmp_path)
     spec = PartitionSpec(
         PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="name"),
-        PartitionField(source_id=4, field_id=1001, transform=DayTransform(), name="day_day"))
+        PartitionField(source_id=4, field_id=1001, transform=IdentityTransform(), name="day"))
     tbl = cat.create_table("db.t", schema=F.people_schema(), partition_spec=spec)
     rows = F.people_rows(0, 40)
     tbl.append(rows.set_column(1, "name", pa.array(["a" if i % 3 else "b" for i in range(40)])))
