@@ -14,7 +14,9 @@ does). Then, in one run, each in its own process:
            (pyiceberg 0.12's read into one Arrow table in memory)
 
 Times are wall clock; memory is the child's peak RSS (wait4's
-ru_maxrss; the anchor's includes the Python interpreter). Both must
+ru_maxrss; the anchor's includes the Python interpreter). The table is
+built and the output checked in child processes too, so this process stays
+small: Linux carries a parent's peak RSS into every child it forks. Both must
 return rows-minus-deletes rows (checked, not timed). The Iceberg issue's
 goal is knut >= 2x pyiceberg on this read, with RSS bounded.
 
@@ -87,12 +89,24 @@ def main() -> None:
     ap.add_argument("--knut", default=str(REPO / "build" / "knut"))
     ap.add_argument("--workdir", default="/tmp/knut-iceberg-bench")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--count", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.count:  # a child: the rows of an Arrow IPC stream file
+        import pyarrow.ipc as ipc
+        with ipc.open_stream(pathlib.Path(args.count).read_bytes()) as r:
+            print(sum(b.num_rows for b in r))
+        return
     work = pathlib.Path(args.workdir)
+    if args.build_only:  # a child: write the table, print the rows kept
+        print(build(work, args.rows, args.files))
+        return
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     t0 = time.perf_counter()
-    want = build(work, args.rows, args.files)
+    want = int(subprocess.run([sys.executable, __file__, "--build-only", "--rows", str(args.rows),
+                               "--files", str(args.files), "--workdir", str(work)],
+                              check=True, capture_output=True, text=True).stdout.split()[-1])
     print(f"table: {args.rows} rows in {args.files} files, {args.rows - want} deleted by "
           f"position, written by pyiceberg in {time.perf_counter() - t0:.1f} s")
 
@@ -108,9 +122,8 @@ def main() -> None:
     # Correctness once (not timed): knut's row count.
     with open(out, "wb") as f:
         run(knut_cmd, stdout=f)
-    import pyarrow.ipc as ipc
-    with ipc.open_stream(out.read_bytes()) as r:
-        got = sum(b.num_rows for b in r)
+    got = int(subprocess.run([sys.executable, __file__, "--count", str(out)], check=True,
+                             capture_output=True, text=True).stdout)
     out.unlink()
     if got != want:
         sys.exit(f"knut read {got} rows, expected {want}")
