@@ -132,6 +132,25 @@ def test_partitioned_table(cat_rows, tmp_path):
     assert_every_snapshot_matches(cat_rows, tmp_path, tbl)
 
 
+def test_partition_evolution(cat_rows, tmp_path):
+    """Files written under older specs (unpartitioned, then by name, then
+    by name and day) all read, at every snapshot."""
+    cat = F.catalog(tmp_path)
+    tbl = cat.create_table("db.t", schema=F.people_schema())
+    tbl.append(F.people_rows(0, 10))
+    with tbl.update_spec() as u:
+        u.add_identity("name")
+    tbl = cat.load_table("db.t")
+    tbl.append(F.people_rows(10, 20))
+    with tbl.update_spec() as u:
+        u.add_identity("day")
+    tbl = cat.load_table("db.t")
+    tbl.append(F.people_rows(20, 30))
+    tbl = cat.load_table("db.t")
+    assert len(tbl.metadata.partition_specs) == 3
+    assert_every_snapshot_matches(cat_rows, tmp_path, tbl)
+
+
 def test_position_deletes_match_pyiceberg(cat_rows, tmp_path):
     cat = F.catalog(tmp_path)
     tbl = cat.create_table("db.t", schema=F.people_schema())
