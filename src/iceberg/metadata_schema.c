@@ -277,9 +277,15 @@ static knut_status type_parse(knut_iceberg__jctx *c, json_t *t, knut_iceberg_fie
         return knut_iceberg__jfail(c, KNUT_ETOOBIG, "types nested deeper than %d levels",
                                    KNUT_ICEBERG__DEPTH_MAX);
     if (json_is_string(t)) {
+        const char *name = json_string_value(t);
         if (json_string_length(t) == 0)
             return knut_iceberg__jfail(c, KNUT_EPARSE, "empty type name");
-        if (!(f->type = strdup(json_string_value(t))))
+        /* Nested types are objects; the bare word would read as a nested
+         * type with no children. */
+        if (strcmp(name, "struct") == 0 || strcmp(name, "list") == 0 || strcmp(name, "map") == 0)
+            return knut_iceberg__jfail(c, KNUT_EPARSE, "'%s' is a nested type: expected an object",
+                                       name);
+        if (!(f->type = strdup(name)))
             return knut_iceberg__joom(c);
         return KNUT_OK;
     }

@@ -218,6 +218,8 @@ static void test_iceberg_metadata__nested(void **state)
     expect_bad("\"type\":\"decimal(9, 2)\"",
                "\"type\":{\"type\":\"list\",\"element-required\":true,\"element\":\"int\"}",
                KNUT_EPARSE, "t.json: schemas[1].fields[2].type.element-id: missing");
+    expect_bad("\"type\":\"decimal(9, 2)\"", "\"type\":\"list\"", KNUT_EPARSE,
+               "schemas[1].fields[2].type: 'list' is a nested type: expected an object");
     expect_bad("\"type\":\"decimal(9, 2)\"", "\"type\":{\"type\":\"variant2\"}", KNUT_EPARSE,
                "schemas[1].fields[2].type.type: unknown nested type 'variant2'");
 }
