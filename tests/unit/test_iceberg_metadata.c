@@ -256,6 +256,10 @@ static void test_iceberg_metadata__refusals(void **state)
     expect_bad("\"owner\":\"me\"", "\"owner\":null", KNUT_EPARSE,
                "properties.owner: expected a string");
     expect_bad("\"location\"", "\"location\":1,\"location\"", KNUT_EPARSE, "duplicate");
+    expect_bad("\"snapshot-id\":222,", "\"snapshot-id\":111,", KNUT_EPARSE,
+               "t.json: snapshots: two entries have id 111");
+    expect_bad("\"schema-id\":1,", "\"schema-id\":0,", KNUT_EPARSE,
+               "t.json: schemas: two entries have id 0");
 
     /* every v2 required field, one at a time */
     static const char *const req[][2] = {
