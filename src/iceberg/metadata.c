@@ -256,6 +256,11 @@ knut_status knut_iceberg_table_parse(knut_iceberg_table **out, const char *json,
         st = knut_iceberg__joom(&c);
         goto cleanup;
     }
+    if (len > KNUT_ICEBERG_METADATA_MAX) {
+        st = knut_error_set(err, KNUT_ETOOBIG, "%s: %zu bytes of metadata, over the %zu-byte limit",
+                            name, len, KNUT_ICEBERG_METADATA_MAX);
+        goto cleanup;
+    }
     json_error_t je;
     /* Duplicate keys are refused: which of two "current-snapshot-id"s
      * counts is not something to guess. */

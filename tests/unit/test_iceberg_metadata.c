@@ -331,6 +331,9 @@ static void test_iceberg_metadata__truncated_and_deep(void **state)
     assert_non_null(strstr(err.message, "nested deeper than 32"));
     free(s);
     knut_buf_reset(&b);
+    /* over the cap: refused before a byte is read */
+    assert_int_equal(parse_bad(V2, KNUT_ICEBERG_METADATA_MAX + 1, &err), KNUT_ETOOBIG);
+    assert_non_null(strstr(err.message, "over the 67108864-byte limit"));
     /* not an object at all */
     assert_int_equal(parse_bad("[1,2]", 5, &err), KNUT_EPARSE);
     assert_non_null(strstr(err.message, "t.json: not table metadata"));
