@@ -18,7 +18,10 @@
  *    equal (NULL equal to NULL) to one of its rows, when its sequence
  *    number is strictly greater, and it is in the same spec and partition
  *    as the data file or its spec is unpartitioned (a global delete).
- * Both become NOT EXISTS, which DuckDB plans as hash anti-joins. A plan
+ * Both are ANTI JOINs, hash joins whose build side is the (small) delete
+ * rows, so the data streams through. (A correlated NOT EXISTS made DuckDB
+ * deduplicate the correlated columns of every data row first: 3.4 GB of
+ * RSS for 10M rows.) A plan
  * without delete files is a plain projection of the read_parquet.
  */
 #include "iceberg_int.h"
@@ -369,18 +372,17 @@ knut_status knut_iceberg_plan_sql(knut_buf *b, const knut_iceberg_table *t,
     put_projection(b, s, "d");
     knut_buf_puts(b, " FROM knut_data d");
     if (n_pos || n_sets)
-        knut_buf_puts(b, " JOIN knut_files m ON d._knut_file = m.f WHERE true");
+        knut_buf_puts(b, " JOIN knut_files m ON d._knut_file = m.f");
     if (n_pos)
-        knut_buf_puts(b, " AND NOT EXISTS (SELECT 1 FROM knut_pos x WHERE x.file_path = m.uri "
-                         "AND x.pos = d.file_row_number AND x.seq >= m.seq)");
+        knut_buf_puts(b, " ANTI JOIN knut_pos x ON x.file_path = m.uri "
+                         "AND x.pos = d.file_row_number AND x.seq >= m.seq");
     for (size_t k = 0; k < n_sets; k++) {
         const knut_iceberg_data_file *f = &p->deletes[sets[k]];
-        knut_buf_printf(b, " AND NOT EXISTS (SELECT 1 FROM knut_eq%zu x WHERE x.seq > m.seq "
-                        "AND (x.global OR (x.spec = m.spec AND x.part = m.part))", k);
+        knut_buf_printf(b, " ANTI JOIN knut_eq%zu x%zu ON x%zu.seq > m.seq AND (x%zu.global OR "
+                        "(x%zu.spec = m.spec AND x%zu.part = m.part))", k, k, k, k, k, k);
         for (size_t j = 0; j < f->n_equality_ids; j++)
-            knut_buf_printf(b, " AND x._knut_c%" PRId32 " IS NOT DISTINCT FROM d._knut_c%" PRId32,
-                            f->equality_ids[j], f->equality_ids[j]);
-        knut_buf_puts(b, ")");
+            knut_buf_printf(b, " AND x%zu._knut_c%" PRId32 " IS NOT DISTINCT FROM d._knut_c%" PRId32,
+                            k, f->equality_ids[j], f->equality_ids[j]);
     }
     return knut_buf_check(b, err);
 }
