@@ -40,6 +40,7 @@ struct knut_iceberg__avro {
     int64_t blk_left;     /* of those, not yet returned */
     int64_t blk_no;       /* 1-based, of the current block */
     int64_t rec_no;       /* 1-based, in the file, of the last record returned */
+    size_t values_left;   /* the file's value budget (see ..._VALUES_PER_BYTE) */
     int failed;
 };
 
@@ -205,6 +206,7 @@ knut_status knut_iceberg__avro_open(knut_iceberg__avro **out, const char *name, 
     }
     r->data = data;
     r->len = len;
+    r->values_left = KNUT_ICEBERG__AVRO_MAX_VALUES;
     knut_buf_init(&r->inflated, KNUT_ICEBERG__AVRO_MAX_INFLATED);
     knut_status st;
     if (len > KNUT_ICEBERG_AVRO_MAX) {
@@ -369,6 +371,8 @@ static knut_status next_block(knut_iceberg__avro *r, knut_error *err)
     }
     r->blk_pos = 0;
     r->blk_count = r->blk_left = count;
+    /* <= 256 MiB blocks: the product cannot overflow a 64-bit size_t. */
+    r->values_left += r->blk_len * KNUT_ICEBERG__AVRO_VALUES_PER_BYTE;
     return st;
 }
 
@@ -389,8 +393,12 @@ knut_status knut_iceberg__avro_next(knut_iceberg__avro *r, avro_value_t **rec, k
     int64_t in_blk = r->blk_count - r->blk_left + 1;
     size_t used = 0;
     const char *why = NULL;
+    size_t budget = r->values_left < KNUT_ICEBERG__AVRO_MAX_VALUES ? r->values_left
+                                                                  : KNUT_ICEBERG__AVRO_MAX_VALUES;
+    size_t before = budget;
     knut_status st = knut_iceberg__avro_value_scan(r->schema, r->blk + r->blk_pos,
-                                                   r->blk_len - r->blk_pos, &used, &why);
+                                                   r->blk_len - r->blk_pos, &budget, &used, &why);
+    r->values_left -= before - budget;
     if (st != KNUT_OK)
         return fail(r, err, st, "block %lld, record %lld: cannot decode: %s", (long long)r->blk_no,
                     (long long)in_blk, why);

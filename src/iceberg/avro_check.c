@@ -109,7 +109,7 @@ knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **w
 typedef struct value_walk {
     const uint8_t *p;
     size_t len, pos;
-    size_t budget; /* values left for this record */
+    size_t budget; /* values left to visit */
     int depth;
     const char *why;
 } value_walk;
@@ -173,7 +173,7 @@ static knut_status items(value_walk *w, avro_schema_t item, int is_map)
 static knut_status value(value_walk *w, avro_schema_t s)
 {
     if (w->budget == 0) {
-        w->why = "more values in one record than the limit";
+        w->why = "more values than the limit (for one record, or for the file's size)";
         return KNUT_ETOOBIG;
     }
     w->budget--;
@@ -255,10 +255,11 @@ static knut_status value(value_walk *w, avro_schema_t s)
 }
 
 knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
-                                          size_t *used, const char **why)
+                                          size_t *budget, size_t *used, const char **why)
 {
-    value_walk w = {p, len, 0, KNUT_ICEBERG__AVRO_MAX_VALUES, 0, NULL};
+    value_walk w = {p, len, 0, *budget, 0, NULL};
     knut_status st = value(&w, schema);
+    *budget = w.budget;
     *used = w.pos;
     *why = w.why;
     return st;

@@ -19,8 +19,11 @@
 #define KNUT_ICEBERG__AVRO_MAX_BLOCK_RECORDS ((int64_t)1 << 24)
 #define KNUT_ICEBERG__AVRO_MAX_INFLATED ((size_t)256 << 20) /* one decompressed block */
 /* Values (every field, element, map entry) in one record, and nesting
- * depth: bound what avro-c allocates and how deep it recurses. */
+ * depth: bound what avro-c allocates and how deep it recurses. A file may
+ * decode this many values plus 4 per byte of its decompressed blocks, so
+ * zero-byte values (nulls, empty records) cannot make a small file slow. */
 #define KNUT_ICEBERG__AVRO_MAX_VALUES ((size_t)1 << 21)
+#define KNUT_ICEBERG__AVRO_VALUES_PER_BYTE 4
 #define KNUT_ICEBERG__AVRO_MAX_DEPTH 64
 
 typedef struct knut_iceberg__avro knut_iceberg__avro;
@@ -73,11 +76,12 @@ void knut_iceberg__avro_close(knut_iceberg__avro *r); /* NULL-safe */
  * and sets *used to its encoded size: every length, count, union branch,
  * enum index and varint is checked against the input and the caps, so
  * avro-c then reads exactly p[0..*used) of bytes known to be well formed.
- * KNUT_EPARSE (or KNUT_ETOOBIG past a cap) with *why set otherwise.
+ * Each value visited takes one from *budget. KNUT_EPARSE (or KNUT_ETOOBIG
+ * when the budget runs out) with *why set otherwise.
  */
 knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **why);
 knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
-                                          size_t *used, const char **why);
+                                          size_t *budget, size_t *used, const char **why);
 
 /* Zigzag varint long at p[*pos..len); 0 and *pos advanced, or -1 (short
  * input, more than 10 bytes, or a value past 64 bits). */
