@@ -83,6 +83,17 @@ knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **w
 knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
                                           size_t *budget, size_t *used, const char **why);
 
+/*
+ * Block codecs (avro_codec.c): decompress src[0..n) into out (cleared
+ * first by the caller; its cap is KNUT_ICEBERG__AVRO_MAX_INFLATED).
+ * Errors name the file and the 1-based block: KNUT_EPARSE (corrupt,
+ * truncated, a snappy CRC mismatch), KNUT_ETOOBIG, KNUT_ENOMEM.
+ */
+knut_status knut_iceberg__avro_inflate(knut_buf *out, const uint8_t *src, size_t n,
+                                       const char *name, int64_t blk_no, knut_error *err);
+knut_status knut_iceberg__avro_unsnappy(knut_buf *out, const uint8_t *src, size_t n,
+                                        const char *name, int64_t blk_no, knut_error *err);
+
 /* Zigzag varint long at p[*pos..len); 0 and *pos advanced, or -1 (short
  * input, more than 10 bytes, or a value past 64 bits). */
 int knut_iceberg__avro_varint(const uint8_t *p, size_t len, size_t *pos, int64_t *out);

@@ -24,7 +24,8 @@
 
 static char tmpdir[] = "/tmp/knut-iceberg-avro-XXXXXX";
 
-#define REC_S "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"
+#define REC_S                                                                        \
+    "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"
 
 static const knut_iceberg_manifest_file MF = {.path = "m.avro", .sequence_number = 1,
                                               .added_snapshot_id = 1};
