@@ -22,7 +22,7 @@
  * depth: bound what avro-c allocates and how deep it recurses. A file may
  * decode this many values plus 4 per byte of its decompressed blocks, so
  * zero-byte values (nulls, empty records) cannot make a small file slow. */
-#define KNUT_ICEBERG__AVRO_MAX_VALUES ((size_t)1 << 21)
+#define KNUT_ICEBERG__AVRO_MAX_VALUES ((size_t)1 << 20)
 #define KNUT_ICEBERG__AVRO_VALUES_PER_BYTE 4
 #define KNUT_ICEBERG__AVRO_MAX_DEPTH 64
 
