@@ -52,7 +52,8 @@ avro_schema_t knut_iceberg__avro_schema(const knut_iceberg__avro *r);
  * or close), or KNUT_EOF after the last. A record that does not decode,
  * bytes left over in a block after its records, a sync marker that does
  * not match: KNUT_EPARSE naming the file, the block and the record
- * (1-based). Once an error is returned the reader stays failed.
+ * ("block 2, record 5": both 1-based, the record counted within its
+ * block). Once an error is returned the reader stays failed.
  */
 knut_status knut_iceberg__avro_next(knut_iceberg__avro *r, avro_value_t **rec, knut_error *err);
 
