@@ -20,7 +20,7 @@ set -euo pipefail
 export LC_ALL=C
 
 here=$(cd "$(dirname "$0")" && pwd)
-parts="core net arrow duck graphar graph sync serve pipeline spark viewer"
+parts="core net arrow duck graphar iceberg graph sync serve pipeline spark viewer"
 
 usage() {
     sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
