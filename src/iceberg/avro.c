@@ -172,14 +172,17 @@ static knut_status load_schema(knut_iceberg__avro *r, knut_error *err)
     const char *json = knut_iceberg__avro_meta(r, "avro.schema", &len);
     if (!json)
         return fail(r, err, KNUT_EPARSE, "Avro header: no avro.schema");
+    const char *why = NULL;
+    knut_status st = knut_iceberg__avro_schema_json_check(json, len, &why);
+    if (st != KNUT_OK)
+        return fail(r, err, st, "Avro header: avro.schema: %s", why);
     if (avro_schema_from_json_length(json, len, &r->schema) != 0) {
         r->schema = NULL;
         return fail(r, err, KNUT_EPARSE, "Avro header: avro.schema: %s", avro_strerror());
     }
     if (!is_avro_record(r->schema))
         return fail(r, err, KNUT_EPARSE, "Avro header: avro.schema is not a record");
-    const char *why = NULL;
-    knut_status st = knut_iceberg__avro_schema_check(r->schema, &why);
+    st = knut_iceberg__avro_schema_check(r->schema, &why);
     if (st != KNUT_OK)
         return fail(r, err, st, "Avro header: avro.schema: %s", why);
     if (!(r->iface = avro_generic_class_from_schema(r->schema)))

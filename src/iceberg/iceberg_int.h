@@ -81,6 +81,9 @@ void knut_iceberg__avro_close(knut_iceberg__avro *r); /* NULL-safe */
  * when the budget runs out) with *why set otherwise.
  */
 knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **why);
+/* Before avro-c parses it: the schema JSON is JSON and defines no named
+ * type twice (avro-c leaks on that error path). KNUT_EPARSE, *why set. */
+knut_status knut_iceberg__avro_schema_json_check(const char *json, size_t len, const char **why);
 knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
                                           size_t *budget, size_t *used, const char **why);
 

@@ -280,6 +280,15 @@ static void test_iceberg_avro__header_caps(void **state)
                    "\"type\":[\"null\",\"n\"]}]}", NULL);
     assert_int_equal(refused(&b, &err), KNUT_EUNSUPPORTED);
     assert_non_null(strstr(err.message, "recursive"));
+    /* a name defined twice: avro-c would leak the second definition */
+    knut_buf_clear(&b);
+    ice_header(&b, "{\"type\":\"record\",\"name\":\"r2\",\"fields\":[{\"name\":\"a\","
+                   "\"type\":{\"type\":\"record\",\"name\":\"x.r2\",\"fields\":[]}}]}", NULL);
+    assert_int_equal(refused(&b, &err), KNUT_EPARSE);
+    assert_non_null(strstr(err.message, "defines a named type twice"));
+    knut_buf_clear(&b);
+    ice_header(&b, "{\"type\":\"record\",\"name\":\"r\",\"fields\":[", NULL);
+    assert_int_equal(refused(&b, &err), KNUT_EPARSE);
     knut_buf_reset(&b);
 }
 
