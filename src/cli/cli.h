@@ -275,6 +275,14 @@ int knut_cmd_iceberg_cat(int argc, char **argv);
 int knut_cmd_iceberg_changes(int argc, char **argv);
 /* Loads the table TABLE names: a folder or metadata file, or with catalog
  * (a SQLite file) an identifier in it (cmd_iceberg.c). */
+/* The options naming a table's catalog, for a struct T with members
+ * catalog and catalog_name (what knut_cli_iceberg_open takes). */
+#define KNUT_CLI_ICEBERG_TABLE_OPTS(T)                                                    \
+    KNUT_CLI_OPT_STR("catalog", 'c', T, catalog, "FILE",                                    \
+                     "a SQLite catalog (pyiceberg's SqlCatalog, table iceberg_tables);\n"   \
+                     "TABLE is then NAMESPACE.NAME"),                                       \
+    KNUT_CLI_OPT_STR("catalog-name", 0, T, catalog_name, "NAME",                            \
+                     "the catalog_name rows to look in (default: default)")
 struct knut_iceberg_table;
 knut_status knut_cli_iceberg_open(const char *table, const char *catalog,
                                   const char *catalog_name, struct knut_iceberg_table **out,

@@ -42,18 +42,11 @@ typedef struct meta_args {
 
 static const char *const meta_formats[] = {"text", "json", NULL};
 
-#define ICEBERG_TABLE_OPTS(T)                                                               \
-    KNUT_CLI_OPT_STR("catalog", 'c', T, catalog, "FILE",                                    \
-                     "a SQLite catalog (pyiceberg's SqlCatalog, table iceberg_tables);\n"   \
-                     "TABLE is then NAMESPACE.NAME"),                                       \
-    KNUT_CLI_OPT_STR("catalog-name", 0, T, catalog_name, "NAME",                            \
-                     "the catalog_name rows to look in (default: default)")
-
 static const knut_cli_opt meta_opts[] = {
     KNUT_CLI_OPT_CHOICE("format", 'f', meta_args, format, "FMT", meta_formats,
                         "text   aligned text (the default)\n"
                         "json   one JSON object (info) or one per line (snapshots)"),
-    ICEBERG_TABLE_OPTS(meta_args),
+    KNUT_CLI_ICEBERG_TABLE_OPTS(meta_args),
     KNUT_CLI_OPT_END,
 };
 

@@ -34,11 +34,7 @@ typedef struct cat_args {
                      "is given)"),                                                            \
     KNUT_CLI_OPT_INT("max-width", 0, cat_args, max_width, "N", 1, 100000,                     \
                      "table only: cut cells longer than N characters"),                       \
-    KNUT_CLI_OPT_STR("catalog", 'c', cat_args, catalog, "FILE",                               \
-                     "a SQLite catalog (pyiceberg's SqlCatalog, table iceberg_tables);\n"     \
-                     "TABLE is then NAMESPACE.NAME"),                                         \
-    KNUT_CLI_OPT_STR("catalog-name", 0, cat_args, catalog_name, "NAME",                       \
-                     "the catalog_name rows to look in (default: default)")
+    KNUT_CLI_ICEBERG_TABLE_OPTS(cat_args)
 
 static const knut_cli_opt cat_opts[] = {
     KNUT_CLI_OPT_INT("snapshot", 's', cat_args, snapshot, "ID", 1, INT64_MAX,
