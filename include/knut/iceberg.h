@@ -265,8 +265,8 @@ KNUT_EXTERN knut_status knut_iceberg_plan_build(knut_iceberg_plan *out,
 KNUT_EXTERN void knut_iceberg_plan_free(knut_iceberg_plan *p);
 
 /*
- * The rows of a plan as one DuckDB SELECT in b: the snapshot's schema's
- * columns (top-level, by field id), position deletes applied where the
+ * The rows of a plan as one parenthesised DuckDB SELECT appended to b:
+ * the snapshot's schema's columns (top-level, by field id), position deletes applied where the
  * delete's data sequence number is >= the data file's, equality deletes
  * where it is >, both within the same partition (equality deletes of an
  * unpartitioned spec apply everywhere). Nested columns are
@@ -296,7 +296,8 @@ KNUT_EXTERN knut_status knut_iceberg_scan(knut_duck_conn *conn, const knut_icebe
  * _commit_snapshot_id, ordered by commit with a commit's DELETEs first.
  * An append contributes the rows of the files it added; a replace
  * nothing; any other commit (delete, overwrite: copy-on-write, position or
- * equality deletes) the difference of its parent's and its own full reads.
+ * equality deletes) the difference of what it took away and what it added,
+ * read from the files it changed only.
  * from_id = -1 means from the start: every row of to_id as an INSERT.
  * A from_id that is not an ancestor of to_id (expired, rolled back) is
  * KNUT_ENOTFOUND saying a full resync is needed.

@@ -12,12 +12,12 @@
  *    sequence-number rules);
  *  - replace (compaction, a format change): nothing, the rows are the
  *    same;
- *  - delete, overwrite, or anything else: the difference of the full
- *    reads of its parent and of it, both ways and with duplicates
- *    (EXCEPT ALL) — rows that vanished are DELETEs, new ones INSERTs. That
- *    covers every kind of delete (copy-on-write rewrites, position and
- *    equality deletes) the same way, at the price of reading the table
- *    twice for such a commit.
+ *  - delete, overwrite, or anything else: what it took away and what it
+ *    added, from the files it changed (put_diff below), each side less
+ *    the other (EXCEPT ALL, duplicates kept) — rows that vanished are
+ *    DELETEs, new ones INSERTs. That covers every kind of delete
+ *    (copy-on-write rewrites, position and equality deletes) and drops
+ *    carry-overs, reading only the files the commit touched.
  * Within a commit DELETEs come before INSERTs, so an updated row reads as
  * its old value deleted and its new value inserted.
  *
@@ -76,22 +76,50 @@ static void put_tag(knut_buf *b, const char *kind, size_t ordinal, int64_t s)
                        "::BIGINT AS _commit_snapshot_id FROM ", kind, ordinal, s);
 }
 
-/* One commit's changes, a UNION ALL branch (or nothing for a replace). */
-static knut_status put_commit(knut_buf *b, const knut_iceberg_table *t,
-                              const knut_iceberg_snapshot *s, size_t ordinal, int32_t schema_id,
-                              int *first, knut_error *err)
+/* ---- a commit's difference, from the files it changed ------------------ */
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The paths of files[0..n) sorted, for lookups; NULL on no memory. */
+static const char **paths_sorted(const knut_iceberg_data_file *files, size_t n)
+{
+    const char **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = files[i].path;
+    qsort(v, n, sizeof *v, cmp_path);
+    return v;
+}
+
+static int has_path(const char **sorted, size_t n, const char *path)
+{
+    return bsearch(&path, sorted, n, sizeof *sorted, cmp_path) != NULL;
+}
+
+/* files[i] (shallow copies) whose path is (in = 1) or is not (in = 0) in
+ * sorted: the strings stay owned by their plan. */
+static knut_iceberg_data_file *pick(const knut_iceberg_data_file *files, size_t n,
+                                    const char **sorted, size_t n_sorted, int in, size_t *n_out)
+{
+    knut_iceberg_data_file *v = malloc((n ? n : 1) * sizeof *v);
+    *n_out = 0;
+    for (size_t i = 0; v && i < n; i++)
+        if (has_path(sorted, n_sorted, files[i].path) == in)
+            v[(*n_out)++] = files[i];
+    return v;
+}
+
+/* The old way, for a commit whose parent is not there or which dropped a
+ * delete file: the two-way difference of the full reads. */
+static knut_status put_full_diff(knut_buf *b, const knut_iceberg_table *t,
+                                 const knut_iceberg_snapshot *s, size_t ordinal,
+                                 int32_t schema_id, knut_error *err)
 {
     knut_status st = KNUT_OK;
-    if (strcmp(s->operation, "replace") == 0)
-        return KNUT_OK;
-    if (!*first)
-        knut_buf_puts(b, " UNION ALL ");
-    *first = 0;
-    if (strcmp(s->operation, "append") == 0) {
-        put_tag(b, "INSERT", ordinal, s->snapshot_id);
-        return put_rows(b, t, s->snapshot_id, schema_id, 1, err);
-    }
-    /* The parent's rows; none for a root snapshot. */
     for (int dir = 0; dir < 2 && st == KNUT_OK; dir++) {
         if (dir)
             knut_buf_puts(b, " UNION ALL ");
@@ -113,6 +141,104 @@ static knut_status put_commit(knut_buf *b, const knut_iceberg_table *t,
         knut_buf_puts(b, ")");
     }
     return st;
+}
+
+/*
+ * A delete or overwrite, from the files it changed (P the parent's plan,
+ * C the commit's): with R the data files it removed, A those it added, F
+ * those it kept and N the delete files it added,
+ *   gone = rows(R, P's deletes) + the rows of F that N deletes
+ *   new  = rows(A, C's deletes)
+ * and the commit's DELETEs are gone EXCEPT ALL new, its INSERTs new EXCEPT
+ * ALL gone (a row rewritten unchanged, a copy-on-write carry-over, cancels
+ * out). That equals the difference of the full reads whenever C keeps all
+ * of P's delete files, and reads only what changed: the hash tables are as
+ * large as the change, not the table.
+ */
+static knut_status put_diff(knut_buf *b, const knut_iceberg_table *t,
+                            const knut_iceberg_snapshot *s, size_t ordinal, int32_t schema_id,
+                            knut_error *err)
+{
+    if (s->parent_id < 0)
+        return put_full_diff(b, t, s, ordinal, schema_id, err);
+    knut_iceberg_plan P = {0}, C = {0};
+    const char **pd = NULL, **cd = NULL, **px = NULL, **cx = NULL;
+    knut_iceberg_data_file *R = NULL, *A = NULL, *F = NULL, *N = NULL;
+    size_t nR = 0, nA = 0, nF = 0, nN = 0, kept = 0;
+    knut_status st = knut_iceberg_plan_build(&P, t, s->parent_id, err);
+    if (st != KNUT_OK || (st = knut_iceberg_plan_build(&C, t, s->snapshot_id, err)) != KNUT_OK)
+        goto done;
+    pd = paths_sorted(P.data, P.n_data);
+    cd = paths_sorted(C.data, C.n_data);
+    px = paths_sorted(P.deletes, P.n_deletes);
+    cx = paths_sorted(C.deletes, C.n_deletes);
+    if (pd && cd && px && cx) {
+        R = pick(P.data, P.n_data, cd, C.n_data, 0, &nR);
+        F = pick(P.data, P.n_data, cd, C.n_data, 1, &nF);
+        A = pick(C.data, C.n_data, pd, P.n_data, 0, &nA);
+        N = pick(C.deletes, C.n_deletes, px, P.n_deletes, 0, &nN);
+        free(pick(P.deletes, P.n_deletes, cx, C.n_deletes, 1, &kept));
+    }
+    if (!R || !F || !A || !N) {
+        st = knut_error_set(err, KNUT_ENOMEM, "iceberg: out of memory");
+        goto done;
+    }
+    if (kept != P.n_deletes) { /* a delete file went: rows may come back */
+        st = put_full_diff(b, t, s, ordinal, schema_id, err);
+        goto done;
+    }
+    for (int dir = 0; dir < 2 && st == KNUT_OK; dir++) {
+        if (dir)
+            knut_buf_puts(b, " UNION ALL ");
+        put_tag(b, dir ? "INSERT" : "DELETE", ordinal, s->snapshot_id);
+        for (int side = 0; side < 2 && st == KNUT_OK; side++) {
+            knut_buf_puts(b, side ? " EXCEPT ALL " : "(");
+            if ((side == 0) == (dir == 0)) { /* gone */
+                knut_buf_puts(b, "(SELECT * FROM ");
+                st = knut_iceberg__rows_sql(b, t, schema_id, R, nR, P.deletes, P.n_deletes,
+                                            NULL, 0, err);
+                knut_buf_puts(b, " UNION ALL SELECT * FROM ");
+                if (st == KNUT_OK)
+                    st = knut_iceberg__rows_sql(b, t, schema_id, F, nF, P.deletes, P.n_deletes,
+                                                N, nN, err);
+                knut_buf_puts(b, ")");
+            } else { /* new */
+                knut_buf_puts(b, "SELECT * FROM ");
+                st = knut_iceberg__rows_sql(b, t, schema_id, A, nA, C.deletes, C.n_deletes,
+                                            NULL, 0, err);
+            }
+        }
+        knut_buf_puts(b, ")");
+    }
+done:
+    free(R);
+    free(A);
+    free(F);
+    free(N);
+    free(pd);
+    free(cd);
+    free(px);
+    free(cx);
+    knut_iceberg_plan_free(&P);
+    knut_iceberg_plan_free(&C);
+    return st;
+}
+
+/* One commit's changes, a UNION ALL branch (or nothing for a replace). */
+static knut_status put_commit(knut_buf *b, const knut_iceberg_table *t,
+                              const knut_iceberg_snapshot *s, size_t ordinal, int32_t schema_id,
+                              int *first, knut_error *err)
+{
+    if (strcmp(s->operation, "replace") == 0)
+        return KNUT_OK;
+    if (!*first)
+        knut_buf_puts(b, " UNION ALL ");
+    *first = 0;
+    if (strcmp(s->operation, "append") == 0) {
+        put_tag(b, "INSERT", ordinal, s->snapshot_id);
+        return put_rows(b, t, s->snapshot_id, schema_id, 1, err);
+    }
+    return put_diff(b, t, s, ordinal, schema_id, err);
 }
 
 knut_status knut_iceberg_changes_sql(knut_buf *b, const knut_iceberg_table *t, int64_t from_id,

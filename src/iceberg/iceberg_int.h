@@ -106,4 +106,16 @@ int knut_iceberg__avro_varint(const uint8_t *p, size_t len, size_t *pos, int64_t
  * (knut_file_read's errors). */
 knut_status knut_iceberg__avro_file_read(const char *path, knut_buf *out, knut_error *err);
 
+/*
+ * The rows of data[0..n_data) with dels applied, under schema schema_id,
+ * as one parenthesised DuckDB SELECT appended to b (scan.c). With semi
+ * (n_semi may be 0), only the rows that semi's deletes delete, each once:
+ * what a commit's new delete files take away.
+ */
+knut_status knut_iceberg__rows_sql(knut_buf *b, const knut_iceberg_table *t, int32_t schema_id,
+                                   const knut_iceberg_data_file *data, size_t n_data,
+                                   const knut_iceberg_data_file *dels, size_t n_dels,
+                                   const knut_iceberg_data_file *semi, size_t n_semi,
+                                   knut_error *err);
+
 #endif

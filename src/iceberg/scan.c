@@ -258,10 +258,10 @@ static void put_projection(knut_buf *b, const knut_iceberg_schema *s, const char
     }
 }
 
-/* An empty result with the schema's columns and types. */
+/* An empty result with the schema's columns and types, parenthesised. */
 static knut_status put_empty(knut_buf *b, const knut_iceberg_schema *s, knut_error *err)
 {
-    knut_buf_puts(b, "SELECT ");
+    knut_buf_puts(b, "(SELECT ");
     for (size_t i = 0; i < s->n_fields; i++) {
         const knut_iceberg_field *f = &s->fields[i];
         char tmp[32];
@@ -273,118 +273,189 @@ static knut_status put_empty(knut_buf *b, const knut_iceberg_schema *s, knut_err
         knut_buf_printf(b, "%sCAST(NULL AS %s) AS ", i ? ", " : "", dt);
         knut_duck_ident(b, f->name);
     }
-    knut_buf_puts(b, s->n_fields ? " WHERE false" : "NULL AS _knut_empty WHERE false");
+    knut_buf_puts(b, s->n_fields ? " WHERE false)" : "NULL AS _knut_empty WHERE false)");
     return KNUT_OK;
 }
 
-/* One CTE per distinct equality-id set: knut_eq<k>(key columns, seq, spec,
- * part, global). Returns the number of sets in *n_sets and their first
- * files' indexes in sets[]. */
+/*
+ * A set of delete files as CTEs named with tag (e.g. "a" for the deletes
+ * a scan applies): knut_<tag>pos(file_path, pos, seq) for the position
+ * deletes, and knut_<tag>eq<k>(key columns, seq, spec, part, global) per
+ * distinct equality-id set k.
+ */
 #define MAX_EQ_SETS 64
 
+typedef struct del_set {
+    const char *tag;
+    const knut_iceberg_data_file *files;
+    size_t n;
+    int has_pos;
+    size_t sets[MAX_EQ_SETS]; /* a file of each equality-id set */
+    size_t n_sets;
+} del_set;
+
+static knut_status put_pos_ctes(knut_buf *b, const knut_iceberg_table *t, del_set *d,
+                                knut_error *err)
+{
+    knut_status st;
+    for (size_t i = 0; i < d->n && !d->has_pos; i++)
+        d->has_pos = d->files[i].content == KNUT_ICEBERG_POSITION_DELETES;
+    if (!d->has_pos)
+        return KNUT_OK;
+    knut_buf_printf(b, ", knut_%sposf(f, uri, seq, spec, part, global) AS (VALUES ", d->tag);
+    if ((st = put_file_rows(b, t, d->files, d->n, KNUT_ICEBERG_POSITION_DELETES, NULL, 0,
+                            err)) != KNUT_OK)
+        return st;
+    knut_buf_printf(b, "), knut_%spos AS (SELECT e.file_path, e.pos, x.seq FROM read_parquet(",
+                    d->tag);
+    if ((st = put_paths(b, t, d->files, d->n, KNUT_ICEBERG_POSITION_DELETES, NULL, 0, err)) !=
+        KNUT_OK)
+        return st;
+    /* The reserved field ids of a position delete file's columns. */
+    knut_buf_printf(b, ", schema = MAP {2147483546: {name: 'file_path', type: 'VARCHAR', "
+                       "default_value: NULL}, 2147483545: {name: 'pos', type: 'BIGINT', "
+                       "default_value: NULL}}, filename = '_knut_file') e JOIN knut_%sposf x "
+                       "ON e._knut_file = x.f)", d->tag);
+    return KNUT_OK;
+}
+
 static knut_status put_eq_ctes(knut_buf *b, const knut_iceberg_table *t,
-                               const knut_iceberg_schema *s, const knut_iceberg_plan *p,
-                               size_t *sets, size_t *n_sets, knut_error *err)
+                               const knut_iceberg_schema *s, del_set *d, knut_error *err)
 {
     knut_status st = KNUT_OK;
-    *n_sets = 0;
-    for (size_t i = 0; i < p->n_deletes && st == KNUT_OK; i++) {
-        const knut_iceberg_data_file *f = &p->deletes[i];
+    for (size_t i = 0; i < d->n && st == KNUT_OK; i++) {
+        const knut_iceberg_data_file *f = &d->files[i];
         if (f->content != KNUT_ICEBERG_EQUALITY_DELETES)
             continue;
         if (f->n_equality_ids == 0)
             return knut_error_set(err, KNUT_EPARSE, "%s: equality delete file without "
                                   "equality_ids", f->path);
         size_t k = 0;
-        while (k < *n_sets && !same_ids(&p->deletes[sets[k]], f->equality_ids,
-                                        f->n_equality_ids))
+        while (k < d->n_sets &&
+               !same_ids(&d->files[d->sets[k]], f->equality_ids, f->n_equality_ids))
             k++;
-        if (k < *n_sets)
+        if (k < d->n_sets)
             continue;
-        if (*n_sets == MAX_EQ_SETS)
+        if (d->n_sets == MAX_EQ_SETS)
             return knut_error_set(err, KNUT_ETOOBIG, "more than %d distinct equality-delete "
                                   "key sets in one snapshot", MAX_EQ_SETS);
-        sets[(*n_sets)++] = i;
-        knut_buf_printf(b, ", knut_eqf%zu(f, uri, seq, spec, part, global) AS (VALUES ", k);
-        st = put_file_rows(b, t, p->deletes, p->n_deletes, KNUT_ICEBERG_EQUALITY_DELETES,
-                           f->equality_ids, f->n_equality_ids, err);
+        d->sets[d->n_sets++] = i;
+        knut_buf_printf(b, ", knut_%seqf%zu(f, uri, seq, spec, part, global) AS (VALUES ",
+                        d->tag, k);
+        st = put_file_rows(b, t, d->files, d->n, KNUT_ICEBERG_EQUALITY_DELETES, f->equality_ids,
+                           f->n_equality_ids, err);
         if (st != KNUT_OK)
             break;
-        knut_buf_printf(b, "), knut_eq%zu AS (SELECT e.*, x.seq, x.spec, x.part, x.global "
-                        "FROM read_parquet(", k);
-        if ((st = put_paths(b, t, p->deletes, p->n_deletes, KNUT_ICEBERG_EQUALITY_DELETES,
+        knut_buf_printf(b, "), knut_%seq%zu AS (SELECT e.*, x.seq, x.spec, x.part, x.global "
+                        "FROM read_parquet(", d->tag, k);
+        if ((st = put_paths(b, t, d->files, d->n, KNUT_ICEBERG_EQUALITY_DELETES,
                             f->equality_ids, f->n_equality_ids, err)) != KNUT_OK)
             break;
         knut_buf_puts(b, ", schema = ");
         if ((st = put_schema_map(b, s, f->equality_ids, f->n_equality_ids, err)) != KNUT_OK)
             break;
-        knut_buf_printf(b, ", filename = '_knut_file') e JOIN knut_eqf%zu x ON e._knut_file "
-                        "= x.f)", k);
+        knut_buf_printf(b, ", filename = '_knut_file') e JOIN knut_%seqf%zu x ON e._knut_file "
+                        "= x.f)", d->tag, k);
     }
     return st;
+}
+
+/* Member k of a delete set: 0 its position deletes (when it has any), then
+ * its equality-id sets. */
+static size_t del_members(const del_set *d)
+{
+    return (size_t)d->has_pos + d->n_sets;
+}
+
+/* `kind JOIN` (ANTI or SEMI) of a data row with member k of d. */
+static void put_del_join(knut_buf *b, const char *kind, const del_set *d, size_t k)
+{
+    if (d->has_pos && k == 0) {
+        knut_buf_printf(b, " %s JOIN knut_%spos %sp ON %sp.file_path = m.uri AND %sp.pos = "
+                        "d.file_row_number AND %sp.seq >= m.seq", kind, d->tag, d->tag, d->tag,
+                        d->tag, d->tag);
+        return;
+    }
+    size_t e = k - (size_t)d->has_pos;
+    const knut_iceberg_data_file *f = &d->files[d->sets[e]];
+    char x[24];
+    snprintf(x, sizeof x, "%se%zu", d->tag, e);
+    knut_buf_printf(b, " %s JOIN knut_%seq%zu %s ON %s.seq > m.seq AND (%s.global OR "
+                    "(%s.spec = m.spec AND %s.part = m.part))", kind, d->tag, e, x, x, x, x, x);
+    for (size_t j = 0; j < f->n_equality_ids; j++)
+        knut_buf_printf(b, " AND %s._knut_c%" PRId32 " IS NOT DISTINCT FROM d._knut_c%" PRId32,
+                        x, f->equality_ids[j], f->equality_ids[j]);
+}
+
+/* SELECT <columns> FROM the data rows with every member of anti applied. */
+static void put_select(knut_buf *b, const knut_iceberg_schema *s, const del_set *anti,
+                       int joined)
+{
+    knut_buf_puts(b, "SELECT ");
+    put_projection(b, s, "d");
+    knut_buf_puts(b, " FROM knut_data d");
+    if (joined)
+        knut_buf_puts(b, " JOIN knut_files m ON d._knut_file = m.f");
+    for (size_t k = 0; k < del_members(anti); k++)
+        put_del_join(b, "ANTI", anti, k);
+}
+
+knut_status knut_iceberg__rows_sql(knut_buf *b, const knut_iceberg_table *t, int32_t schema_id,
+                                   const knut_iceberg_data_file *data, size_t n_data,
+                                   const knut_iceberg_data_file *dels, size_t n_dels,
+                                   const knut_iceberg_data_file *semi, size_t n_semi,
+                                   knut_error *err)
+{
+    const knut_iceberg_schema *s = knut_iceberg_table_schema(t, schema_id);
+    if (!s)
+        return knut_error_set(err, KNUT_ENOTFOUND, "%s: no schema %" PRId32, t->metadata_path,
+                              schema_id);
+    if (n_data == 0 || (semi && n_semi == 0))
+        return put_empty(b, s, err);
+    del_set anti = {.tag = "a", .files = dels, .n = n_dels};
+    del_set want = {.tag = "s", .files = semi, .n = n_semi};
+    knut_status st;
+
+    knut_buf_puts(b, "(WITH knut_files(f, uri, seq, spec, part, global) AS (VALUES ");
+    if ((st = put_file_rows(b, t, data, n_data, KNUT_ICEBERG_DATA, NULL, 0, err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(b, "), knut_data AS (SELECT * FROM read_parquet(");
+    if ((st = put_paths(b, t, data, n_data, KNUT_ICEBERG_DATA, NULL, 0, err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(b, ", schema = ");
+    if ((st = put_schema_map(b, s, NULL, 0, err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(b, ", filename = '_knut_file', file_row_number = true))");
+    if ((st = put_pos_ctes(b, t, &anti, err)) != KNUT_OK ||
+        (st = put_eq_ctes(b, t, s, &anti, err)) != KNUT_OK ||
+        (st = put_pos_ctes(b, t, &want, err)) != KNUT_OK ||
+        (st = put_eq_ctes(b, t, s, &want, err)) != KNUT_OK)
+        return st;
+    knut_buf_puts(b, " ");
+    int joined = del_members(&anti) || del_members(&want);
+    if (!semi) {
+        put_select(b, s, &anti, joined);
+    } else {
+        /* Rows that member k of semi deletes and no member before it does:
+         * each row once, however many of the deletes match it. */
+        for (size_t k = 0; k < del_members(&want); k++) {
+            knut_buf_puts(b, k ? " UNION ALL " : "");
+            put_select(b, s, &anti, joined);
+            put_del_join(b, "SEMI", &want, k);
+            for (size_t j = 0; j < k; j++)
+                put_del_join(b, "ANTI", &want, j);
+        }
+    }
+    knut_buf_puts(b, ")");
+    return knut_buf_check(b, err);
 }
 
 knut_status knut_iceberg_plan_sql(knut_buf *b, const knut_iceberg_table *t,
                                   const knut_iceberg_plan *p, knut_error *err)
 {
     KNUT_ASSERT_ARG(err, b && t && p);
-    const knut_iceberg_schema *s = knut_iceberg_table_schema(t, p->schema_id);
-    if (!s)
-        return knut_error_set(err, KNUT_ENOTFOUND, "%s: no schema %" PRId32, t->metadata_path,
-                              p->schema_id);
-    if (p->n_data == 0)
-        return put_empty(b, s, err);
-    size_t n_pos = 0;
-    for (size_t i = 0; i < p->n_deletes; i++)
-        n_pos += p->deletes[i].content == KNUT_ICEBERG_POSITION_DELETES;
-    size_t sets[MAX_EQ_SETS], n_sets = 0;
-    knut_status st;
-
-    knut_buf_puts(b, "WITH knut_files(f, uri, seq, spec, part, global) AS (VALUES ");
-    if ((st = put_file_rows(b, t, p->data, p->n_data, KNUT_ICEBERG_DATA, NULL, 0, err)) != KNUT_OK)
-        return st;
-    knut_buf_puts(b, "), knut_data AS (SELECT * FROM read_parquet(");
-    if ((st = put_paths(b, t, p->data, p->n_data, KNUT_ICEBERG_DATA, NULL, 0, err)) != KNUT_OK)
-        return st;
-    knut_buf_puts(b, ", schema = ");
-    if ((st = put_schema_map(b, s, NULL, 0, err)) != KNUT_OK)
-        return st;
-    knut_buf_puts(b, ", filename = '_knut_file', file_row_number = true))");
-    if (n_pos) {
-        knut_buf_puts(b, ", knut_posf(f, uri, seq, spec, part, global) AS (VALUES ");
-        if ((st = put_file_rows(b, t, p->deletes, p->n_deletes, KNUT_ICEBERG_POSITION_DELETES,
-                                NULL, 0, err)) != KNUT_OK)
-            return st;
-        knut_buf_puts(b, "), knut_pos AS (SELECT e.file_path, e.pos, x.seq FROM read_parquet(");
-        if ((st = put_paths(b, t, p->deletes, p->n_deletes, KNUT_ICEBERG_POSITION_DELETES, NULL,
-                            0, err)) != KNUT_OK)
-            return st;
-        /* The reserved field ids of a position delete file's columns. */
-        knut_buf_puts(b, ", schema = MAP {2147483546: {name: 'file_path', type: 'VARCHAR', "
-                         "default_value: NULL}, 2147483545: {name: 'pos', type: 'BIGINT', "
-                         "default_value: NULL}}, filename = '_knut_file') e JOIN knut_posf x "
-                         "ON e._knut_file = x.f)");
-    }
-    if ((st = put_eq_ctes(b, t, s, p, sets, &n_sets, err)) != KNUT_OK)
-        return st;
-
-    knut_buf_puts(b, " SELECT ");
-    put_projection(b, s, "d");
-    knut_buf_puts(b, " FROM knut_data d");
-    if (n_pos || n_sets)
-        knut_buf_puts(b, " JOIN knut_files m ON d._knut_file = m.f");
-    if (n_pos)
-        knut_buf_puts(b, " ANTI JOIN knut_pos x ON x.file_path = m.uri "
-                         "AND x.pos = d.file_row_number AND x.seq >= m.seq");
-    for (size_t k = 0; k < n_sets; k++) {
-        const knut_iceberg_data_file *f = &p->deletes[sets[k]];
-        knut_buf_printf(b, " ANTI JOIN knut_eq%zu x%zu ON x%zu.seq > m.seq AND (x%zu.global OR "
-                        "(x%zu.spec = m.spec AND x%zu.part = m.part))", k, k, k, k, k, k);
-        for (size_t j = 0; j < f->n_equality_ids; j++)
-            knut_buf_printf(b, " AND x%zu._knut_c%" PRId32 " IS NOT DISTINCT FROM d._knut_c%" PRId32,
-                            k, f->equality_ids[j], f->equality_ids[j]);
-    }
-    return knut_buf_check(b, err);
+    return knut_iceberg__rows_sql(b, t, p->schema_id, p->data, p->n_data, p->deletes,
+                                  p->n_deletes, NULL, 0, err);
 }
 
 /* read_parquet with a field-id schema reads a file without field ids as
@@ -406,6 +477,7 @@ knut_status knut_iceberg_scan(knut_duck_conn *conn, const knut_iceberg_table *t,
         goto done;
     if ((st = check_field_ids(conn, t, &p, err)) != KNUT_OK)
         goto done;
+    knut_buf_puts(&sql, "SELECT * FROM ");
     if ((st = knut_iceberg_plan_sql(&sql, t, &p, err)) != KNUT_OK)
         goto done;
     if (limit > 0 && (st = knut_buf_printf(&sql, " LIMIT %" PRId64, limit)) != KNUT_OK)

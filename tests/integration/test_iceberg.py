@@ -407,3 +407,24 @@ def test_changes_from_a_snapshot_off_the_lineage_asks_for_a_resync(run_knut, tmp
     assert r.returncode == 1 and "full resync" in r.stderr, r.stderr
     r = run_knut("iceberg", "changes", "--from", "12345", *cat_args(tmp_path))
     assert r.returncode == 1 and "full resync" in r.stderr, r.stderr
+
+
+def test_changes_of_equality_deletes(changes, tmp_path):
+    """An equality delete commit's changelog is the rows it removed (only
+    older ones: the re-insert after it stays), once each."""
+    cat = F.catalog(tmp_path)
+    tbl = cat.create_table("db.t", schema=F.people_schema())
+    tbl.append(F.people_rows(0, 20))
+    tbl.append(F.people_rows(3, 4))                     # id 3 twice
+    tbl = cat.load_table("db.t")
+    before = tbl.metadata.current_snapshot_id
+    big = [t.file.file_path for t in tbl.scan().plan_files() if t.file.record_count == 20]
+    tbl = F.add_position_deletes(tbl, {big[0]: [0]})    # id 0
+    mid = tbl.metadata.current_snapshot_id
+    tbl = F.add_equality_deletes(tbl, [1], pa.table({"id": pa.array([3, 5, 99], pa.int64())}))
+    got = changes("--from", mid, *cat_args(tmp_path)).to_pylist()
+    assert sorted(r["id"] for r in got) == [3, 3, 5]
+    assert {r["_change_type"] for r in got} == {"DELETE"}
+    got = changes("--from", before, *cat_args(tmp_path)).to_pylist()
+    assert [r["_change_ordinal"] for r in got] == sorted(r["_change_ordinal"] for r in got)
+    assert [r["id"] for r in got if r["_change_ordinal"] == 0] == [0]
