@@ -118,4 +118,10 @@ knut_status knut_iceberg__rows_sql(knut_buf *b, const knut_iceberg_table *t, int
                                    const knut_iceberg_data_file *semi, size_t n_semi,
                                    knut_error *err);
 
+/* Appends the list ['a', 'b'] of the local paths of files[0..n) with the
+ * given content (and equality ids, when eq is not NULL). */
+knut_status knut_iceberg__put_paths(knut_buf *b, const knut_iceberg_table *t,
+                                    const knut_iceberg_data_file *files, size_t n, int content,
+                                    const int32_t *eq, size_t n_eq, knut_error *err);
+
 #endif
