@@ -177,7 +177,11 @@ static knut_status ice_apply(knut_sync *s, const knut_sync_table *t, const sync_
         st = knut_sync__ledger_remember(&s->ledger, e, 1, err);
         ts->files++;
         ts->rows += rows;
-        ts->sink = sst;
+        ts->sink.rows += sst.rows;
+        ts->sink.vertices_written += sst.vertices_written;
+        ts->sink.edges_written += sst.edges_written;
+        ts->sink.vertices_deleted += sst.vertices_deleted;
+        ts->sink.edges_deleted += sst.edges_deleted;
         s->prog.files++;
         s->prog.rows += rows;
     }
