@@ -8,12 +8,10 @@
  */
 #include "iceberg_int.h"
 
-#include <snappy-c.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define SYNC_LEN 16
 
@@ -40,6 +38,7 @@ struct knut_iceberg__avro {
     int64_t blk_left;     /* of those, not yet returned */
     int64_t blk_no;       /* 1-based, of the current block */
     int64_t rec_no;       /* 1-based, in the file, of the last record returned */
+    size_t values_left;   /* the file's value budget (see ..._VALUES_PER_BYTE) */
     int failed;
 };
 
@@ -173,14 +172,17 @@ static knut_status load_schema(knut_iceberg__avro *r, knut_error *err)
     const char *json = knut_iceberg__avro_meta(r, "avro.schema", &len);
     if (!json)
         return fail(r, err, KNUT_EPARSE, "Avro header: no avro.schema");
+    const char *why = NULL;
+    knut_status st = knut_iceberg__avro_schema_json_check(json, len, &why);
+    if (st != KNUT_OK)
+        return fail(r, err, st, "Avro header: avro.schema: %s", why);
     if (avro_schema_from_json_length(json, len, &r->schema) != 0) {
         r->schema = NULL;
         return fail(r, err, KNUT_EPARSE, "Avro header: avro.schema: %s", avro_strerror());
     }
     if (!is_avro_record(r->schema))
         return fail(r, err, KNUT_EPARSE, "Avro header: avro.schema is not a record");
-    const char *why = NULL;
-    knut_status st = knut_iceberg__avro_schema_check(r->schema, &why);
+    st = knut_iceberg__avro_schema_check(r->schema, &why);
     if (st != KNUT_OK)
         return fail(r, err, st, "Avro header: avro.schema: %s", why);
     if (!(r->iface = avro_generic_class_from_schema(r->schema)))
@@ -205,6 +207,7 @@ knut_status knut_iceberg__avro_open(knut_iceberg__avro **out, const char *name, 
     }
     r->data = data;
     r->len = len;
+    r->values_left = KNUT_ICEBERG__AVRO_MAX_VALUES;
     knut_buf_init(&r->inflated, KNUT_ICEBERG__AVRO_MAX_INFLATED);
     knut_status st;
     if (len > KNUT_ICEBERG_AVRO_MAX) {
@@ -247,89 +250,6 @@ int64_t knut_iceberg__avro_record_no(const knut_iceberg__avro *r)
 
 /* ---- blocks ------------------------------------------------------------- */
 
-static knut_status inflate_block(knut_iceberg__avro *r, const uint8_t *src, size_t n,
-                                 knut_error *err)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    /* Avro's deflate is raw RFC 1951: no zlib header, no checksum. */
-    if (inflateInit2(&zs, -15) != Z_OK)
-        return fail(r, err, KNUT_ENOMEM, "block %lld: cannot start inflate", (long long)r->blk_no);
-    knut_status st = KNUT_OK;
-    zs.next_in = (Bytef *)(uintptr_t)src;
-    zs.avail_in = (uInt)n; /* n fits: blocks are within a <= 256 MiB file */
-    for (;;) {
-        size_t want = r->inflated.len < 65536 ? 65536 : r->inflated.len;
-        if (want > KNUT_ICEBERG__AVRO_MAX_INFLATED - r->inflated.len)
-            want = KNUT_ICEBERG__AVRO_MAX_INFLATED - r->inflated.len;
-        if (want == 0) {
-            st = fail(r, err, KNUT_ETOOBIG, "block %lld: inflates to over %zu bytes",
-                      (long long)r->blk_no, KNUT_ICEBERG__AVRO_MAX_INFLATED);
-            goto done;
-        }
-        if (knut_buf_reserve(&r->inflated, want) != KNUT_OK) {
-            st = fail(r, err, KNUT_ENOMEM, "block %lld: out of memory inflating",
-                      (long long)r->blk_no);
-            goto done;
-        }
-        zs.next_out = (Bytef *)r->inflated.data + r->inflated.len;
-        zs.avail_out = (uInt)want;
-        int zr = inflate(&zs, Z_NO_FLUSH);
-        r->inflated.len += want - zs.avail_out;
-        if (zr == Z_STREAM_END)
-            break;
-        if (zr != Z_OK && !(zr == Z_BUF_ERROR && zs.avail_out == 0)) {
-            st = fail(r, err, KNUT_EPARSE, "block %lld: corrupt deflate data%s%s",
-                      (long long)r->blk_no, zs.msg ? ": " : "", zs.msg ? zs.msg : "");
-            goto done;
-        }
-        if (zs.avail_in == 0 && zs.avail_out != 0) {
-            st = fail(r, err, KNUT_EPARSE, "block %lld: truncated deflate data",
-                      (long long)r->blk_no);
-            goto done;
-        }
-    }
-done:
-    inflateEnd(&zs);
-    return st;
-}
-
-static knut_status unsnappy_block(knut_iceberg__avro *r, const uint8_t *src, size_t n,
-                                  knut_error *err)
-{
-    /* Avro's snappy block: the compressed bytes, then a big-endian CRC-32
-     * of the uncompressed data. */
-    if (n < 4)
-        return fail(r, err, KNUT_EPARSE, "block %lld: a snappy block under 4 bytes",
-                    (long long)r->blk_no);
-    n -= 4;
-    size_t out_len = 0;
-    if (snappy_uncompressed_length((const char *)src, n, &out_len) != SNAPPY_OK)
-        return fail(r, err, KNUT_EPARSE, "block %lld: corrupt snappy data", (long long)r->blk_no);
-    if (out_len > KNUT_ICEBERG__AVRO_MAX_INFLATED)
-        return fail(r, err, KNUT_ETOOBIG, "block %lld: uncompresses to over %zu bytes",
-                    (long long)r->blk_no, KNUT_ICEBERG__AVRO_MAX_INFLATED);
-    /* A snappy copy yields at most 64 bytes for 3 of input: a length
-     * beyond that is a lie, refused before it is allocated. */
-    if (out_len / 22 > n)
-        return fail(r, err, KNUT_EPARSE, "block %lld: corrupt snappy data (claims %zu bytes)",
-                    (long long)r->blk_no, out_len);
-    if (knut_buf_reserve(&r->inflated, out_len) != KNUT_OK)
-        return fail(r, err, KNUT_ENOMEM, "block %lld: out of memory", (long long)r->blk_no);
-    size_t got = out_len;
-    if (snappy_uncompress((const char *)src, n, r->inflated.data, &got) != SNAPPY_OK ||
-        got != out_len)
-        return fail(r, err, KNUT_EPARSE, "block %lld: corrupt snappy data", (long long)r->blk_no);
-    r->inflated.len = got;
-    const uint8_t *c = src + n;
-    uint32_t want = (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3];
-    uint32_t have = (uint32_t)crc32(0L, (const Bytef *)r->inflated.data, (uInt)got);
-    if (want != have)
-        return fail(r, err, KNUT_EPARSE, "block %lld: snappy CRC-32 mismatch",
-                    (long long)r->blk_no);
-    return KNUT_OK;
-}
-
 /* Reads the next block's framing and decompresses it; KNUT_EOF at the end. */
 static knut_status next_block(knut_iceberg__avro *r, knut_error *err)
 {
@@ -362,13 +282,19 @@ static knut_status next_block(knut_iceberg__avro *r, knut_error *err)
         r->blk = src;
         r->blk_len = (size_t)size;
     } else {
-        st = r->codec == CODEC_DEFLATE ? inflate_block(r, src, (size_t)size, err)
-                                       : unsnappy_block(r, src, (size_t)size, err);
+        st = r->codec == CODEC_DEFLATE
+                 ? knut_iceberg__avro_inflate(&r->inflated, src, (size_t)size, r->name, r->blk_no,
+                                              err)
+                 : knut_iceberg__avro_unsnappy(&r->inflated, src, (size_t)size, r->name,
+                                               r->blk_no, err);
+        r->failed = st != KNUT_OK;
         r->blk = (const uint8_t *)r->inflated.data;
         r->blk_len = r->inflated.len;
     }
     r->blk_pos = 0;
     r->blk_count = r->blk_left = count;
+    /* <= 256 MiB blocks: the product cannot overflow a 64-bit size_t. */
+    r->values_left += r->blk_len * KNUT_ICEBERG__AVRO_VALUES_PER_BYTE;
     return st;
 }
 
@@ -380,7 +306,8 @@ knut_status knut_iceberg__avro_next(knut_iceberg__avro *r, avro_value_t **rec, k
         return knut_error_set_at(err, KNUT_EINVAL, r->name, 0, 0, "read after an error");
     while (r->blk_left == 0) {
         if (r->blk_no > 0 && r->blk_pos != r->blk_len)
-            return fail(r, err, KNUT_EPARSE, "block %lld: %zu bytes left over after its %lld records",
+            return fail(r, err, KNUT_EPARSE,
+                        "block %lld: %zu bytes left over after its %lld records",
                         (long long)r->blk_no, r->blk_len - r->blk_pos, (long long)r->blk_count);
         knut_status st = next_block(r, err);
         if (st != KNUT_OK)
@@ -389,8 +316,12 @@ knut_status knut_iceberg__avro_next(knut_iceberg__avro *r, avro_value_t **rec, k
     int64_t in_blk = r->blk_count - r->blk_left + 1;
     size_t used = 0;
     const char *why = NULL;
+    size_t budget = r->values_left < KNUT_ICEBERG__AVRO_MAX_VALUES ? r->values_left
+                                                                  : KNUT_ICEBERG__AVRO_MAX_VALUES;
+    size_t before = budget;
     knut_status st = knut_iceberg__avro_value_scan(r->schema, r->blk + r->blk_pos,
-                                                   r->blk_len - r->blk_pos, &used, &why);
+                                                   r->blk_len - r->blk_pos, &budget, &used, &why);
+    r->values_left -= before - budget;
     if (st != KNUT_OK)
         return fail(r, err, st, "block %lld, record %lld: cannot decode: %s", (long long)r->blk_no,
                     (long long)in_blk, why);

@@ -9,6 +9,7 @@
  */
 #include "iceberg_int.h"
 
+#include <jansson.h>
 #include <string.h>
 
 /* Schema nodes walked by schema_check: a schema of named types used many
@@ -32,6 +33,87 @@ int knut_iceberg__avro_varint(const uint8_t *p, size_t len, size_t *pos, int64_t
         }
     }
     return -1;
+}
+
+/* ---- schema JSON ---------------------------------------------------------- */
+
+/* Named types defined in a schema, walked in the JSON before avro-c sees
+ * it: avro-c's parser leaks the second definition of a name (it returns
+ * without freeing it). Names are compared without their namespace, which
+ * refuses more than Avro does but nothing Iceberg writes (its record
+ * names r2, r102, k117_v118 ... are unique, and a type used twice is
+ * written once and then referred to by name). */
+static int json_names(json_t *node, json_t *seen, int depth, const char **why)
+{
+    if (depth > 2 * KNUT_ICEBERG__AVRO_MAX_DEPTH) {
+        *why = "the Avro schema is nested too deep";
+        return -1;
+    }
+    if (json_is_array(node)) { /* a union */
+        size_t i;
+        json_t *v;
+        json_array_foreach(node, i, v)
+            if (json_names(v, seen, depth + 1, why) != 0)
+                return -1;
+        return 0;
+    }
+    if (!json_is_object(node))
+        return 0;
+    json_t *type = json_object_get(node, "type");
+    if (!json_is_string(type))
+        return type ? json_names(type, seen, depth + 1, why) : 0;
+    const char *t = json_string_value(type);
+    int named = strcmp(t, "record") == 0 || strcmp(t, "error") == 0 ||
+                strcmp(t, "enum") == 0 || strcmp(t, "fixed") == 0;
+    const char *name = json_string_value(json_object_get(node, "name"));
+    if (named && name) {
+        const char *dot = strrchr(name, '.');
+        const char *bare = dot ? dot + 1 : name;
+        if (json_object_get(seen, bare)) {
+            *why = "the Avro schema defines a named type twice";
+            return -1;
+        }
+        if (json_object_set_new(seen, bare, json_true()) != 0) {
+            *why = "out of memory";
+            return -1;
+        }
+    }
+    if (strcmp(t, "record") == 0 || strcmp(t, "error") == 0) {
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(node, "fields"), i, f)
+            if (json_is_object(f) &&
+                json_names(json_object_get(f, "type"), seen, depth + 1, why) != 0)
+                return -1;
+        return 0;
+    }
+    if (strcmp(t, "array") == 0)
+        return json_names(json_object_get(node, "items"), seen, depth + 1, why);
+    if (strcmp(t, "map") == 0)
+        return json_names(json_object_get(node, "values"), seen, depth + 1, why);
+    return 0;
+}
+
+knut_status knut_iceberg__avro_schema_json_check(const char *json, size_t len, const char **why)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(json, len, JSON_DECODE_ANY, &jerr);
+    *why = NULL;
+    if (!root) {
+        *why = "not JSON";
+        return KNUT_EPARSE;
+    }
+    json_t *seen = json_object();
+    knut_status st = KNUT_OK;
+    if (!seen) {
+        *why = "out of memory";
+        st = KNUT_ENOMEM;
+    } else if (json_names(root, seen, 0, why) != 0) {
+        st = strcmp(*why, "out of memory") == 0 ? KNUT_ENOMEM : KNUT_EPARSE;
+    }
+    json_decref(seen);
+    json_decref(root);
+    return st;
 }
 
 /* ---- schema ------------------------------------------------------------- */
@@ -109,7 +191,7 @@ knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **w
 typedef struct value_walk {
     const uint8_t *p;
     size_t len, pos;
-    size_t budget; /* values left for this record */
+    size_t budget; /* values left to visit */
     int depth;
     const char *why;
 } value_walk;
@@ -173,7 +255,7 @@ static knut_status items(value_walk *w, avro_schema_t item, int is_map)
 static knut_status value(value_walk *w, avro_schema_t s)
 {
     if (w->budget == 0) {
-        w->why = "more values in one record than the limit";
+        w->why = "more values than the limit (for one record, or for the file's size)";
         return KNUT_ETOOBIG;
     }
     w->budget--;
@@ -255,10 +337,11 @@ static knut_status value(value_walk *w, avro_schema_t s)
 }
 
 knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
-                                          size_t *used, const char **why)
+                                          size_t *budget, size_t *used, const char **why)
 {
-    value_walk w = {p, len, 0, KNUT_ICEBERG__AVRO_MAX_VALUES, 0, NULL};
+    value_walk w = {p, len, 0, *budget, 0, NULL};
     knut_status st = value(&w, schema);
+    *budget = w.budget;
     *used = w.pos;
     *why = w.why;
     return st;

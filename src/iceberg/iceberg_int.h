@@ -19,8 +19,11 @@
 #define KNUT_ICEBERG__AVRO_MAX_BLOCK_RECORDS ((int64_t)1 << 24)
 #define KNUT_ICEBERG__AVRO_MAX_INFLATED ((size_t)256 << 20) /* one decompressed block */
 /* Values (every field, element, map entry) in one record, and nesting
- * depth: bound what avro-c allocates and how deep it recurses. */
-#define KNUT_ICEBERG__AVRO_MAX_VALUES ((size_t)1 << 21)
+ * depth: bound what avro-c allocates and how deep it recurses. A file may
+ * decode this many values plus 4 per byte of its decompressed blocks, so
+ * zero-byte values (nulls, empty records) cannot make a small file slow. */
+#define KNUT_ICEBERG__AVRO_MAX_VALUES ((size_t)1 << 20)
+#define KNUT_ICEBERG__AVRO_VALUES_PER_BYTE 4
 #define KNUT_ICEBERG__AVRO_MAX_DEPTH 64
 
 typedef struct knut_iceberg__avro knut_iceberg__avro;
@@ -49,7 +52,8 @@ avro_schema_t knut_iceberg__avro_schema(const knut_iceberg__avro *r);
  * or close), or KNUT_EOF after the last. A record that does not decode,
  * bytes left over in a block after its records, a sync marker that does
  * not match: KNUT_EPARSE naming the file, the block and the record
- * (1-based). Once an error is returned the reader stays failed.
+ * ("block 2, record 5": both 1-based, the record counted within its
+ * block). Once an error is returned the reader stays failed.
  */
 knut_status knut_iceberg__avro_next(knut_iceberg__avro *r, avro_value_t **rec, knut_error *err);
 
@@ -73,11 +77,26 @@ void knut_iceberg__avro_close(knut_iceberg__avro *r); /* NULL-safe */
  * and sets *used to its encoded size: every length, count, union branch,
  * enum index and varint is checked against the input and the caps, so
  * avro-c then reads exactly p[0..*used) of bytes known to be well formed.
- * KNUT_EPARSE (or KNUT_ETOOBIG past a cap) with *why set otherwise.
+ * Each value visited takes one from *budget. KNUT_EPARSE (or KNUT_ETOOBIG
+ * when the budget runs out) with *why set otherwise.
  */
 knut_status knut_iceberg__avro_schema_check(avro_schema_t schema, const char **why);
+/* Before avro-c parses it: the schema JSON is JSON and defines no named
+ * type twice (avro-c leaks on that error path). KNUT_EPARSE, *why set. */
+knut_status knut_iceberg__avro_schema_json_check(const char *json, size_t len, const char **why);
 knut_status knut_iceberg__avro_value_scan(avro_schema_t schema, const uint8_t *p, size_t len,
-                                          size_t *used, const char **why);
+                                          size_t *budget, size_t *used, const char **why);
+
+/*
+ * Block codecs (avro_codec.c): decompress src[0..n) into out (cleared
+ * first by the caller; its cap is KNUT_ICEBERG__AVRO_MAX_INFLATED).
+ * Errors name the file and the 1-based block: KNUT_EPARSE (corrupt,
+ * truncated, a snappy CRC mismatch), KNUT_ETOOBIG, KNUT_ENOMEM.
+ */
+knut_status knut_iceberg__avro_inflate(knut_buf *out, const uint8_t *src, size_t n,
+                                       const char *name, int64_t blk_no, knut_error *err);
+knut_status knut_iceberg__avro_unsnappy(knut_buf *out, const uint8_t *src, size_t n,
+                                        const char *name, int64_t blk_no, knut_error *err);
 
 /* Zigzag varint long at p[*pos..len); 0 and *pos advanced, or -1 (short
  * input, more than 10 bytes, or a value past 64 bits). */

@@ -218,6 +218,33 @@ static inline void ice_write(const char *path, const char *schema_json, const ch
     }
 }
 
+/* Blocks in a container written by avro-c: its sync marker ends the
+ * header and every block. */
+static inline int ice_blocks(const knut_buf *b)
+{
+    int n = -1;
+    const char *sync = b->data + b->len - 16;
+    for (size_t i = 0; i + 16 <= b->len; i++)
+        n += memcmp(b->data + i, sync, 16) == 0;
+    return n;
+}
+
+/* With KNUT_ICEBERG_SEED_DIR set, a small file is copied there as a fuzz
+ * seed (how tests/fuzz/corpora/iceberg_avro_fuzzer was made). */
+static inline void ice_seed(const char *name, const knut_buf *b)
+{
+    const char *dir = getenv("KNUT_ICEBERG_SEED_DIR");
+    if (!dir || b->len > 4096)
+        return;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(b->data, 1, b->len, f);
+        fclose(f);
+    }
+}
+
 /* Hand-built framing: zigzag varints and length-prefixed bytes. */
 static inline void ice_put_long(knut_buf *b, int64_t v)
 {

@@ -24,7 +24,8 @@
 
 static char tmpdir[] = "/tmp/knut-iceberg-avro-XXXXXX";
 
-#define REC_S "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"
+#define REC_S                                                                        \
+    "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"
 
 static const knut_iceberg_manifest_file MF = {.path = "m.avro", .sequence_number = 1,
                                               .added_snapshot_id = 1};
@@ -279,6 +280,15 @@ static void test_iceberg_avro__header_caps(void **state)
                    "\"type\":[\"null\",\"n\"]}]}", NULL);
     assert_int_equal(refused(&b, &err), KNUT_EUNSUPPORTED);
     assert_non_null(strstr(err.message, "recursive"));
+    /* a name defined twice: avro-c would leak the second definition */
+    knut_buf_clear(&b);
+    ice_header(&b, "{\"type\":\"record\",\"name\":\"r2\",\"fields\":[{\"name\":\"a\","
+                   "\"type\":{\"type\":\"record\",\"name\":\"x.r2\",\"fields\":[]}}]}", NULL);
+    assert_int_equal(refused(&b, &err), KNUT_EPARSE);
+    assert_non_null(strstr(err.message, "defines a named type twice"));
+    knut_buf_clear(&b);
+    ice_header(&b, "{\"type\":\"record\",\"name\":\"r\",\"fields\":[", NULL);
+    assert_int_equal(refused(&b, &err), KNUT_EPARSE);
     knut_buf_reset(&b);
 }
 
@@ -308,6 +318,19 @@ static void test_iceberg_avro__record_lengths(void **state)
     ice_put_long(&rec, 0);
     ice_block(&b, 1, rec.data, rec.len);
     assert_int_equal(refused(&b, &err), KNUT_ETOOBIG);
+    /* each record within the per-record cap, but not the file's budget:
+     * zero-byte values cannot make a small file slow */
+    knut_buf_clear(&b);
+    knut_buf_clear(&rec);
+    ice_header(&b, "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\","
+                   "\"type\":{\"type\":\"array\",\"items\":\"null\"}}]}", NULL);
+    for (int i = 0; i < 100; i++) {
+        ice_put_long(&rec, (int64_t)KNUT_ICEBERG__AVRO_MAX_VALUES - 10);
+        ice_put_long(&rec, 0);
+    }
+    ice_block(&b, 100, rec.data, rec.len);
+    assert_int_equal(refused(&b, &err), KNUT_ETOOBIG);
+    assert_non_null(strstr(err.message, "block 1, record 2:"));
     /* a union branch and an enum index out of range */
     knut_buf_clear(&b);
     ice_header(&b, "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"a\","
