@@ -1,158 +1,17 @@
 /*
- * Table metadata, part two: the top-level fields, partition specs,
- * snapshots and properties of a metadata JSON file (format v1 and v2), the
- * gzip-compressed forms, and the lookups. Parsing is strict where a wrong
- * value would make a scan read the wrong files (ids, the manifest list)
- * and lenient where v1 writers left fields out (the spec's v1 defaults).
+ * Table metadata: the top-level fields, snapshots and properties of a
+ * metadata JSON file (format v1 and v2), the checks that the current ids
+ * resolve, and the lookups. Parsing is strict where a wrong value would
+ * make a scan read the wrong files (ids, the manifest list) and lenient
+ * where v1 writers left fields out (the spec's v1 defaults).
  */
 #include "metadata_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
-/* ---- partition specs ---------------------------------------------------- */
+/* ---- snapshots and string maps ------------------------------------------ */
 
-static void spec_clear(knut_iceberg_spec *s)
-{
-    for (size_t i = 0; i < s->n_fields; i++) {
-        free(s->fields[i].name);
-        free(s->fields[i].transform);
-    }
-    free(s->fields);
-}
-
-/* The fields list of a spec (the path is at the list). */
-static knut_status spec_fields(knut_iceberg__jctx *c, json_t *arr, knut_iceberg_spec *s)
-{
-    size_t n = json_array_size(arr);
-    if (n && !(s->fields = calloc(n, sizeof *s->fields)))
-        return knut_iceberg__joom(c);
-    s->n_fields = n;
-    knut_status st = KNUT_OK;
-    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
-        size_t mark = knut_iceberg__jpush_index(c, i);
-        json_t *fj = json_array_get(arr, i);
-        knut_iceberg_partition_field *f = &s->fields[i];
-        /* v1 specs may lack field ids: Java numbers them 1000, 1001, ... */
-        int64_t source = 0, field = 1000 + (int64_t)i;
-        if (!json_is_object(fj))
-            st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object");
-        if (st == KNUT_OK)
-            st = knut_iceberg__jint(c, fj, "source-id", 1, INT32_MIN, INT32_MAX, &source);
-        if (st == KNUT_OK)
-            st = knut_iceberg__jint(c, fj, "field-id", c->version >= 2, INT32_MIN, INT32_MAX,
-                                    &field);
-        f->source_id = (int32_t)source;
-        f->field_id = (int32_t)field;
-        if (st == KNUT_OK)
-            st = knut_iceberg__jstr(c, fj, "name", 1, &f->name);
-        if (st == KNUT_OK)
-            st = knut_iceberg__jstr(c, fj, "transform", 1, &f->transform);
-        if (st == KNUT_OK)
-            knut_iceberg__jpop(c, mark);
-    }
-    return st;
-}
-
-static knut_status specs_parse(knut_iceberg__jctx *c, json_t *root, knut_iceberg_table *t)
-{
-    json_t *arr, *v1 = NULL;
-    knut_status st = knut_iceberg__jget(c, root, "partition-specs", c->version >= 2, JSON_ARRAY,
-                                        &arr);
-    if (st == KNUT_OK && !arr) /* v1 without the list: the one spec's fields */
-        st = knut_iceberg__jget(c, root, "partition-spec", 1, JSON_ARRAY, &v1);
-    if (st != KNUT_OK)
-        return st;
-    if (v1) {
-        if (!(t->specs = calloc(1, sizeof *t->specs)))
-            return knut_iceberg__joom(c);
-        t->n_specs = 1;
-        size_t mark = knut_iceberg__jpush_key(c, "partition-spec");
-        st = spec_fields(c, v1, &t->specs[0]);
-        if (st == KNUT_OK)
-            knut_iceberg__jpop(c, mark);
-        t->default_spec_id = 0;
-        return st;
-    }
-    int64_t def = 0;
-    if ((st = knut_iceberg__jint(c, root, "default-spec-id", 1, INT32_MIN, INT32_MAX, &def)))
-        return st;
-    t->default_spec_id = (int32_t)def;
-    size_t n = json_array_size(arr);
-    if (n && !(t->specs = calloc(n, sizeof *t->specs)))
-        return knut_iceberg__joom(c);
-    t->n_specs = n;
-    size_t m0 = knut_iceberg__jpush_key(c, "partition-specs");
-    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
-        size_t m1 = knut_iceberg__jpush_index(c, i);
-        json_t *sj = json_array_get(arr, i), *fields;
-        int64_t id = 0;
-        if (!json_is_object(sj))
-            st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object");
-        if (st == KNUT_OK)
-            st = knut_iceberg__jint(c, sj, "spec-id", 1, INT32_MIN, INT32_MAX, &id);
-        t->specs[i].spec_id = (int32_t)id;
-        if (st == KNUT_OK)
-            st = knut_iceberg__jget(c, sj, "fields", 1, JSON_ARRAY, &fields);
-        if (st == KNUT_OK) {
-            size_t m2 = knut_iceberg__jpush_key(c, "fields");
-            st = spec_fields(c, fields, &t->specs[i]);
-            if (st == KNUT_OK)
-                knut_iceberg__jpop(c, m2);
-        }
-        if (st == KNUT_OK)
-            knut_iceberg__jpop(c, m1);
-    }
-    if (st == KNUT_OK)
-        knut_iceberg__jpop(c, m0);
-    return st;
-}
-
-/* ---- schemas, snapshots, string maps ------------------------------------ */
-
-static knut_status schemas_parse(knut_iceberg__jctx *c, json_t *root, knut_iceberg_table *t)
-{
-    json_t *arr;
-    knut_status st = knut_iceberg__jget(c, root, "schemas", c->version >= 2, JSON_ARRAY, &arr);
-    if (st != KNUT_OK)
-        return st;
-    if (!arr) { /* v1: the single "schema" is schemas[0] */
-        json_t *one = json_object_get(root, "schema");
-        if (!one || json_is_null(one))
-            return knut_iceberg__jfail(c, KNUT_EPARSE, "missing both schemas and schema");
-        if (!(t->schemas = calloc(1, sizeof *t->schemas)))
-            return knut_iceberg__joom(c);
-        t->n_schemas = 1;
-        size_t mark = knut_iceberg__jpush_key(c, "schema");
-        st = knut_iceberg__schema_parse(c, one, 0, &t->schemas[0]);
-        if (st == KNUT_OK)
-            knut_iceberg__jpop(c, mark);
-        t->current_schema_id = t->schemas[0].schema_id;
-        return st;
-    }
-    int64_t cur = 0;
-    if ((st = knut_iceberg__jint(c, root, "current-schema-id", 1, INT32_MIN, INT32_MAX, &cur)))
-        return st;
-    t->current_schema_id = (int32_t)cur;
-    size_t n = json_array_size(arr);
-    if (n && !(t->schemas = calloc(n, sizeof *t->schemas)))
-        return knut_iceberg__joom(c);
-    t->n_schemas = n;
-    size_t m0 = knut_iceberg__jpush_key(c, "schemas");
-    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
-        size_t m1 = knut_iceberg__jpush_index(c, i);
-        st = knut_iceberg__schema_parse(c, json_array_get(arr, i), 0, &t->schemas[i]);
-        if (st == KNUT_OK)
-            knut_iceberg__jpop(c, m1);
-    }
-    if (st == KNUT_OK)
-        knut_iceberg__jpop(c, m0);
-    return st;
-}
-
-/* A JSON object of strings into keys/values, in file order; skip names a
- * key left out (a snapshot's "operation"). The path is at the object. */
 static knut_status strmap_parse(knut_iceberg__jctx *c, json_t *obj, const char *skip,
                                 char ***keys, char ***values, size_t *n)
 {
@@ -282,9 +141,48 @@ static knut_status version_parse(knut_iceberg__jctx *c, json_t *root, int *out)
     return st;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Ids must be unique in their list: a lookup by id takes the first, so a
+ * second entry with the same id would be silently unreachable. ids is
+ * sorted in place. */
+static knut_status unique_ids(knut_iceberg__jctx *c, const char *list, int64_t *ids, size_t n)
+{
+    qsort(ids, n, sizeof *ids, cmp_id);
+    for (size_t i = 1; i < n; i++)
+        if (ids[i] == ids[i - 1])
+            return knut_iceberg__jfail(c, KNUT_EPARSE, "%s: two entries have id %lld", list,
+                                       (long long)ids[i]);
+    return KNUT_OK;
+}
+
 /* The current ids must name entries, or every later lookup would fail. */
 static knut_status refs_check(knut_iceberg__jctx *c, const knut_iceberg_table *t)
 {
+    size_t most = t->n_schemas > t->n_specs ? t->n_schemas : t->n_specs;
+    most = most > t->n_snapshots ? most : t->n_snapshots;
+    int64_t *ids = malloc((most ? most : 1) * sizeof *ids);
+    if (!ids)
+        return knut_iceberg__joom(c);
+    for (size_t i = 0; i < t->n_schemas; i++)
+        ids[i] = t->schemas[i].schema_id;
+    knut_status st = unique_ids(c, t->format_version >= 2 ? "schemas" : "schema", ids,
+                                t->n_schemas);
+    for (size_t i = 0; st == KNUT_OK && i < t->n_specs; i++)
+        ids[i] = t->specs[i].spec_id;
+    if (st == KNUT_OK)
+        st = unique_ids(c, "partition-specs", ids, t->n_specs);
+    for (size_t i = 0; st == KNUT_OK && i < t->n_snapshots; i++)
+        ids[i] = t->snapshots[i].snapshot_id;
+    if (st == KNUT_OK)
+        st = unique_ids(c, "snapshots", ids, t->n_snapshots);
+    free(ids);
+    if (st != KNUT_OK)
+        return st;
     if (!knut_iceberg_table_schema(t, t->current_schema_id))
         return knut_iceberg__jfail(c, KNUT_EPARSE, "current-schema-id: no schema has id %d",
                                    (int)t->current_schema_id);
@@ -328,7 +226,8 @@ static knut_status table_fill(knut_iceberg__jctx *c, json_t *root, knut_iceberg_
     t->current_snapshot_id = -1;
     if ((st = knut_iceberg__jint(c, root, "current-snapshot-id", 0, INT64_MIN, INT64_MAX,
                                  &t->current_snapshot_id)) ||
-        (st = schemas_parse(c, root, t)) || (st = specs_parse(c, root, t)) ||
+        (st = knut_iceberg__schemas_parse(c, root, t)) ||
+        (st = knut_iceberg__specs_parse(c, root, t)) ||
         (st = snapshots_parse(c, root, t)) ||
         (st = knut_iceberg__jget(c, root, "properties", 0, JSON_OBJECT, &j)))
         return st;
@@ -357,6 +256,11 @@ knut_status knut_iceberg_table_parse(knut_iceberg_table **out, const char *json,
         st = knut_iceberg__joom(&c);
         goto cleanup;
     }
+    if (len > KNUT_ICEBERG_METADATA_MAX) {
+        st = knut_error_set(err, KNUT_ETOOBIG, "%s: %zu bytes of metadata, over the %zu-byte limit",
+                            name, len, KNUT_ICEBERG_METADATA_MAX);
+        goto cleanup;
+    }
     json_error_t je;
     /* Duplicate keys are refused: which of two "current-snapshot-id"s
      * counts is not something to guess. */
@@ -375,84 +279,6 @@ cleanup:
     return st;
 }
 
-/* ---- files and gzip ----------------------------------------------------- */
-
-knut_status knut_iceberg__gunzip(const void *data, size_t len, const char *name, knut_buf *out,
-                                 knut_error *err)
-{
-    knut_buf_init(out, KNUT_ICEBERG_METADATA_MAX);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) /* 16: the gzip wrapper */
-        return knut_error_set(err, KNUT_ENOMEM, "%s: cannot start gunzip", name);
-    z.next_in = (Bytef *)(uintptr_t)data;
-    knut_status st = KNUT_OK;
-    size_t left = len;
-    unsigned char chunk[65536];
-    int zr = Z_OK;
-    while (st == KNUT_OK) {
-        /* avail_in is 32 bits: feed large inputs in pieces. */
-        if (z.avail_in == 0 && left) {
-            z.avail_in = left > (1u << 30) ? (1u << 30) : (uInt)left;
-            left -= z.avail_in;
-        }
-        z.next_out = chunk;
-        z.avail_out = sizeof chunk;
-        zr = inflate(&z, Z_NO_FLUSH);
-        if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-            st = knut_error_set(err, KNUT_EPARSE, "%s: not valid gzip: %s", name,
-                                z.msg ? z.msg : "corrupt data");
-            break;
-        }
-        size_t got = sizeof chunk - z.avail_out;
-        if (knut_buf_append(out, chunk, got) != KNUT_OK) {
-            st = knut_buf_check(out, err);
-            knut_error_prefix(err, "%s: gunzipped: ", name);
-            break;
-        }
-        if (zr == Z_STREAM_END) {
-            if (z.avail_in == 0 && left == 0)
-                break;
-            inflateReset(&z); /* gzip allows several members back to back */
-        } else if (zr == Z_BUF_ERROR && got == 0) {
-            st = knut_error_set(err, KNUT_EPARSE, "%s: gzip data is truncated", name);
-        }
-    }
-    inflateEnd(&z);
-    if (st != KNUT_OK)
-        knut_buf_reset(out);
-    return st;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
-knut_status knut_iceberg_table_load(knut_iceberg_table **out, const char *path, knut_error *err)
-{
-    KNUT_ASSERT_ARG(err, out != NULL && path != NULL);
-    *out = NULL;
-    knut_buf raw = KNUT_BUF_INIT, text = KNUT_BUF_INIT;
-    knut_status st = knut_file_read(path, KNUT_ICEBERG_METADATA_MAX, &raw, err);
-    if (st != KNUT_OK)
-        goto cleanup;
-    /* By name as the spec says, and by the gzip magic (no JSON starts
-     * with 0x1f) for a writer that compressed under a plain name. */
-    int gz = ends_with(path, ".gz.metadata.json") || ends_with(path, ".metadata.json.gz") ||
-             (raw.len >= 2 && (unsigned char)raw.data[0] == 0x1f &&
-              (unsigned char)raw.data[1] == 0x8b);
-    if (gz && (st = knut_iceberg__gunzip(raw.data, raw.len, path, &text, err)) != KNUT_OK)
-        goto cleanup;
-    const knut_buf *b = gz ? &text : &raw;
-    st = knut_iceberg_table_parse(out, b->data, b->len, path, err);
-cleanup:
-    knut_buf_reset(&raw);
-    knut_buf_reset(&text);
-    return st;
-}
-
 void knut_iceberg_table_free(knut_iceberg_table *t)
 {
     if (!t)
@@ -464,7 +290,7 @@ void knut_iceberg_table_free(knut_iceberg_table *t)
         knut_iceberg__schema_clear(&t->schemas[i]);
     free(t->schemas);
     for (size_t i = 0; i < t->n_specs; i++)
-        spec_clear(&t->specs[i]);
+        knut_iceberg__spec_clear(&t->specs[i]);
     free(t->specs);
     for (size_t i = 0; i < t->n_snapshots; i++)
         snapshot_clear(&t->snapshots[i]);

@@ -1,5 +1,5 @@
 /*
- * Internals of table metadata parsing (metadata.c, metadata_schema.c): a
+ * Internals of table metadata parsing (metadata*.c): a
  * small reading context that keeps the JSON path of the value being read,
  * so every error names the file and the field ("t.json: snapshots[2].
  * summary.operation: missing"), and the typed getters built on it.
@@ -34,6 +34,8 @@ void knut_iceberg__jpop(knut_iceberg__jctx *c, size_t mark);
 knut_status knut_iceberg__jfail(knut_iceberg__jctx *c, knut_status code, const char *fmt, ...)
     KNUT_PRINTF(3, 4);
 knut_status knut_iceberg__joom(knut_iceberg__jctx *c);
+/* "an object", "a list", "a string", ... for "expected X, got Y". */
+const char *knut_iceberg__jtype_name(const json_t *j);
 
 /*
  * Typed getters of obj[key]. A missing key (or a JSON null, which writers
@@ -57,6 +59,13 @@ knut_status knut_iceberg__jget(knut_iceberg__jctx *c, json_t *obj, const char *k
 knut_status knut_iceberg__schema_parse(knut_iceberg__jctx *c, json_t *j, int32_t default_id,
                                        knut_iceberg_schema *out);
 void knut_iceberg__schema_clear(knut_iceberg_schema *s);
+/* The table's schemas (v2 "schemas" + "current-schema-id", v1 "schema")
+ * and partition specs ("partition-specs" + "default-spec-id", v1
+ * "partition-spec") into t; c->version says which forms are allowed. */
+knut_status knut_iceberg__schemas_parse(knut_iceberg__jctx *c, json_t *root,
+                                        knut_iceberg_table *t);
+knut_status knut_iceberg__specs_parse(knut_iceberg__jctx *c, json_t *root, knut_iceberg_table *t);
+void knut_iceberg__spec_clear(knut_iceberg_spec *s);
 
 /* Gunzips data[0..len) (one or more gzip members) into out, at most
  * KNUT_ICEBERG_METADATA_MAX bytes; errors name the file. */

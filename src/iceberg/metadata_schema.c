@@ -1,186 +1,14 @@
 /*
- * Table metadata, part one: the path-keeping JSON getters every metadata
- * field is read through, and schemas with their nested types. Nested types
- * become fields with children: a struct's fields, a list's one "element",
- * a map's "key" and "value", each carrying the id the JSON gives it, so a
- * scan can match every column, nested or not, by id.
+ * Table metadata: schemas with their nested types, and partition specs.
+ * Nested types become fields with children: a struct's fields, a list's
+ * one "element", a map's "key" and "value", each carrying the id the JSON
+ * gives it, so a scan can match every column, nested or not, by id. v1's
+ * single "schema" and "partition-spec" become schemas[0] and spec 0.
  */
 #include "metadata_int.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the reading context ------------------------------------------------ */
-
-static size_t jpush(knut_iceberg__jctx *c, const char *fmt, ...) KNUT_PRINTF(2, 3);
-
-static size_t jpush(knut_iceberg__jctx *c, const char *fmt, ...)
-{
-    size_t mark = c->len;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(c->path + c->len, sizeof c->path - c->len, fmt, ap);
-    va_end(ap);
-    /* A path too long for the buffer is cut; the message then shows its
-     * start, which is still the useful part. */
-    if (n > 0)
-        c->len += (size_t)n < sizeof c->path - c->len ? (size_t)n : sizeof c->path - 1 - c->len;
-    return mark;
-}
-
-size_t knut_iceberg__jpush_key(knut_iceberg__jctx *c, const char *key)
-{
-    return jpush(c, "%s%s", c->len ? "." : "", key);
-}
-
-size_t knut_iceberg__jpush_index(knut_iceberg__jctx *c, size_t i)
-{
-    return jpush(c, "[%zu]", i);
-}
-
-void knut_iceberg__jpop(knut_iceberg__jctx *c, size_t mark)
-{
-    c->len = mark;
-    c->path[mark] = '\0';
-}
-
-knut_status knut_iceberg__jfail(knut_iceberg__jctx *c, knut_status code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const char *name = c->name ? c->name : "(input)";
-    if (c->len == 0)
-        return knut_error_set_at(c->err, code, name, 0, 0, "%s", msg);
-    return knut_error_set_at(c->err, code, name, 0, 0, "%s: %s", c->path, msg);
-}
-
-knut_status knut_iceberg__joom(knut_iceberg__jctx *c)
-{
-    return knut_error_set(c->err, KNUT_ENOMEM, "%s: out of memory", c->name ? c->name : "(input)");
-}
-
-static const char *jtype_name(const json_t *j)
-{
-    switch (json_typeof(j)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "a list";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number with a fraction";
-    case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    case JSON_NULL: return "null";
-    }
-    return "?";
-}
-
-/* obj[key] with the path pointing at it; NULL (path popped) when absent. */
-static json_t *member(knut_iceberg__jctx *c, json_t *obj, const char *key, size_t *mark)
-{
-    *mark = knut_iceberg__jpush_key(c, key);
-    json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        knut_iceberg__jpop(c, *mark);
-        return NULL;
-    }
-    return v;
-}
-
-static knut_status missing(knut_iceberg__jctx *c, const char *key)
-{
-    size_t mark = knut_iceberg__jpush_key(c, key);
-    knut_status st = knut_iceberg__jfail(c, KNUT_EPARSE, "missing");
-    knut_iceberg__jpop(c, mark);
-    return st;
-}
-
-static knut_status wrong_type(knut_iceberg__jctx *c, size_t mark, const char *want,
-                              const json_t *v)
-{
-    knut_status st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected %s, got %s", want,
-                                         jtype_name(v));
-    knut_iceberg__jpop(c, mark);
-    return st;
-}
-
-knut_status knut_iceberg__jint(knut_iceberg__jctx *c, json_t *obj, const char *key, int required,
-                               int64_t min, int64_t max, int64_t *out)
-{
-    size_t mark;
-    json_t *v = member(c, obj, key, &mark);
-    if (!v)
-        return required ? missing(c, key) : KNUT_OK;
-    if (!json_is_integer(v))
-        return wrong_type(c, mark, "an integer", v);
-    json_int_t x = json_integer_value(v);
-    if (x < min || x > max) {
-        knut_status st = knut_iceberg__jfail(c, KNUT_EPARSE, "%lld is out of range", (long long)x);
-        knut_iceberg__jpop(c, mark);
-        return st;
-    }
-    *out = (int64_t)x;
-    knut_iceberg__jpop(c, mark);
-    return KNUT_OK;
-}
-
-knut_status knut_iceberg__jstr(knut_iceberg__jctx *c, json_t *obj, const char *key, int required,
-                               char **out)
-{
-    size_t mark;
-    json_t *v = member(c, obj, key, &mark);
-    if (!v)
-        return required ? missing(c, key) : KNUT_OK;
-    if (!json_is_string(v))
-        return wrong_type(c, mark, "a string", v);
-    knut_iceberg__jpop(c, mark);
-    char *s = strdup(json_string_value(v));
-    if (!s)
-        return knut_iceberg__joom(c);
-    free(*out);
-    *out = s;
-    return KNUT_OK;
-}
-
-knut_status knut_iceberg__jbool(knut_iceberg__jctx *c, json_t *obj, const char *key,
-                                int required, int *out)
-{
-    size_t mark;
-    json_t *v = member(c, obj, key, &mark);
-    if (!v)
-        return required ? missing(c, key) : KNUT_OK;
-    if (!json_is_boolean(v))
-        return wrong_type(c, mark, "true or false", v);
-    *out = json_is_true(v);
-    knut_iceberg__jpop(c, mark);
-    return KNUT_OK;
-}
-
-knut_status knut_iceberg__jget(knut_iceberg__jctx *c, json_t *obj, const char *key, int required,
-                               json_type want, json_t **out)
-{
-    *out = NULL;
-    size_t mark;
-    json_t *v = member(c, obj, key, &mark);
-    if (!v)
-        return required ? missing(c, key) : KNUT_OK;
-    if (json_typeof(v) != want)
-        return wrong_type(c, mark, want == JSON_ARRAY ? "a list" : "an object", v);
-    size_t n = want == JSON_ARRAY ? json_array_size(v) : json_object_size(v);
-    if (n > KNUT_ICEBERG__ITEMS_MAX) {
-        knut_status st = knut_iceberg__jfail(c, KNUT_ETOOBIG, "%zu items, more than the %d read",
-                                             n, KNUT_ICEBERG__ITEMS_MAX);
-        knut_iceberg__jpop(c, mark);
-        return st;
-    }
-    knut_iceberg__jpop(c, mark);
-    *out = v;
-    return KNUT_OK;
-}
 
 /* ---- schemas ------------------------------------------------------------ */
 
@@ -223,7 +51,7 @@ static knut_status struct_fields(knut_iceberg__jctx *c, json_t *j, int depth,
         knut_iceberg_field *f = &(*out)[i];
         int64_t id = 0;
         if (!json_is_object(fj))
-            st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object, got %s", jtype_name(fj));
+            st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object, got %s", knut_iceberg__jtype_name(fj));
         if (st == KNUT_OK)
             st = knut_iceberg__jint(c, fj, "id", 1, INT32_MIN, INT32_MAX, &id);
         f->id = (int32_t)id;
@@ -277,15 +105,21 @@ static knut_status type_parse(knut_iceberg__jctx *c, json_t *t, knut_iceberg_fie
         return knut_iceberg__jfail(c, KNUT_ETOOBIG, "types nested deeper than %d levels",
                                    KNUT_ICEBERG__DEPTH_MAX);
     if (json_is_string(t)) {
+        const char *name = json_string_value(t);
         if (json_string_length(t) == 0)
             return knut_iceberg__jfail(c, KNUT_EPARSE, "empty type name");
-        if (!(f->type = strdup(json_string_value(t))))
+        /* Nested types are objects; the bare word would read as a nested
+         * type with no children. */
+        if (strcmp(name, "struct") == 0 || strcmp(name, "list") == 0 || strcmp(name, "map") == 0)
+            return knut_iceberg__jfail(c, KNUT_EPARSE, "'%s' is a nested type: expected an object",
+                                       name);
+        if (!(f->type = strdup(name)))
             return knut_iceberg__joom(c);
         return KNUT_OK;
     }
     if (!json_is_object(t))
         return knut_iceberg__jfail(c, KNUT_EPARSE, "expected a type name or object, got %s",
-                                   jtype_name(t));
+                                   knut_iceberg__jtype_name(t));
     char *kind = NULL;
     knut_status st = knut_iceberg__jstr(c, t, "type", 1, &kind);
     if (st != KNUT_OK)
@@ -318,7 +152,7 @@ knut_status knut_iceberg__schema_parse(knut_iceberg__jctx *c, json_t *j, int32_t
 {
     memset(out, 0, sizeof *out);
     if (!json_is_object(j))
-        return knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object, got %s", jtype_name(j));
+        return knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object, got %s", knut_iceberg__jtype_name(j));
     /* The struct marker is optional in practice (old Java wrote it, every
      * writer does now); if given it must be "struct". */
     json_t *kind = json_object_get(j, "type");
@@ -334,5 +168,148 @@ knut_status knut_iceberg__schema_parse(knut_iceberg__jctx *c, json_t *j, int32_t
     out->schema_id = (int32_t)id;
     if (st == KNUT_OK)
         st = struct_fields(c, j, 0, &out->fields, &out->n_fields);
+    return st;
+}
+
+/* ---- the table's schemas ------------------------------------------------ */
+
+knut_status knut_iceberg__schemas_parse(knut_iceberg__jctx *c, json_t *root, knut_iceberg_table *t)
+{
+    json_t *arr;
+    knut_status st = knut_iceberg__jget(c, root, "schemas", c->version >= 2, JSON_ARRAY, &arr);
+    if (st != KNUT_OK)
+        return st;
+    if (!arr) { /* v1: the single "schema" is schemas[0] */
+        json_t *one = json_object_get(root, "schema");
+        if (!one || json_is_null(one))
+            return knut_iceberg__jfail(c, KNUT_EPARSE, "missing both schemas and schema");
+        if (!(t->schemas = calloc(1, sizeof *t->schemas)))
+            return knut_iceberg__joom(c);
+        t->n_schemas = 1;
+        size_t mark = knut_iceberg__jpush_key(c, "schema");
+        st = knut_iceberg__schema_parse(c, one, 0, &t->schemas[0]);
+        if (st == KNUT_OK)
+            knut_iceberg__jpop(c, mark);
+        t->current_schema_id = t->schemas[0].schema_id;
+        return st;
+    }
+    int64_t cur = 0;
+    if ((st = knut_iceberg__jint(c, root, "current-schema-id", 1, INT32_MIN, INT32_MAX, &cur)))
+        return st;
+    t->current_schema_id = (int32_t)cur;
+    size_t n = json_array_size(arr);
+    if (n && !(t->schemas = calloc(n, sizeof *t->schemas)))
+        return knut_iceberg__joom(c);
+    t->n_schemas = n;
+    size_t m0 = knut_iceberg__jpush_key(c, "schemas");
+    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
+        size_t m1 = knut_iceberg__jpush_index(c, i);
+        st = knut_iceberg__schema_parse(c, json_array_get(arr, i), 0, &t->schemas[i]);
+        if (st == KNUT_OK)
+            knut_iceberg__jpop(c, m1);
+    }
+    if (st == KNUT_OK)
+        knut_iceberg__jpop(c, m0);
+    return st;
+}
+
+/* A JSON object of strings into keys/values, in file order; skip names a
+ * key left out (a snapshot's "operation"). The path is at the object. */
+
+/* ---- partition specs ---------------------------------------------------- */
+
+void knut_iceberg__spec_clear(knut_iceberg_spec *s)
+{
+    for (size_t i = 0; i < s->n_fields; i++) {
+        free(s->fields[i].name);
+        free(s->fields[i].transform);
+    }
+    free(s->fields);
+}
+
+/* The fields list of a spec (the path is at the list). */
+static knut_status spec_fields(knut_iceberg__jctx *c, json_t *arr, knut_iceberg_spec *s)
+{
+    size_t n = json_array_size(arr);
+    if (n && !(s->fields = calloc(n, sizeof *s->fields)))
+        return knut_iceberg__joom(c);
+    s->n_fields = n;
+    knut_status st = KNUT_OK;
+    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
+        size_t mark = knut_iceberg__jpush_index(c, i);
+        json_t *fj = json_array_get(arr, i);
+        knut_iceberg_partition_field *f = &s->fields[i];
+        /* v1 specs may lack field ids: Java numbers them 1000, 1001, ... */
+        int64_t source = 0, field = 1000 + (int64_t)i;
+        if (!json_is_object(fj))
+            st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object");
+        if (st == KNUT_OK)
+            st = knut_iceberg__jint(c, fj, "source-id", 1, INT32_MIN, INT32_MAX, &source);
+        if (st == KNUT_OK)
+            st = knut_iceberg__jint(c, fj, "field-id", c->version >= 2, INT32_MIN, INT32_MAX,
+                                    &field);
+        f->source_id = (int32_t)source;
+        f->field_id = (int32_t)field;
+        if (st == KNUT_OK)
+            st = knut_iceberg__jstr(c, fj, "name", 1, &f->name);
+        if (st == KNUT_OK)
+            st = knut_iceberg__jstr(c, fj, "transform", 1, &f->transform);
+        if (st == KNUT_OK)
+            knut_iceberg__jpop(c, mark);
+    }
+    return st;
+}
+
+knut_status knut_iceberg__specs_parse(knut_iceberg__jctx *c, json_t *root, knut_iceberg_table *t)
+{
+    json_t *arr, *v1 = NULL;
+    knut_status st = knut_iceberg__jget(c, root, "partition-specs", c->version >= 2, JSON_ARRAY,
+                                        &arr);
+    if (st == KNUT_OK && !arr) /* v1 without the list: the one spec's fields */
+        st = knut_iceberg__jget(c, root, "partition-spec", 1, JSON_ARRAY, &v1);
+    if (st != KNUT_OK)
+        return st;
+    if (v1) {
+        if (!(t->specs = calloc(1, sizeof *t->specs)))
+            return knut_iceberg__joom(c);
+        t->n_specs = 1;
+        size_t mark = knut_iceberg__jpush_key(c, "partition-spec");
+        st = spec_fields(c, v1, &t->specs[0]);
+        if (st == KNUT_OK)
+            knut_iceberg__jpop(c, mark);
+        t->default_spec_id = 0;
+        return st;
+    }
+    int64_t def = 0;
+    if ((st = knut_iceberg__jint(c, root, "default-spec-id", 1, INT32_MIN, INT32_MAX, &def)))
+        return st;
+    t->default_spec_id = (int32_t)def;
+    size_t n = json_array_size(arr);
+    if (n && !(t->specs = calloc(n, sizeof *t->specs)))
+        return knut_iceberg__joom(c);
+    t->n_specs = n;
+    size_t m0 = knut_iceberg__jpush_key(c, "partition-specs");
+    for (size_t i = 0; i < n && st == KNUT_OK; i++) {
+        size_t m1 = knut_iceberg__jpush_index(c, i);
+        json_t *sj = json_array_get(arr, i), *fields;
+        int64_t id = 0;
+        if (!json_is_object(sj))
+            st = knut_iceberg__jfail(c, KNUT_EPARSE, "expected an object");
+        if (st == KNUT_OK)
+            st = knut_iceberg__jint(c, sj, "spec-id", 1, INT32_MIN, INT32_MAX, &id);
+        t->specs[i].spec_id = (int32_t)id;
+        if (st == KNUT_OK)
+            st = knut_iceberg__jget(c, sj, "fields", 1, JSON_ARRAY, &fields);
+        if (st == KNUT_OK) {
+            size_t m2 = knut_iceberg__jpush_key(c, "fields");
+            st = spec_fields(c, fields, &t->specs[i]);
+            if (st == KNUT_OK)
+                knut_iceberg__jpop(c, m2);
+        }
+        if (st == KNUT_OK)
+            knut_iceberg__jpop(c, m1);
+    }
+    if (st == KNUT_OK)
+        knut_iceberg__jpop(c, m0);
     return st;
 }

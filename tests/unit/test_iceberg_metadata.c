@@ -218,6 +218,8 @@ static void test_iceberg_metadata__nested(void **state)
     expect_bad("\"type\":\"decimal(9, 2)\"",
                "\"type\":{\"type\":\"list\",\"element-required\":true,\"element\":\"int\"}",
                KNUT_EPARSE, "t.json: schemas[1].fields[2].type.element-id: missing");
+    expect_bad("\"type\":\"decimal(9, 2)\"", "\"type\":\"list\"", KNUT_EPARSE,
+               "schemas[1].fields[2].type: 'list' is a nested type: expected an object");
     expect_bad("\"type\":\"decimal(9, 2)\"", "\"type\":{\"type\":\"variant2\"}", KNUT_EPARSE,
                "schemas[1].fields[2].type.type: unknown nested type 'variant2'");
 }
@@ -254,6 +256,10 @@ static void test_iceberg_metadata__refusals(void **state)
     expect_bad("\"owner\":\"me\"", "\"owner\":null", KNUT_EPARSE,
                "properties.owner: expected a string");
     expect_bad("\"location\"", "\"location\":1,\"location\"", KNUT_EPARSE, "duplicate");
+    expect_bad("\"snapshot-id\":222,", "\"snapshot-id\":111,", KNUT_EPARSE,
+               "t.json: snapshots: two entries have id 111");
+    expect_bad("\"schema-id\":1,", "\"schema-id\":0,", KNUT_EPARSE,
+               "t.json: schemas: two entries have id 0");
 
     /* every v2 required field, one at a time */
     static const char *const req[][2] = {
@@ -325,6 +331,9 @@ static void test_iceberg_metadata__truncated_and_deep(void **state)
     assert_non_null(strstr(err.message, "nested deeper than 32"));
     free(s);
     knut_buf_reset(&b);
+    /* over the cap: refused before a byte is read */
+    assert_int_equal(parse_bad(V2, KNUT_ICEBERG_METADATA_MAX + 1, &err), KNUT_ETOOBIG);
+    assert_non_null(strstr(err.message, "over the 67108864-byte limit"));
     /* not an object at all */
     assert_int_equal(parse_bad("[1,2]", 5, &err), KNUT_EPARSE);
     assert_non_null(strstr(err.message, "t.json: not table metadata"));
