@@ -104,12 +104,12 @@ knut_status knut_sync__iceberg_parse(const knut_conf *n, const char *table, cons
     ib->catalog_name = cname;
     if (cat) {
         ib->catalog = knut_sync__path_join(dir, cat);
-        ib->key = concat("iceberg:", id);
+        ib->key = concat(SYNC_ICEBERG_KEY_PREFIX, id);
         /* commits rewrite the catalog file: its folder is watched */
         t->path = ib->catalog ? strdup(ib->catalog) : NULL;
     } else {
         ib->path = knut_sync__path_join(dir, path);
-        ib->key = ib->path ? concat("iceberg:", ib->path) : NULL;
+        ib->key = ib->path ? concat(SYNC_ICEBERG_KEY_PREFIX, ib->path) : NULL;
         /* a table folder's commits land in its metadata/ folder */
         int file = ends_with(path, ".json") || ends_with(path, ".json.gz");
         t->path = ib->path ? (file ? strdup(ib->path) : concat(ib->path, "/metadata")) : NULL;

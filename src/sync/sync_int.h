@@ -310,6 +310,9 @@ knut_status knut_sync__full_deletes(struct knut_sync *s, const knut_sync_table *
                                     knut_graph_mutation *m, knut_error *err);
 
 /* ---- iceberg_config.c + iceberg.c: tables with `iceberg:` ---- */
+/* The ledger entry of an Iceberg table has the path "iceberg:<table or
+ * folder>": not a file, never joined to a folder. */
+#define SYNC_ICEBERG_KEY_PREFIX "iceberg:"
 /* Parses table n's `iceberg:` into t->iceberg (and t->path, the folder
  * watched); refuses the keys of file tables next to it. */
 knut_status knut_sync__iceberg_parse(const knut_conf *n, const char *table, const char *dir,

@@ -393,11 +393,17 @@ def test_kill9_under_a_writer(knut, run_knut, lake):
     assert sum(not o.count(":") for o in ops) > 10, ops
 
 
-def test_falkordb_sink(run_knut, lake, falkordb):
+@pytest.mark.parametrize("ledger_kind", ["file", "falkordb"])
+def test_falkordb_sink(run_knut, lake, falkordb, ledger_kind):
+    """FalkorDB with the ledger in a file, and in the server (`ledger:
+    falkordb`: the entry in the mutation's last MULTI/EXEC)."""
     root, cat = lake
-    (root / "sync.yml").write_text(CONFIG.replace("store: graph.duckdb\n", "") + EDGES)
+    head = "name: ice\nledger: falkordb\n" if ledger_kind == "falkordb" else ""
+    (root / "sync.yml").write_text(head + CONFIG.replace("store: graph.duckdb\n", "") + EDGES)
     url = f"redis://{falkordb.host}:{falkordb.port}"
-    args = ("--falkordb", url, "--graph", "ice", "--ledger", root / "ledger.json")
+    args = ("--falkordb", url, "--graph", "ice")
+    if ledger_kind == "file":
+        args += ("--ledger", root / "ledger.json")
 
     def text(v):
         return v.decode() if isinstance(v, bytes) else v
@@ -430,7 +436,14 @@ def test_falkordb_sink(run_knut, lake, falkordb):
     kt.delete(In("dst", gone))
     sync_once(run_knut, root, *args)
     check()
-    led = json.loads((root / "ledger.json").read_text())
-    entries = {e["table"]: e for e in led["entries"]}
-    assert entries["people"]["hash"] == format(
-        cat.load_table("db.people").metadata.current_snapshot_id, "016x")
+    st = run_knut("sync", "status", "--json", "--config", root / "sync.yml", *args)
+    assert st.returncode == 0, st.stderr
+    paths = {f["path"] for f in json.loads(st.stdout)["files"]}
+    assert paths == {"iceberg:db.people", "iceberg:db.knows"}, st.stdout
+    if ledger_kind == "file":
+        led = json.loads((root / "ledger.json").read_text())
+        entries = {e["table"]: e for e in led["entries"]}
+        assert entries["people"]["hash"] == format(
+            cat.load_table("db.people").metadata.current_snapshot_id, "016x")
+    r = sync_once(run_knut, root, *args)  # nothing new: idle
+    assert '"round idle"' in r.stderr
