@@ -166,8 +166,10 @@ static knut_status ice_apply(knut_sync *s, const knut_sync_table *t, const sync_
     if (st == KNUT_OK) {
         e->rows = rows;
         st = knut_sync__ledger_apply(s, m, e, 1, &sst, err);
-        *data_error = st == KNUT_EINVAL;
     }
+    /* at map or apply time, as for files (round.c): KNUT_EINVAL is the
+     * data's (a key type the sink refuses, a type the store cannot widen) */
+    *data_error = *data_error || st == KNUT_EINVAL;
     if (st == KNUT_OK)
         knut_sync__missing_report(s, t, m); /* missing.c: log + metrics */
     knut_graph_mutation_free(m);
