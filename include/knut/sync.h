@@ -72,9 +72,21 @@ typedef struct knut_sync_column {
     const void *node; /* const knut_conf *: the entry's value */
 } knut_sync_column;
 
+/* `iceberg:` a table that follows an Iceberg table's snapshots instead of
+ * files (src/sync/iceberg.c, docs/sync.md "Iceberg tables"). */
+typedef struct knut_sync_iceberg {
+    char *catalog;            /* `catalog:` the SQLite SQL catalog, resolved; NULL: `path:` form */
+    const char *catalog_name; /* `catalog_name:`; NULL: "default" */
+    const char *identifier;   /* `table:` "namespace.name" (catalog form) */
+    char *path;               /* `path:` table folder or metadata file, resolved; or NULL */
+    char *key;                /* the ledger entry's path: "iceberg:<table or path>" */
+    const void *node;         /* the `iceberg:` map */
+} knut_sync_iceberg;
+
 typedef struct knut_sync_table {
     const char *name;
-    char *path;            /* directory or glob, resolved against the config's folder */
+    char *path;            /* directory or glob, resolved against the config's folder;
+                            * an Iceberg table: the folder watched for commits */
     knut_sync_format format;
     knut_sync_mode mode;
     const char *sql;       /* optional DuckDB SQL over the view `input` */
@@ -91,6 +103,7 @@ typedef struct knut_sync_table {
     int64_t missing_timeout_ms;          /* wait: how long after the file's mtime */
     knut_sync_column *columns; /* `columns:` the declared schema of the files, or NULL */
     size_t n_columns;
+    knut_sync_iceberg *iceberg; /* `iceberg:` (then no files: mode cdc or full), or NULL */
 } knut_sync_table;
 
 typedef struct knut_sync_config {

@@ -45,18 +45,21 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     static const char *const allowed[] = {"path", "format", "mode", "sql", "vertices",
                                           "edges", "fk_edges", "asset", "sequence_by",
                                           "missing_endpoints", "missing_endpoints_timeout",
-                                          "columns", NULL};
+                                          "columns", "iceberg", NULL};
     t->name = name;
     t->node = n;
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
         return cerr(err, n, name, "a table must be a map");
     knut_status st = check_keys(n, name, "the table", allowed, err);
     const char *path = NULL, *s;
-    if (st == KNUT_OK)
+    int ice = knut_conf_get(n, "iceberg") != NULL;
+    if (st == KNUT_OK && ice) /* iceberg_config.c: snapshots, not files */
+        st = knut_sync__iceberg_parse(n, name, dir, t, err);
+    else if (st == KNUT_OK)
         st = knut_graph_map_req_str(n, "path", "table", name, "the table", &path, err);
     if (st != KNUT_OK)
         return st;
-    if (!(t->path = knut_sync__path_join(dir, path)))
+    if (!ice && !(t->path = knut_sync__path_join(dir, path)))
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     const knut_conf *f = knut_conf_get(n, "format");
     if (f) {
@@ -81,6 +84,8 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
             return cerr(err, m, name, "mode must be full, incremental or cdc, not '%s'",
                         s ? s : "");
     }
+    if (ice && (st = knut_sync__iceberg_mode(n, name, t, err)) != KNUT_OK)
+        return st;
     const knut_conf *q = knut_conf_get(n, "sql");
     if (q && (!(t->sql = knut_conf_str(q)) || !*t->sql))
         return cerr(err, q, name, "'sql' must be a non-empty SQL text over the view 'input'");
@@ -119,6 +124,7 @@ static void table_free(knut_sync_table *t)
     knut_graph_map_free(&gm);
     free(t->path);
     knut_sync__columns_free(t);
+    knut_sync__iceberg_free(t);
 }
 
 void knut_sync_config_free(knut_sync_config *cfg)

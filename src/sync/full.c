@@ -92,7 +92,7 @@ static knut_status survey(knut_sync *s, const knut_sync_table *t, sync_file_list
 }
 
 /* Drops the staged files, the snapshot and the sink's old keys. */
-static void drop_staged(knut_sync *s, const knut_sync_table *t, size_t n)
+void knut_sync__full_drop_staged(knut_sync *s, const knut_sync_table *t, size_t n)
 {
     knut_duck_conn *c = NULL;
     char sql[64];
@@ -226,7 +226,7 @@ knut_status knut_sync__full_table(knut_sync *s, const knut_sync_table *t, sync_f
 cleanup:
     knut_graph_mutation_free(m);
     if (done)
-        drop_staged(s, t, files->n);
+        knut_sync__full_drop_staged(s, t, files->n);
     free(done);
     free(idx);
     free(gone);

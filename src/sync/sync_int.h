@@ -309,6 +309,35 @@ knut_status knut_sync__full_table(struct knut_sync *s, const knut_sync_table *t,
 knut_status knut_sync__full_deletes(struct knut_sync *s, const knut_sync_table *t, int64_t rows,
                                     knut_graph_mutation *m, knut_error *err);
 
+/* ---- iceberg_config.c + iceberg.c: tables with `iceberg:` ---- */
+/* The ledger entry of an Iceberg table has the path "iceberg:<table or
+ * folder>": not a file, never joined to a folder. */
+#define SYNC_ICEBERG_KEY_PREFIX "iceberg:"
+/* Parses table n's `iceberg:` into t->iceberg (and t->path, the folder
+ * watched); refuses the keys of file tables next to it. */
+knut_status knut_sync__iceberg_parse(const knut_conf *n, const char *table, const char *dir,
+                                     knut_sync_table *t, knut_error *err);
+/* After `mode:` is read: cdc without one; incremental refused. */
+knut_status knut_sync__iceberg_mode(const knut_conf *n, const char *table, knut_sync_table *t,
+                                    knut_error *err);
+void knut_sync__iceberg_free(knut_sync_table *t);
+struct sync_table_stats;
+/* One round of an Iceberg table: when its current snapshot is not the one
+ * the ledger records, the changelog since that one (or, with mode: full
+ * or a broken lineage, the whole snapshot) is applied with the new
+ * snapshot id as the ledger entry, in one apply. */
+knut_status knut_sync__iceberg_table(struct knut_sync *s, const knut_sync_table *t,
+                                     struct sync_table_stats *ts, knut_error *err);
+/* `knut sync check`: writes the columns the mapping sees (the current
+ * schema's, with _change_type for cdc) as an empty Parquet file; its path
+ * in *out (malloc'd; the caller unlinks and frees it). A table that does
+ * not load is the error. */
+knut_status knut_sync__iceberg_schema_file(knut_duck_db *db, const knut_sync_table *t, char **out,
+                                           knut_error *err);
+/* Drops the staged files _knut_m0.._knut_m<n-1>, the full deletes' old
+ * keys and the batch (full.c). */
+void knut_sync__full_drop_staged(struct knut_sync *s, const knut_sync_table *t, size_t n);
+
 /* ---- what a round tells the metrics (metrics.c) and the Airflow asset
  * events (assets.c): one result per table visited ---- */
 typedef struct sync_table_result {

@@ -312,6 +312,56 @@ static void test_name(void **state)
     }
 }
 
+/* `iceberg:` instead of `path:` (iceberg_config.c): the two forms, the
+ * cdc default, and each mistake at its key. */
+static void test_iceberg(void **state)
+{
+    (void)state;
+    static const char steps[] = "    vertices: [{labels: [T], keys: [id]}]\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "tables:\n  t:\n    iceberg: {table: db.t, catalog: cat.db}\n%s"
+             "  u:\n    iceberg: {path: /wh/db/u}\n    mode: full\n"
+             "    vertices: [{labels: [U], keys: [id]}]\n", steps);
+    knut_sync_config *c = parse_ok(text);
+    const knut_sync_iceberg *a = c->tables[0].iceberg, *b = c->tables[1].iceberg;
+    assert_non_null(a);
+    assert_string_equal(a->catalog, "/data/cat.db");
+    assert_string_equal(a->identifier, "db.t");
+    assert_null(a->catalog_name);
+    assert_string_equal(a->key, "iceberg:db.t");
+    assert_int_equal(c->tables[0].mode, KNUT_SYNC_MODE_CDC);
+    assert_string_equal(c->tables[0].path, "/data/cat.db"); /* its folder is watched */
+    assert_null(b->catalog);
+    assert_string_equal(b->path, "/wh/db/u");
+    assert_string_equal(b->key, "iceberg:/wh/db/u");
+    assert_string_equal(c->tables[1].path, "/wh/db/u/metadata");
+    assert_int_equal(c->tables[1].mode, KNUT_SYNC_MODE_FULL);
+    assert_null(c->tables[0].columns);
+    knut_sync_config_free(c);
+
+    static const struct {
+        const char *table, *needle;
+    } bad[] = {
+        {"    path: t/\n    iceberg: {path: x}\n", "sync.yml:3:11: table 't': 'path' describes"},
+        {"    iceberg: {path: x}\n    sequence_by: v\n", "sync.yml:4:18: table 't': 'sequence_by'"},
+        {"    iceberg: {path: x, tabel: y}\n",
+         "sync.yml:3:24: table 't': unknown key 'tabel' in iceberg (did you mean 'table'?)"},
+        {"    iceberg: {table: db.t}\n", "sync.yml:3:14: table 't': iceberg: needs 'table'"},
+        {"    iceberg: {table: t, catalog: c.db}\n", "sync.yml:3:22: table 't': iceberg: 'table' "
+                                                   "must be namespace.name"},
+        {"    iceberg: {path: x, catalog_name: d}\n", "goes with none"},
+        {"    iceberg: {path: ''}\n", "'path' must be a non-empty string"},
+        {"    iceberg: {path: x}\n    mode: incremental\n", "sync.yml:4:11: table 't': a table "
+                                                              "with 'iceberg:' is mode cdc"},
+        {"    iceberg: [x]\n", "'iceberg' must be a map"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "tables:\n  t:\n%s%s", bad[i].table, steps);
+        parse_bad(text, bad[i].needle, NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_missing_endpoints),
         cmocka_unit_test(test_name),
+        cmocka_unit_test(test_iceberg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
