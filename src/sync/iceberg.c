@@ -67,8 +67,10 @@ static knut_status ice_sql(knut_buf *q, const knut_iceberg_table *it, int64_t fr
     knut_buf_init(&ch, ICE_SQL_MAX);
     knut_status st = knut_iceberg_changes_sql(&ch, it, from, to, err);
     if (st == KNUT_OK) {
-        knut_buf_printf(q, "SELECT * EXCLUDE (_change_ordinal, _commit_snapshot_id%s) FROM (%s) "
-                           "ORDER BY _change_ordinal, _change_type",
+        /* No second ORDER BY: the changelog is sorted already, and a
+         * projection keeps its order (preserve_insertion_order, DuckDB's
+         * default, which the COPY into the file relies on too). */
+        knut_buf_printf(q, "SELECT * EXCLUDE (_change_ordinal, _commit_snapshot_id%s) FROM (%s)",
                         keep_tag ? "" : ", " KNUT_SYNC_CHANGE_COLUMN, ch.data);
         st = knut_buf_check(q, err);
     }
