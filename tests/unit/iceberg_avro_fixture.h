@@ -287,4 +287,35 @@ static inline void ice_block(knut_buf *b, int64_t count, const void *data, size_
     knut_buf_append(b, ICE_SYNC, 16);
 }
 
+/* ---- a scratch folder per test program ----------------------------------- */
+
+/* The codecs every reader test writes files in. */
+__attribute__((unused)) static const char *const ice_codecs[] = {"null", "deflate", "snappy"};
+
+__attribute__((unused)) static char ice_tmpdir[] = "/tmp/knut-iceberg-test-XXXXXX";
+
+/* name under the scratch folder (one static buffer: use it before the
+ * next call). */
+static inline const char *ice_tmp_path(const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", ice_tmpdir, name);
+    return path;
+}
+
+/* cmocka group setup and teardown: make and remove the scratch folder. */
+static inline int ice_tmp_setup(void **state)
+{
+    (void)state;
+    return mkdtemp(ice_tmpdir) ? 0 : -1;
+}
+
+static inline int ice_tmp_teardown(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", ice_tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 #endif

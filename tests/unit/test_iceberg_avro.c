@@ -22,7 +22,6 @@
 #include "iceberg/iceberg_int.h"
 #include "iceberg_avro_fixture.h"
 
-static char tmpdir[] = "/tmp/knut-iceberg-avro-XXXXXX";
 
 #define REC_S                                                                        \
     "{\"type\":\"record\",\"name\":\"r\",\"fields\":[{\"name\":\"s\",\"type\":\"string\"}]}"
@@ -136,12 +135,11 @@ static void fill_list(avro_value_t *rec, int i)
 static void test_iceberg_avro__every_truncation(void **state)
 {
     (void)state;
-    static const char *const codecs[] = {"null", "deflate", "snappy"};
     char path[512];
-    snprintf(path, sizeof path, "%s/t.avro", tmpdir);
+    snprintf(path, sizeof path, "%s", ice_tmp_path("t.avro"));
     for (size_t c = 0; c < 3; c++) {
         knut_buf b = KNUT_BUF_INIT;
-        ice_write(path, ICE_LIST_V2("\"long\""), codecs[c], 16384, 3, fill_list, &b);
+        ice_write(path, ICE_LIST_V2("\"long\""), ice_codecs[c], 16384, 3, fill_list, &b);
         int ok = 0;
         for (size_t len = 0; len < b.len; len++) {
             knut_iceberg_manifest_file *m = NULL;
@@ -171,7 +169,7 @@ static void test_iceberg_avro__sync_mismatch(void **state)
 {
     (void)state;
     char path[512];
-    snprintf(path, sizeof path, "%s/s.avro", tmpdir);
+    snprintf(path, sizeof path, "%s", ice_tmp_path("s.avro"));
     knut_buf b = KNUT_BUF_INIT;
     ice_write(path, ICE_LIST_V2("\"long\""), "deflate", 16384, 2, fill_list, &b);
     b.data[b.len - 1] ^= 0x55;
@@ -406,20 +404,6 @@ static void test_iceberg_avro__corrupt_codecs(void **state)
     knut_buf_reset(&b);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,5 +417,5 @@ int main(void)
         cmocka_unit_test(test_iceberg_avro__record_lengths),
         cmocka_unit_test(test_iceberg_avro__corrupt_codecs),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ice_tmp_setup, ice_tmp_teardown);
 }

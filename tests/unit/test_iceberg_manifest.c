@@ -19,16 +19,6 @@
 #include "iceberg_avro_fixture.h"
 #include "knut/iceberg.h"
 
-static char tmpdir[] = "/tmp/knut-iceberg-manifest-XXXXXX";
-static const char *const codecs[] = {"null", "deflate", "snappy"};
-
-static const char *tmp_path(const char *name)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    return path;
-}
-
 /* ---- manifests ------------------------------------------------------------- */
 
 static void fill_part(avro_value_t *df, int i)
@@ -155,23 +145,23 @@ static void test_iceberg_manifest__entries_v2_codecs(void **state)
     for (size_t c = 0; c < 3; c++) {
         knut_buf b = KNUT_BUF_INIT;
         for (int small = 0; small < 2; small++) {
-            ice_write(tmp_path("m.avro"), ICE_ENTRY_V2(ICE_PART_FIELDS), codecs[c],
+            ice_write(ice_tmp_path("m.avro"), ICE_ENTRY_V2(ICE_PART_FIELDS), ice_codecs[c],
                       small ? 16384 : 200, 4, fill_entry_v2, &b);
             knut_iceberg_data_file *f = NULL;
             size_t n = 0;
             knut_error err = KNUT_ERROR_INIT;
             if (knut_iceberg_manifest_parse(b.data, b.len, "m.avro", &MF, &f, &n, &err))
-                fail_msg("%s: %s", codecs[c], err.message);
+                fail_msg("%s: %s", ice_codecs[c], err.message);
             check_entries_v2(f, n);
             knut_iceberg_data_files_free(f, n);
             assert_true(small ? ice_blocks(&b) == 1 : ice_blocks(&b) > 1);
-            assert_int_equal(knut_iceberg_manifest_read(tmp_path("m.avro"), &MF, &f, &n, &err),
+            assert_int_equal(knut_iceberg_manifest_read(ice_tmp_path("m.avro"), &MF, &f, &n, &err),
                              KNUT_OK);
             check_entries_v2(f, n);
             knut_iceberg_data_files_free(f, n);
             if (small) {
                 char name[64];
-                snprintf(name, sizeof name, "manifest-v2-%s.avro", codecs[c]);
+                snprintf(name, sizeof name, "manifest-v2-%s.avro", ice_codecs[c]);
                 ice_seed(name, &b);
             }
         }
@@ -190,7 +180,7 @@ static void test_iceberg_manifest__existing_must_carry_seq(void **state)
 {
     (void)state;
     knut_buf b = KNUT_BUF_INIT;
-    ice_write(tmp_path("mx.avro"), ICE_ENTRY_V2(ICE_PART_FIELDS), "null", 16384, 2,
+    ice_write(ice_tmp_path("mx.avro"), ICE_ENTRY_V2(ICE_PART_FIELDS), "null", 16384, 2,
               fill_existing_null_seq, &b);
     knut_iceberg_data_file *f = (knut_iceberg_data_file *)(uintptr_t)1;
     size_t n = 9;
@@ -220,7 +210,7 @@ static void test_iceberg_manifest__entries_v1(void **state)
 {
     (void)state;
     knut_buf b = KNUT_BUF_INIT;
-    ice_write(tmp_path("m1.avro"), ICE_ENTRY_V1, "null", 16384, 3, fill_entry_v1, &b);
+    ice_write(ice_tmp_path("m1.avro"), ICE_ENTRY_V1, "null", 16384, 3, fill_entry_v1, &b);
     ice_seed("manifest-v1-null.avro", &b);
     knut_iceberg_manifest_file mf = MF;
     mf.sequence_number = 0; /* a v1 table's list */
@@ -263,7 +253,7 @@ static void test_iceberg_manifest__entry_missing_field(void **state)
         "{\"name\":\"record_count\",\"type\":\"long\"},"
         "{\"name\":\"file_size_in_bytes\",\"type\":\"long\"}]}}]}";
     knut_buf b = KNUT_BUF_INIT;
-    ice_write(tmp_path("mp.avro"), schema, "deflate", 16384, 1, fill_no_path, &b);
+    ice_write(ice_tmp_path("mp.avro"), schema, "deflate", 16384, 1, fill_no_path, &b);
     knut_iceberg_data_file *f = NULL;
     size_t n = 0;
     knut_error err = KNUT_ERROR_INIT;
@@ -274,20 +264,6 @@ static void test_iceberg_manifest__entry_missing_field(void **state)
     knut_buf_reset(&b);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -296,5 +272,5 @@ int main(void)
         cmocka_unit_test(test_iceberg_manifest__entries_v1),
         cmocka_unit_test(test_iceberg_manifest__entry_missing_field),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ice_tmp_setup, ice_tmp_teardown);
 }

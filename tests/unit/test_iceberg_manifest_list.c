@@ -19,16 +19,6 @@
 #include "iceberg_avro_fixture.h"
 #include "knut/iceberg.h"
 
-static char tmpdir[] = "/tmp/knut-iceberg-mlist-XXXXXX";
-static const char *const codecs[] = {"null", "deflate", "snappy"};
-
-static const char *tmp_path(const char *name)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    return path;
-}
-
 /* ---- manifest lists ------------------------------------------------------ */
 
 static void fill_list_v2(avro_value_t *rec, int i)
@@ -94,23 +84,23 @@ static void test_iceberg_manifest_list__list_v2_codecs(void **state)
         /* 40 rows in blocks of ~256 bytes: many blocks per file. */
         for (int small = 0; small < 2; small++) {
             int rows = small ? 3 : 40;
-            ice_write(tmp_path("list.avro"), ICE_LIST_V2("\"long\""), codecs[c],
+            ice_write(ice_tmp_path("list.avro"), ICE_LIST_V2("\"long\""), ice_codecs[c],
                       small ? 16384 : 256, rows, fill_list_v2, &b);
             knut_iceberg_manifest_file *m = NULL;
             size_t n = 0;
             knut_error err = KNUT_ERROR_INIT;
             if (knut_iceberg_manifest_list_parse(b.data, b.len, "list.avro", &m, &n, &err))
-                fail_msg("%s: %s", codecs[c], err.message);
+                fail_msg("%s: %s", ice_codecs[c], err.message);
             check_list_v2(m, n, rows);
             knut_iceberg_manifest_list_free(m, n);
             assert_true(small ? ice_blocks(&b) == 1 : ice_blocks(&b) > 3);
             if (small) {
                 char name[64];
-                snprintf(name, sizeof name, "list-v2-%s.avro", codecs[c]);
+                snprintf(name, sizeof name, "list-v2-%s.avro", ice_codecs[c]);
                 ice_seed(name, &b);
             }
             /* the same through the file */
-            assert_int_equal(knut_iceberg_manifest_list_read(tmp_path("list.avro"), &m, &n, &err),
+            assert_int_equal(knut_iceberg_manifest_list_read(ice_tmp_path("list.avro"), &m, &n, &err),
                              KNUT_OK);
             check_list_v2(m, n, rows);
             knut_iceberg_manifest_list_free(m, n);
@@ -147,7 +137,7 @@ static void test_iceberg_manifest_list__list_v1(void **state)
 {
     (void)state;
     knut_buf b = KNUT_BUF_INIT;
-    ice_write(tmp_path("list1.avro"), ICE_LIST_V1, "deflate", 16384, 2, fill_list_v1, &b);
+    ice_write(ice_tmp_path("list1.avro"), ICE_LIST_V1, "deflate", 16384, 2, fill_list_v1, &b);
     ice_seed("list-v1-deflate.avro", &b);
     knut_iceberg_manifest_file *m = NULL;
     size_t n = 0;
@@ -185,7 +175,7 @@ static void test_iceberg_manifest_list__list_nullable_seq(void **state)
 {
     (void)state;
     knut_buf b = KNUT_BUF_INIT;
-    ice_write(tmp_path("listn.avro"), ICE_LIST_V2("[\"null\",\"long\"]"), "snappy", 16384, 2,
+    ice_write(ice_tmp_path("listn.avro"), ICE_LIST_V2("[\"null\",\"long\"]"), "snappy", 16384, 2,
               fill_list_nullable, &b);
     ice_seed("list-nullable-snappy.avro", &b);
     knut_iceberg_manifest_file *m = NULL;
@@ -224,7 +214,7 @@ static void test_iceberg_manifest_list__list_missing_field(void **state)
 {
     (void)state;
     knut_buf b = KNUT_BUF_INIT;
-    ice_write(tmp_path("listm.avro"), LIST_NO_LENGTH, "null", 16384, 2, fill_no_length, &b);
+    ice_write(ice_tmp_path("listm.avro"), LIST_NO_LENGTH, "null", 16384, 2, fill_no_length, &b);
     knut_iceberg_manifest_file *m = (knut_iceberg_manifest_file *)(uintptr_t)1;
     size_t n = 7;
     knut_error err = KNUT_ERROR_INIT;
@@ -236,20 +226,6 @@ static void test_iceberg_manifest_list__list_missing_field(void **state)
     knut_buf_reset(&b);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,5 +234,5 @@ int main(void)
         cmocka_unit_test(test_iceberg_manifest_list__list_nullable_seq),
         cmocka_unit_test(test_iceberg_manifest_list__list_missing_field),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, ice_tmp_setup, ice_tmp_teardown);
 }
