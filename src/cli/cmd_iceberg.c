@@ -141,8 +141,11 @@ static void print_info_json(const knut_iceberg_table *t, const knut_iceberg_sche
 {
     knut_buf b = KNUT_BUF_INIT;
     knut_buf_printf(&b, "{\"format_version\":%d", t->format_version);
-    knut_buf_puts(&b, ",\"uuid\":");
-    knut_buf_put_json_str(&b, t->uuid, strlen(t->uuid));
+    knut_buf_puts(&b, ",\"uuid\":"); /* optional in v1 */
+    if (t->uuid)
+        knut_buf_put_json_str(&b, t->uuid, strlen(t->uuid));
+    else
+        knut_buf_puts(&b, "null");
     knut_buf_puts(&b, ",\"location\":");
     knut_buf_put_json_str(&b, t->location, strlen(t->location));
     knut_buf_puts(&b, ",\"metadata\":");
@@ -183,7 +186,7 @@ static void print_info_text(const knut_iceberg_table *t, const knut_iceberg_sche
 {
     printf("table      %s\n", t->location);
     printf("metadata   %s\n", t->metadata_path);
-    printf("format     v%d, uuid %s\n", t->format_version, t->uuid);
+    printf("format     v%d, uuid %s\n", t->format_version, t->uuid ? t->uuid : "none");
     if (t->current_snapshot_id >= 0)
         printf("snapshot   %" PRId64 " (of %zu; last sequence number %" PRId64 ")\n",
                t->current_snapshot_id, t->n_snapshots, t->last_sequence_number);

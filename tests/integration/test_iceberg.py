@@ -216,6 +216,23 @@ def test_info_and_snapshots(run_knut, tmp_path):
     assert r.returncode == 0 and "timestamp" in r.stdout and "team-a" in r.stdout
 
 
+def test_v1_metadata_without_uuid(run_knut, cat_rows, tmp_path):
+    """table-uuid is optional in format v1: info prints none / null."""
+    tbl = _table(tmp_path)
+    doc = json.loads(Path(tbl.metadata_location.removeprefix("file://")).read_text())
+    doc["format-version"] = 1
+    del doc["table-uuid"]
+    meta = tmp_path / "v1.metadata.json"
+    meta.write_text(json.dumps(doc))
+    r = run_knut("iceberg", "info", "-f", "json", meta)
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["format_version"] == 1 and info["uuid"] is None
+    r = run_knut("iceberg", "info", meta)
+    assert r.returncode == 0 and "uuid none" in r.stdout, r.stderr
+    assert cat_rows(meta).num_rows == 10
+
+
 def test_table_folder_and_metadata_file(cat_rows, tmp_path):
     cat = F.catalog(tmp_path)
     tbl = cat.create_table("db.t", schema=F.people_schema())
