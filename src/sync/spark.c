@@ -95,6 +95,14 @@ static knut_status sp_sql(knut_spark_session *s, const knut_sync_table *t, const
                          : st;
 }
 
+/* Reads rows to its end (the operation then ends on the server as done,
+ * not as a client that went away). */
+static knut_status sp_drain(struct ArrowArrayStream *rows, knut_error *err)
+{
+    int64_t n = 0;
+    return knut_arrow_stream_count_rows(rows, &n, err);
+}
+
 /* The table's columns (its schema as Spark sends it) into *schema. */
 static knut_status sp_schema(knut_spark_session *s, const knut_sync_table *t,
                              struct ArrowSchema *schema, knut_error *err)
@@ -108,6 +116,8 @@ static knut_status sp_schema(knut_spark_session *s, const knut_sync_table *t,
     int rc = st == KNUT_OK ? rows.get_schema(&rows, schema) : 0;
     if (rc != 0)
         st = knut_arrow_stream_error(&rows, rc, "the table's schema", err);
+    if (st == KNUT_OK)
+        st = sp_drain(&rows, err);
     if (st == KNUT_OK && schema->n_children == 0)
         st = knut_error_set(err, KNUT_EINVAL, "table '%s': spark: %s has no columns", t->name,
                             t->spark->table);
@@ -154,6 +164,8 @@ static knut_status sp_fingerprint(knut_spark_session *s, const knut_sync_table *
     if (st == KNUT_OK && v.n_children != 3)
         st = knut_error_set(err, KNUT_EPARSE, "table '%s': spark: the fingerprint query gave "
                             "%" PRId64 " columns", t->name, v.n_children);
+    if (st == KNUT_OK)
+        st = sp_drain(&rows, err);
     if (st == KNUT_OK) {
         uint64_t x[3];
         for (int i = 0; i < 3; i++) /* an empty table: null xor and sum */
