@@ -111,6 +111,8 @@ knut_status knut_sync__status_file_init(knut_sync *s, const char *beside, knut_e
     s->status_gen = s->ledger.gen + 1; /* never written: the first write happens */
     if (!beside)
         return KNUT_OK; /* a shared ledger: status reads it directly */
+    if (strcmp(beside, ":memory:") == 0)
+        return KNUT_OK; /* an in-memory store has no folder, nor a status to read later */
     knut_buf b = KNUT_BUF_INIT;
     knut_buf_printf(&b, "%s%s", beside, SYNC_STATUS_SUFFIX);
     knut_status st = knut_buf_check(&b, err);
