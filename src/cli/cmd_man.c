@@ -48,17 +48,22 @@ const knut_cli_spec knut_cmd_man_spec = {
 
 /* ---- roff ---------------------------------------------------------------- */
 
-/* A word or a few inside a line: backslashes and dashes escaped. */
+/* One character of text: backslashes and dashes escaped. */
+static void esc_char(FILE *f, char c)
+{
+    if (c == '\\')
+        fputs("\\e", f);
+    else if (c == '-')
+        fputs("\\-", f);
+    else
+        fputc(c, f);
+}
+
+/* A word or a few inside a line. */
 static void esc(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\')
-            fputs("\\e", f);
-        else if (*s == '-')
-            fputs("\\-", f);
-        else
-            fputc(*s, f);
-    }
+    for (; *s; s++)
+        esc_char(f, *s);
 }
 
 /* Text as roff: escaped as esc, a line that would read as a request ('.'
@@ -81,12 +86,7 @@ static void roff(FILE *f, const char *s, int fill, int breaks)
         if (bol && (*s == '.' || *s == '\''))
             fputs("\\&", f);
         bol = 0;
-        if (*s == '\\')
-            fputs("\\e", f);
-        else if (*s == '-')
-            fputs("\\-", f);
-        else
-            fputc(*s, f);
+        esc_char(f, *s);
     }
     if (!bol)
         fputc('\n', f);
