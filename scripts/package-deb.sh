@@ -56,11 +56,17 @@ if command -v dpkg-shlibdeps >/dev/null; then
   depends=$(cd "$work" && dpkg-shlibdeps -O -l"$root/usr/lib/knut" "${elves[@]}" 2>/dev/null \
     | sed -n 's/^shlibs:Depends=//p')
 else # each NEEDED library's package, at least the version installed here
-  depends=$(for lib in $(LD_LIBRARY_PATH="$root/usr/lib/knut" ldd "${elves[@]}" \
-      | awk '/=> \// {print $3}' | sort -u); do
-      case $lib in "$root"/*) continue ;; esac
-      pkg=$(dpkg -S "$(realpath "$lib")" 2>/dev/null | head -1 | cut -d: -f1) || continue
-      [ -n "$pkg" ] && echo "$pkg (>= $(dpkg-query -W -f='${Version}' "$pkg"))"
+  owner() { # the package of a library file, under /lib or /usr/lib (merged /usr)
+    dpkg -S "$1" 2>/dev/null || dpkg -S "${1#/usr}" 2>/dev/null || dpkg -S "/usr$1" 2>/dev/null
+  }
+  depends=$(for elf in "${elves[@]}"; do
+      found=$(LD_LIBRARY_PATH="$root/usr/lib/knut" ldd "$elf")
+      for name in $(objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}'); do
+        lib=$(awk -v n="$name" '$1 == n && $3 ~ /^\// {print $3}' <<<"$found")
+        case $lib in "" | "$root"/*) continue ;; esac
+        pkg=$(owner "$(realpath "$lib")" | head -1 | cut -d: -f1)
+        [ -n "$pkg" ] && echo "$pkg (>= $(dpkg-query -W -f='${Version}' "$pkg"))"
+      done
     done | sort -u | paste -sd, | sed 's/,/, /g')
 fi
 [ -n "$depends" ] || { log "no Depends found"; exit 1; }
