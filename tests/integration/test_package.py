@@ -172,7 +172,8 @@ def test_maintainer_scripts(deb, tmp_path):
         assert path.stat().st_mode & 0o777 == 0o755, name
         sh("sh", "-n", path)
     text = (tmp_path / "DEBIAN" / "postinst").read_text()
-    assert "useradd --system" in text and "/var/lib/knut" in text
+    assert "groupadd --system knut" in text and "useradd --system" in text
+    assert "/var/lib/knut" in text
     assert "userdel knut" in (tmp_path / "DEBIAN" / "postrm").read_text()
 
 
