@@ -244,6 +244,11 @@ KNUT_EXTERN knut_status knut_net_prom_serve(knut_net_http_server **out, const ch
 
 /* Frees a secret after overwriting it with zeros; NULL-safe. */
 KNUT_EXTERN void knut_net_secret_free(char *s);
+/* The secret in the file at path (src/net/secret.c): its one line, the
+ * newline trimmed, into *out (free it with knut_net_secret_free). Errors
+ * name the file, never what it holds: knut_file_read's (a file over 4 KiB:
+ * KNUT_ETOOBIG), KNUT_EINVAL (empty, or more than one line), KNUT_ENOMEM. */
+KNUT_EXTERN knut_status knut_net_secret_file_read(const char *path, char **out, knut_error *err);
 
 /* redis://[[user]:password@]host[:port][/], host may be [v6]. */
 typedef struct knut_net_redis_url {

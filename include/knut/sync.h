@@ -83,6 +83,21 @@ typedef struct knut_sync_iceberg {
     const void *node;         /* the `iceberg:` map */
 } knut_sync_iceberg;
 
+/* `spark:` a table read through Spark Connect, its changes found by
+ * comparing it with the state last synced (src/sync/spark.c, docs/sync.md
+ * "Spark tables"). */
+typedef struct knut_sync_spark {
+    const char *connect;    /* `connect:` sc://...; NULL: $SPARK_REMOTE */
+    const char *table;      /* `table:` [catalog.]db.name (each part quoted for Spark) */
+    char *token_file;       /* `token_file:` resolved; NULL: $SPARK_CONNECT_AUTHENTICATE_TOKEN
+                             * or the URL's ;token= */
+    char *ca_file;          /* `ca_file:` resolved, or NULL */
+    int allow_insecure_token; /* `allow_insecure_token:` */
+    char *state;            /* `state:` the folder of the last synced states, resolved */
+    char *key;              /* the ledger entry's path: "spark:<table>" */
+    const void *node;       /* the `spark:` map */
+} knut_sync_spark;
+
 typedef struct knut_sync_table {
     const char *name;
     char *path;            /* directory or glob, resolved against the config's folder;
@@ -104,6 +119,7 @@ typedef struct knut_sync_table {
     knut_sync_column *columns; /* `columns:` the declared schema of the files, or NULL */
     size_t n_columns;
     knut_sync_iceberg *iceberg; /* `iceberg:` (then no files: mode cdc or full), or NULL */
+    knut_sync_spark *spark;     /* `spark:` (then no files: mode cdc or full), or NULL */
 } knut_sync_table;
 
 typedef struct knut_sync_config {

@@ -8,8 +8,9 @@
  * path from a source, edges that span layers pass through invisible
  * points of the layers between, and the order inside each layer comes
  * from barycenter sweeps that keep the order with the fewest crossings.
- * Every tie is broken by node name, so the same graph always gets the
- * same picture (frames of a live view never jump). Every edge route
+ * Every tie is broken by node name (digit runs compared as numbers), so
+ * the same graph always gets the same picture (frames of a live view
+ * never jump). Every edge route
  * points rightward: its x grows strictly from the source's right side to
  * the target's left side.
  *

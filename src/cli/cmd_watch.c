@@ -20,7 +20,6 @@
 #include "spark_cli.h"
 
 #define WATCH_SQL_MAX ((size_t)16 << 20)
-#define WATCH_MAX_STAGES 256  /* stages tracked; more are counted, not drawn */
 #define WATCH_STAGE_LINES 12  /* stage bars on the terminal; earlier ones summed */
 #define WATCH_REDRAW_NS 100000000
 #define WATCH_ROWS_MAX 100000
@@ -76,20 +75,13 @@ const knut_cli_spec knut_cmd_watch_spec = {
               "130 interrupted (the operation was stopped on the server).\n",
 };
 
-typedef struct stage {
-    knut_spark_stage s;
-    int64_t first_ns, end_ns;
-    int ended; /* the operation ended with no task of it reported done */
-} stage;
-
 typedef struct watch {
     const char *peer;
     int json;
     char *op; /* the operation id (knut_cli_spark_stop's) */
     int started;
     int64_t t0, last_draw;
-    stage stages[WATCH_MAX_STAGES];
-    size_t nstages;
+    knut_cli_spark_stages stages;
     int64_t inflight, rows, reattaches;
     int drawn; /* lines on the terminal from the last draw */
     knut_buf line;
@@ -121,12 +113,12 @@ static void json_start(watch *w)
     emit(w);
 }
 
-static const char *stage_state(const stage *s)
+static const char *stage_state(const knut_cli_spark_stage_seen *s)
 {
     return s->s.done ? "done" : s->ended ? "ended" : "running";
 }
 
-static void json_stage(watch *w, const stage *s, int64_t now)
+static void json_stage(watch *w, const knut_cli_spark_stage_seen *s, int64_t now)
 {
     int64_t end = s->end_ns ? s->end_ns : now;
     knut_buf_printf(&w->line, "{\"event\":\"stage\",\"operation_id\":\"%s\",\"stage_id\":%lld,"
@@ -151,7 +143,7 @@ static void human_bytes(char *out, size_t n, int64_t b)
     snprintf(out, n, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
-static void draw_stage(knut_buf *b, const stage *s, int64_t now)
+static void draw_stage(knut_buf *b, const knut_cli_spark_stage_seen *s, int64_t now)
 {
     int64_t total = s->s.num_tasks > 0 ? s->s.num_tasks : 0;
     int64_t done = s->s.num_completed_tasks;
@@ -189,16 +181,16 @@ static void draw(watch *w, int force)
         knut_buf_printf(b, "  %lld reattaches", (long long)w->reattaches);
     knut_buf_putc(b, '\n');
     lines++;
-    size_t from = w->nstages > WATCH_STAGE_LINES ? w->nstages - WATCH_STAGE_LINES + 1 : 0;
+    size_t from = w->stages.n > WATCH_STAGE_LINES ? w->stages.n - WATCH_STAGE_LINES + 1 : 0;
     if (from) {
         size_t done = 0;
         for (size_t i = 0; i < from; i++)
-            done += w->stages[i].s.done != 0;
+            done += w->stages.at[i].s.done != 0;
         knut_buf_printf(b, "\r\033[K  %zu earlier stages (%zu done)\n", from, done);
         lines++;
     }
-    for (size_t i = from; i < w->nstages; i++, lines++)
-        draw_stage(b, &w->stages[i], now);
+    for (size_t i = from; i < w->stages.n; i++, lines++)
+        draw_stage(b, &w->stages.at[i], now);
     knut_buf_puts(b, "\033[J");
     fwrite(b->data, 1, b->len, stdout);
     fflush(stdout);
@@ -209,34 +201,10 @@ static void draw(watch *w, int force)
 static void on_progress(watch *w, const knut_spark_event *ev, int64_t now)
 {
     w->inflight = ev->inflight_tasks;
-    for (size_t i = 0; i < ev->nstages; i++) {
-        const knut_spark_stage *in = &ev->stages[i];
-        stage *s = NULL;
-        for (size_t j = 0; j < w->nstages && !s; j++)
-            if (w->stages[j].s.stage_id == in->stage_id)
-                s = &w->stages[j];
-        if (!s) {
-            if (w->nstages == WATCH_MAX_STAGES)
-                continue;
-            /* kept in stage id order, as the bars are drawn */
-            size_t at = w->nstages;
-            while (at > 0 && w->stages[at - 1].s.stage_id > in->stage_id)
-                at--;
-            memmove(&w->stages[at + 1], &w->stages[at], (w->nstages - at) * sizeof *s);
-            w->nstages++;
-            s = &w->stages[at];
-            *s = (stage){.s = *in, .first_ns = now};
-            s->s.done = !in->done; /* differs: reported below */
-        }
-        if (s->s.num_tasks == in->num_tasks && s->s.num_completed_tasks == in->num_completed_tasks &&
-            s->s.input_bytes_read == in->input_bytes_read && s->s.done == in->done)
-            continue;
-        s->s = *in;
-        if (in->done && !s->end_ns)
-            s->end_ns = now;
-        if (w->json)
-            json_stage(w, s, now);
-    }
+    knut_cli_spark_stages_merge(&w->stages, ev, now);
+    for (size_t i = 0; w->json && i < w->stages.n; i++)
+        if (w->stages.at[i].changed)
+            json_stage(w, &w->stages.at[i], now);
 }
 
 static void on_event(void *ctx, const knut_spark_event *ev)
@@ -332,29 +300,13 @@ static knut_status drain(struct ArrowArrayStream *rows, int64_t max, struct Arro
     }
 }
 
-/* Progress is pushed every reportInterval (2 s unless the session says
- * otherwise): a watch wants it sooner. The value is ours, a number. */
-static knut_status set_interval(knut_spark_session *s, double secs, knut_error *err)
-{
-    char sql[96];
-    snprintf(sql, sizeof sql, "SET spark.connect.progress.reportInterval=%lldms",
-             (long long)(secs * 1000 + 0.5));
-    struct ArrowArrayStream st = {0};
-    knut_status rc = knut_spark_sql(s, sql, NULL, &st, err);
-    int64_t n = 0;
-    if (rc == KNUT_OK)
-        rc = knut_arrow_stream_count_rows(&st, &n, err);
-    knut_arrow_stream_release(&st);
-    return rc;
-}
-
 static void json_end(watch *w, const char *status, const knut_spark_error_info *info,
                      const char *message)
 {
     json_start(w);
     knut_buf_printf(&w->line, "{\"event\":\"end\",\"operation_id\":\"%s\",\"status\":\"%s\","
                     "\"rows\":%lld,\"stages\":%zu,\"elapsed_ms\":%lld", w->op, status,
-                    (long long)w->rows, w->nstages,
+                    (long long)w->rows, w->stages.n,
                     (long long)ms_since(w, knut_clock_mono_ns()));
     if (info && info->error_class[0]) {
         knut_buf_puts(&w->line, ",\"error_class\":");
@@ -411,39 +363,19 @@ int knut_cmd_watch(int argc, char **argv)
     rc = KNUT_EXIT_FAIL;
     if (knut_cli_query_text(a.sql, &input, WATCH_SQL_MAX, "SQL", &sql, &err) != KNUT_OK)
         goto cleanup;
-    if (set_interval(s, a.interval, &err) != KNUT_OK)
-        goto cleanup;
-    stop.s = s;
-    if (knut_cli_spark_stop_watch(&stop, &err) != KNUT_OK)
-        goto cleanup;
-    watching = 1;
-    knut_spark_exec_options eo = KNUT_SPARK_EXEC_OPTIONS_INIT;
-    eo.on_event = on_event;
-    eo.event_ctx = w;
-    eo.operation_id_out = stop.op;
-    eo.error_info = &info;
     w->t0 = knut_clock_mono_ns();
-    atomic_store(&stop.armed, 1); /* the id is chosen before the request is sent */
-    if (knut_spark_sql(s, sql, &eo, &rows, &err) != KNUT_OK)
+    if (knut_cli_spark_watched_sql(s, &stop, a.interval, sql, on_event, w, &info, &rows,
+                                   &watching, &err) != KNUT_OK)
         goto cleanup;
     json_start(w);
     if (drain(&rows, a.rows, &schema, &kept, &nkept, &err) != KNUT_OK)
         goto cleanup;
     atomic_store(&stop.armed, 0);
-    /* A stage not reported done when the operation ended: one a job listed
-     * but Spark skipped (it reused a shuffle's output), or one whose last
-     * tasks ended after the server's last progress message (some of its
-     * tasks may have been reported). Which of the two the server does not
-     * say; the operation is over, so "ended" rather than "running". */
-    for (size_t i = 0; i < w->nstages; i++) {
-        stage *st = &w->stages[i];
-        if (st->s.done)
-            continue;
-        st->ended = 1;
-        st->end_ns = knut_clock_mono_ns();
-        if (w->json)
-            json_stage(w, st, st->end_ns);
-    }
+    int64_t end = knut_clock_mono_ns();
+    knut_cli_spark_stages_end(&w->stages, end);
+    for (size_t i = 0; w->json && i < w->stages.n; i++)
+        if (w->stages.at[i].changed)
+            json_stage(w, &w->stages.at[i], end);
     draw(w, 1);
     if (w->json) {
         if (json_rows(w, &schema, kept, nkept, a.rows, &err) != KNUT_OK)

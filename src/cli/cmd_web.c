@@ -4,9 +4,9 @@
  * embedded at build time) draws /graph.json, laid out by the viewer part,
  * and applies the frames of /events (Server-Sent Events).
  *
- * One state holds every stage (flow): status, rows, throughput, lag,
- * expectation counts, error. The producer (the demo replay thread, or the
- * native run's event callback) changes it under a mutex and bumps seq;
+ * The state (web.h) holds every node's stage. A producer (the demo replay
+ * thread, the native or Spark run's event callback, or a Spark job's
+ * progress in cmd_web_spark.c) changes it under a mutex and bumps seq;
  * each SSE connection sends only the latest frame when seq moved, so a
  * slow client is never waited for and skips the frames it missed
  * (coalescing). Event ids are "EPOCH-SEQ": a reconnecting client with the
@@ -19,11 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "spark_cli.h"
-#include "knut/net.h"
 #include "knut/pipeline.h"
-#include "knut/viewer.h"
+#include "web.h"
 
 extern const unsigned char knut_cli_web_page[];
 extern const size_t knut_cli_web_page_len;
@@ -34,6 +31,9 @@ typedef struct web_args {
     int run;
     int64_t step_ms;
     knut_cli_spark_args spark; /* --connect: the run on Spark (cmd_pipeline_spark.c) */
+    const char *sql;           /* --connect --sql: a Spark job (cmd_web_spark.c) */
+    double interval;           /* -1: not given */
+    int interval_set;
 } web_args;
 
 static const knut_cli_arg web_pos[] = {
@@ -50,6 +50,11 @@ static const knut_cli_opt web_opts[] = {
     KNUT_CLI_OPT_INT("step-ms", 0, web_args, step_ms, "MS", 1, 60000,
                      "demo: how long each flow of the replay runs (default 400)"),
     KNUT_CLI_SPARK_CONN_OPTS(web_args, spark.conn),
+    KNUT_CLI_OPT_STR("sql", 0, web_args, sql, "SQL",
+                     "with --connect, no SPEC: run SQL on Spark and show the job's stages "
+                     "('-': stdin)"),
+    KNUT_CLI_OPT_SECS("report-interval", web_args, interval, 60,
+                      "--sql: ask Spark for progress every SEC seconds (default 0.5)"),
     KNUT_CLI_OPT_END,
 };
 
@@ -57,7 +62,8 @@ const knut_cli_spec knut_cmd_web_spec = {
     .name = "web",
     .synopsis = "usage: knut web [SPEC] [--run] [--addr IP:PORT] [--step-ms MS]\n"
                 "                [-c|--connect URL [--token-file FILE] [--allow-insecure-token]\n"
-                "                 [--ca-file FILE]]\n",
+                "                 [--ca-file FILE]]\n"
+                "       knut web --connect URL --sql SQL [--report-interval SEC] [--addr IP:PORT]\n",
     .about = "Serves one page drawing the pipeline's DAG with live node states (idle,\n"
              "queued, running, completed, failed, skipped), rows, throughput, lag,\n"
              "expectation counts and the error of a failed flow. The demo replay starts\n"
@@ -68,15 +74,20 @@ const knut_cli_spec knut_cmd_web_spec = {
              "without SPEC the demo shows a built-in example pipeline. The server stays\n"
              "up after the run ends, until interrupted (Ctrl-C). With --run --connect URL\n"
              "the pipeline runs on Spark (as `knut pipeline run --backend spark`) and the\n"
-             "page shows the Spark run's events. A Spark job's stages without a pipeline:\n"
-             "`knut watch`.\n",
+             "page shows the Spark run's events. With --connect URL --sql SQL (no SPEC)\n"
+             "the query runs on Spark and the page shows its job's stages as Spark\n"
+             "reports them (tasks done/total, bytes read; a node per stage, in stage id\n"
+             "order, as Spark Connect does not say which stage feeds which) and the\n"
+             "result's rows; Ctrl-C while it runs stops it on the server.\n",
     .opts = web_opts,
     .args = web_pos,
     .epilog = "Examples:\n  knut web demo                   # the demo replay, http://127.0.0.1:8765/\n"
               "  knut web demo --run --addr 127.0.0.1:0\n"
               "  knut web demo --run --connect sc://localhost:15002/\n"
-              "Exit status: 0 stopped (the run, if any, completed), 1 a flow failed or the\n"
-              "server could not start, 2 usage error or an unreadable or invalid spec.\n",
+              "  knut web --connect sc://localhost:15002/ --sql \"SELECT k, count(*) FROM t GROUP BY k\"\n"
+              "Exit status: 0 stopped (the run or query, if any, completed), 1 a flow or the\n"
+              "query failed or the server could not start, 2 usage error or an unreadable\n"
+              "or invalid spec, 130 the Spark query was interrupted.\n",
 };
 
 /* The built-in example of the demo without SPEC (only parsed, never run). */
@@ -93,37 +104,17 @@ static const char demo_sql[] =
     "CREATE MATERIALIZED VIEW daily_revenue AS SELECT day, sum(amount) AS revenue\n"
     "  FROM orders GROUP BY day;\n";
 
-typedef struct stage {
-    char status[12];
-    char *error;
-    int64_t rows; /* -1: not known yet */
-    double throughput, lag_s;
-    int64_t passed, failed;
-    int64_t queued_ns;
-} stage;
-
-typedef struct web {
-    pthread_mutex_t mu;
-    knut_viewer_graph *g;
-    stage *st; /* one per node */
-    uint64_t seq;
-    int done;
-    int watched; /* a client opened /events: the demo replay starts */
-    unsigned long long epoch;
-    knut_buf graph_json;
-    knut_net_http_server *srv;
-    int64_t step_ms;
-} web;
-
-static void frame_json(web *w, knut_buf *b, int idle)
+static void frame_json(knut_cli_web *w, knut_buf *b, int idle)
 {
     const knut_viewer_graph *g = w->g;
     knut_buf_puts(b, "{\"title\":");
     knut_buf_put_json_str(b, g->title ? g->title : "", strlen(g->title ? g->title : ""));
-    knut_buf_printf(b, ",\"seq\":%llu,\"stages\":[", idle ? 0ULL : (unsigned long long)w->seq);
+    knut_buf_printf(b, ",\"seq\":%llu,\"graph\":%llu,\"stages\":[",
+                    idle ? 0ULL : (unsigned long long)w->seq,
+                    (unsigned long long)w->graph_version);
     for (size_t i = 0; i < g->nnodes; i++) {
         const knut_viewer_node *n = &g->nodes[i];
-        const stage *s = &w->st[i];
+        const knut_cli_web_stage *s = &w->st[i];
         knut_buf_puts(b, i ? ",{\"id\":" : "{\"id\":");
         knut_buf_put_json_str(b, n->name, strlen(n->name));
         knut_buf_puts(b, ",\"name\":");
@@ -141,9 +132,14 @@ static void frame_json(web *w, knut_buf *b, int idle)
         else
             knut_buf_printf(b, ",\"metrics\":{\"rows\":%lld,\"throughput_rows_s\":%.1f,\"lag_s\":%.3f}",
                             (long long)s->rows, s->throughput, s->lag_s);
-        knut_buf_printf(b, ",\"expectations\":{\"count\":%zu,\"passed\":%lld,\"failed\":%lld}}",
+        knut_buf_printf(b, ",\"expectations\":{\"count\":%zu,\"passed\":%lld,\"failed\":%lld}",
                         n->nexpectations, idle ? 0LL : (long long)s->passed,
                         idle ? 0LL : (long long)s->failed);
+        if (s->tasks_total >= 0) /* a Spark stage */
+            knut_buf_printf(b, ",\"tasks\":{\"done\":%lld,\"total\":%lld,\"bytes_read\":%lld}",
+                            idle ? 0LL : (long long)s->tasks_done, (long long)s->tasks_total,
+                            idle ? 0LL : (long long)s->bytes_read);
+        knut_buf_putc(b, '}');
     }
     knut_buf_puts(b, "],\"edges\":[");
     for (size_t i = 0; i < g->nedges; i++) {
@@ -162,7 +158,7 @@ static void frame_json(web *w, knut_buf *b, int idle)
 /* ---- the stream -------------------------------------------------------- */
 
 typedef struct client {
-    web *w;
+    knut_cli_web *w;
     uint64_t sent; /* seq of the last frame taken */
     int hello;     /* retry: sent */
     knut_buf pending; /* the event being sent: a frame can be larger than
@@ -191,7 +187,7 @@ static int flush_pending(client *c, knut_buf *out)
 static knut_status stream_fn(void *ctx, knut_net_http_stream *s, knut_buf *out)
 {
     client *c = ctx;
-    web *w = c->w;
+    knut_cli_web *w = c->w;
     if (!c->hello) {
         knut_buf_puts(out, "retry: 1000\n\n");
         c->hello = 1;
@@ -229,14 +225,16 @@ static knut_status stream_fn(void *ctx, knut_net_http_stream *s, knut_buf *out)
 
 static void handler(void *ctx, const char *method, const char *path, knut_net_http_reply *r)
 {
-    web *w = ctx;
+    knut_cli_web *w = ctx;
     (void)method;
     if (strcmp(path, "/") == 0 || strcmp(path, "/index.html") == 0) {
         r->content_type = "text/html; charset=utf-8";
         knut_buf_append(&r->body, knut_cli_web_page, knut_cli_web_page_len);
     } else if (strcmp(path, "/graph.json") == 0) {
         r->content_type = "application/json";
+        pthread_mutex_lock(&w->mu); /* a Spark job's graph grows */
         knut_buf_append(&r->body, w->graph_json.data, w->graph_json.len);
+        pthread_mutex_unlock(&w->mu);
     } else if (strcmp(path, "/pipeline.json") == 0) {
         r->content_type = "application/json";
         pthread_mutex_lock(&w->mu);
@@ -271,15 +269,63 @@ static void handler(void *ctx, const char *method, const char *path, knut_net_ht
 
 /* ---- producers ---------------------------------------------------------- */
 
-static void set_status(web *w, size_t i, const char *status)
+void knut_cli_web_stage_init(knut_cli_web_stage *s)
+{
+    *s = (knut_cli_web_stage){.status = "idle", .rows = -1, .tasks_total = -1};
+}
+
+void knut_cli_web_set_status(knut_cli_web *w, size_t i, const char *status)
 {
     snprintf(w->st[i].status, sizeof w->st[i].status, "%s", status);
 }
 
-static void changed(web *w)
+void knut_cli_web_changed(knut_cli_web *w)
 {
     w->seq++;
-    knut_net_http_server_wake(w->srv);
+    if (w->srv)
+        knut_net_http_server_wake(w->srv);
+}
+
+static void stages_free(knut_cli_web_stage *st, size_t n)
+{
+    for (size_t i = 0; st && i < n; i++)
+        free(st[i].error);
+    free(st);
+}
+
+knut_status knut_cli_web_set_graph(knut_cli_web *w, knut_viewer_graph *g, knut_error *err)
+{
+    knut_buf json = KNUT_BUF_INIT;
+    knut_buf_init(&json, KNUT_BUF_DEFAULT_MAX);
+    knut_cli_web_stage *st = calloc(g->nnodes + 1, sizeof *st);
+    knut_status rc = st ? KNUT_OK : knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    if (rc == KNUT_OK)
+        rc = knut_viewer_layout(g, err);
+    if (rc == KNUT_OK)
+        rc = knut_viewer_graph_json(g, &json, err);
+    if (rc == KNUT_OK && json.len && json.data[json.len - 1] == '}') {
+        json.len--; /* the object gets the graph's version (the frames') */
+        knut_buf_printf(&json, ",\"version\":%llu}", (unsigned long long)w->graph_version + 1);
+        if (json.error != KNUT_OK)
+            rc = knut_error_set(err, json.error, "the graph's JSON: out of room");
+    }
+    if (rc != KNUT_OK) {
+        free(st);
+        knut_buf_reset(&json);
+        knut_viewer_graph_free(g);
+        return rc;
+    }
+    for (size_t i = 0; i < g->nnodes; i++)
+        knut_cli_web_stage_init(&st[i]);
+    if (w->g)
+        stages_free(w->st, w->g->nnodes);
+    knut_viewer_graph_free(w->g);
+    knut_buf_reset(&w->graph_json);
+    w->graph_json = json;
+    w->g = g;
+    w->st = st;
+    w->graph_version++;
+    return KNUT_OK;
 }
 
 /* The demo: once a page (or any client) opens /events, so the replay is
@@ -287,7 +333,7 @@ static void changed(web *w)
  * for step_ms and completes with made-up counts (rows grow as it runs). */
 static void *demo_thread(void *arg)
 {
-    web *w = arg;
+    knut_cli_web *w = arg;
     int64_t step = w->step_ms * 1000000;
     for (int watched = 0; !watched && !knut_signal_stop_requested();) {
         knut_clock_sleep_ns(20 * 1000000LL);
@@ -297,33 +343,33 @@ static void *demo_thread(void *arg)
     }
     pthread_mutex_lock(&w->mu);
     for (size_t i = 0; i < w->g->nnodes; i++)
-        set_status(w, i, "queued"), w->st[i].queued_ns = knut_clock_mono_ns();
-    changed(w);
+        knut_cli_web_set_status(w, i, "queued"), w->st[i].queued_ns = knut_clock_mono_ns();
+    knut_cli_web_changed(w);
     pthread_mutex_unlock(&w->mu);
     for (size_t i = 0; i < w->g->nnodes && !knut_signal_stop_requested(); i++) {
         int64_t t0 = knut_clock_mono_ns();
         int64_t total = 1000 * (int64_t)(i + 1) + 37 * (int64_t)(i * i % 101);
         for (int tick = 0; tick < 4 && !knut_signal_stop_requested(); tick++) {
             pthread_mutex_lock(&w->mu);
-            stage *s = &w->st[i];
-            set_status(w, i, "running");
+            knut_cli_web_stage *s = &w->st[i];
+            knut_cli_web_set_status(w, i, "running");
             s->rows = total * tick / 4;
             s->lag_s = (double)(t0 - s->queued_ns) / 1e9;
             double secs = (double)(knut_clock_mono_ns() - t0) / 1e9;
             s->throughput = secs > 0 ? (double)s->rows / secs : 0;
-            changed(w);
+            knut_cli_web_changed(w);
             pthread_mutex_unlock(&w->mu);
             knut_clock_sleep_ns(step / 4);
         }
         pthread_mutex_lock(&w->mu);
-        stage *s = &w->st[i];
-        set_status(w, i, "completed");
+        knut_cli_web_stage *s = &w->st[i];
+        knut_cli_web_set_status(w, i, "completed");
         s->rows = total;
         double secs = (double)(knut_clock_mono_ns() - t0) / 1e9;
         s->throughput = secs > 0 ? (double)total / secs : 0;
         if (w->g->nodes[i].nexpectations)
             s->passed = total - total / 50, s->failed = total / 50;
-        changed(w);
+        knut_cli_web_changed(w);
         pthread_mutex_unlock(&w->mu);
     }
     /* interrupted: not "done" (a page reconnects to the next server) */
@@ -331,7 +377,7 @@ static void *demo_thread(void *arg)
         return NULL;
     pthread_mutex_lock(&w->mu);
     w->done = 1;
-    changed(w);
+    knut_cli_web_changed(w);
     pthread_mutex_unlock(&w->mu);
     return NULL;
 }
@@ -345,7 +391,7 @@ static int64_t json_i64(json_t *o, const char *key)
 /* The native run's events (docs/pipelines.md, "Events") into the state. */
 static void on_event(const char *text, size_t len, void *ctx)
 {
-    web *w = ctx;
+    knut_cli_web *w = ctx;
     json_t *ev = json_loadb(text, len, 0, NULL);
     const char *flow = json_string_value(json_object_get(ev, "flow"));
     const char *status = json_string_value(json_object_get(ev, "status"));
@@ -369,13 +415,13 @@ static void on_event(const char *text, size_t len, void *ctx)
     }
     json_t *d = json_object_get(ev, "details");
     pthread_mutex_lock(&w->mu);
-    stage *s = &w->st[i];
+    knut_cli_web_stage *s = &w->st[i];
     int64_t now = knut_clock_mono_ns();
     if (strcmp(to, "queued") == 0)
         s->queued_ns = now;
     else if (strcmp(s->status, "queued") == 0 && s->queued_ns)
         s->lag_s = (double)(now - s->queued_ns) / 1e9; /* how long it waited */
-    set_status(w, i, to);
+    knut_cli_web_set_status(w, i, to);
     int64_t rows = json_i64(d, "rows_out"), ms = json_i64(d, "duration_ms");
     if (rows >= 0) {
         s->rows = rows;
@@ -399,7 +445,7 @@ static void on_event(const char *text, size_t len, void *ctx)
         free(s->error);
         s->error = msg ? strdup(msg) : NULL;
     }
-    changed(w);
+    knut_cli_web_changed(w);
     pthread_mutex_unlock(&w->mu);
     json_decref(ev);
 }
@@ -422,46 +468,60 @@ static int demo_pipeline(knut_pipeline **out)
     return KNUT_EXIT_FAIL;
 }
 
+/* Which of the four things the options ask for; KNUT_CLI_RUN when they
+ * fit together, else the exit code after printing why. */
+static int web_mode(const web_args *a)
+{
+    const knut_cli_spec *spec = &knut_cmd_web_spec;
+    const knut_cli_spark_conn *sc = &a->spark.conn;
+    if (a->run && !a->spec)
+        return knut_cli_args_error(spec, "%s", "--run needs SPEC (the demo runs nothing)");
+    if (!sc->connect && (sc->token_file || sc->ca_file || sc->allow_insecure))
+        return knut_cli_args_error(spec, "%s", "--token-file, --ca-file and "
+                                   "--allow-insecure-token go with --connect");
+    if ((a->sql || a->interval_set) && !sc->connect)
+        return knut_cli_args_error(spec, "%s", "--sql and --report-interval go with --connect");
+    if (a->sql && (a->run || a->spec))
+        return knut_cli_args_error(spec, "%s", "--sql shows a Spark job's stages, not a "
+                                   "pipeline: drop SPEC and --run");
+    if (sc->connect && !a->run && !a->sql)
+        return knut_cli_args_error(spec, "%s", "--connect needs --run and SPEC (the pipeline "
+                                   "run on Spark) or --sql SQL (a Spark job's stages)");
+    return KNUT_CLI_RUN;
+}
+
 int knut_cmd_web(int argc, char **argv)
 {
-    web_args a = {.step_ms = 400};
+    web_args a = {.step_ms = 400, .interval = -1};
     int rc = knut_cli_args_parse(&knut_cmd_web_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    knut_cli_log_setup();
-    if (a.run && !a.spec) {
-        fprintf(stderr, "knut web: --run needs SPEC (the demo runs nothing)\n");
-        return KNUT_EXIT_USAGE;
-    }
-    const knut_cli_spark_conn *sc = &a.spark.conn;
-    int on_spark = sc->connect != NULL;
-    if (!on_spark && (sc->token_file || sc->ca_file || sc->allow_insecure))
-        return knut_cli_args_error(&knut_cmd_web_spec, "%s", "--token-file, --ca-file and "
-                                   "--allow-insecure-token go with --connect");
-    if (on_spark && !a.run)
-        return knut_cli_args_error(&knut_cmd_web_spec, "%s", "--connect needs --run and SPEC: "
-                                   "it runs the pipeline on Spark (a Spark job's stages: "
-                                   "knut watch)");
-    knut_pipeline *p = NULL;
-    rc = a.spec ? knut_cli_pipeline_load("web", a.spec, &p) : demo_pipeline(&p);
-    if (rc != 0)
+    a.interval_set = a.interval >= 0;
+    if ((rc = web_mode(&a)) != KNUT_CLI_RUN)
         return rc;
+    knut_cli_log_setup();
+    int on_spark = a.spark.conn.connect != NULL;
+    knut_pipeline *p = NULL;
+    if (!a.sql) {
+        rc = a.spec ? knut_cli_pipeline_load("web", a.spec, &p) : demo_pipeline(&p);
+        if (rc != 0)
+            return rc;
+    }
     knut_error err = KNUT_ERROR_INIT;
-    web w = {.step_ms = a.step_ms, .epoch = (unsigned long long)knut_clock_wall_us()};
+    knut_cli_web w = {.step_ms = a.step_ms, .epoch = (unsigned long long)knut_clock_wall_us()};
     pthread_mutex_init(&w.mu, NULL);
     knut_buf_init(&w.graph_json, KNUT_BUF_DEFAULT_MAX);
     pthread_t demo;
     int demo_started = 0;
+    knut_viewer_graph *g = NULL;
     rc = KNUT_EXIT_FAIL;
-    if (knut_viewer_graph_from_pipeline(&w.g, p, &err) != KNUT_OK ||
-        knut_viewer_graph_json(w.g, &w.graph_json, &err) != KNUT_OK)
-        goto fail;
-    if (!(w.st = calloc(w.g->nnodes + 1, sizeof *w.st))) {
-        knut_error_set(&err, KNUT_ENOMEM, "out of memory");
+    if (a.sql) {
+        if (knut_cli_web_spark_start(&w, &err) != KNUT_OK)
+            goto fail;
+    } else if (knut_viewer_graph_from_pipeline(&g, p, &err) != KNUT_OK ||
+               knut_cli_web_set_graph(&w, g, &err) != KNUT_OK) {
         goto fail;
     }
-    for (size_t i = 0; i < w.g->nnodes; i++)
-        set_status(&w, i, "idle"), w.st[i].rows = -1;
     if (knut_signal_install(&err) != KNUT_OK)
         goto fail;
     const char *addr = a.addr ? a.addr : "127.0.0.1:8765";
@@ -469,10 +529,15 @@ int knut_cmd_web(int argc, char **argv)
         goto fail;
     /* the address first, on its own line: scripts and tests read it */
     printf("serving http://%s/ (%s)\n", knut_net_http_server_addr(w.srv),
-           !a.run ? "demo replay" : on_spark ? "run on Spark" : "native run");
+           a.sql ? "a Spark job" : !a.run ? "demo replay" : on_spark ? "run on Spark"
+                                                                      : "native run");
     fflush(stdout);
     rc = KNUT_EXIT_OK;
-    if (a.run) {
+    if (a.sql) {
+        rc = knut_cli_web_spark_job(&w, &a.spark.conn, a.sql, a.interval_set ? a.interval : 0.5);
+        printf("Spark job: %s\n", rc == KNUT_EXIT_OK ? "ended" : rc == 130 ? "interrupted"
+                                                                          : "failed");
+    } else if (a.run) {
         knut_pipeline_run_options opts = KNUT_PIPELINE_RUN_OPTIONS_INIT;
         opts.on_event = on_event;
         opts.ctx = &w;
@@ -489,17 +554,19 @@ int knut_cmd_web(int argc, char **argv)
             printf("run %lld: %zu completed, %zu failed, %zu skipped, %zu idle\n",
                    (long long)res.run_id, res.completed, res.failed, res.skipped, res.idle);
         }
-        fflush(stdout);
-        pthread_mutex_lock(&w.mu);
-        w.done = 1;
-        changed(&w);
-        pthread_mutex_unlock(&w.mu);
     } else {
         if (pthread_create(&demo, NULL, demo_thread, &w) != 0) {
             knut_error_set(&err, KNUT_ERROR, "cannot start the demo thread");
             goto fail;
         }
         demo_started = 1;
+    }
+    if (a.sql || a.run) {
+        fflush(stdout);
+        pthread_mutex_lock(&w.mu);
+        w.done = 1;
+        knut_cli_web_changed(&w);
+        pthread_mutex_unlock(&w.mu);
     }
     while (!knut_signal_stop_requested())
         knut_clock_sleep_ns(100 * 1000000LL);
@@ -511,9 +578,8 @@ done:
     if (demo_started)
         pthread_join(demo, NULL);
     knut_net_http_server_stop(w.srv);
-    for (size_t i = 0; w.st && i < w.g->nnodes; i++)
-        free(w.st[i].error);
-    free(w.st);
+    if (w.g)
+        stages_free(w.st, w.g->nnodes);
     knut_buf_reset(&w.graph_json);
     knut_viewer_graph_free(w.g);
     knut_pipeline_free(p);

@@ -12,17 +12,6 @@
 
 #include "knut/net.h"
 
-/* A password file is one short line: anything larger is not one. */
-#define CLI_SECRET_FILE_MAX 4096
-
-/* Overwrites all of b (not only up to a NUL) and frees it. */
-static void buf_wipe(knut_buf *b)
-{
-    for (volatile char *p = b->data; p && p < b->data + b->cap; p++)
-        *p = 0;
-    knut_buf_reset(b);
-}
-
 int knut_cli_secret_read(const char *cmd, const char *opt, const char *file, const char *env,
                          char **out)
 {
@@ -35,28 +24,12 @@ int knut_cli_secret_read(const char *cmd, const char *opt, const char *file, con
         }
         return 0;
     }
-    knut_buf b = KNUT_BUF_INIT;
     knut_error err = KNUT_ERROR_INIT;
-    int rc = -1;
-    if (knut_file_read(file, CLI_SECRET_FILE_MAX, &b, &err) != KNUT_OK) {
+    if (knut_net_secret_file_read(file, out, &err) != KNUT_OK) {
         fprintf(stderr, "knut %s: %s %s\n", cmd, opt, err.message); /* names the file only */
-        goto cleanup;
+        return -1;
     }
-    size_t n = strcspn(b.data, "\r\n"); /* the line, its newline trimmed */
-    if (n == 0 || n + strspn(b.data + n, "\r\n") != b.len) {
-        /* more lines, or a NUL, would be a password cut short */
-        fprintf(stderr, "knut %s: %s %s: %s\n", cmd, opt, file,
-                n == 0 ? "empty first line" : "must hold one line, the password");
-        goto cleanup;
-    }
-    if (!(*out = strndup(b.data, n))) {
-        fprintf(stderr, "knut %s: out of memory\n", cmd);
-        goto cleanup;
-    }
-    rc = 0;
-cleanup:
-    buf_wipe(&b);
-    return rc;
+    return 0;
 }
 
 int knut_cli_url_password(const char *url)

@@ -38,6 +38,91 @@ int knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
     return rc;
 }
 
+knut_status knut_cli_spark_report_interval(knut_spark_session *s, double secs, knut_error *err)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "SET spark.connect.progress.reportInterval=%lldms",
+             (long long)(secs * 1000 + 0.5));
+    struct ArrowArrayStream st = {0};
+    knut_status rc = knut_spark_sql(s, sql, NULL, &st, err);
+    int64_t n = 0;
+    if (rc == KNUT_OK)
+        rc = knut_arrow_stream_count_rows(&st, &n, err);
+    knut_arrow_stream_release(&st);
+    return rc;
+}
+
+size_t knut_cli_spark_stages_merge(knut_cli_spark_stages *t, const knut_spark_event *ev,
+                                   int64_t now)
+{
+    size_t added = 0;
+    for (size_t j = 0; j < t->n; j++)
+        t->at[j].changed = 0;
+    for (size_t i = 0; i < ev->nstages; i++) {
+        const knut_spark_stage *in = &ev->stages[i];
+        knut_cli_spark_stage_seen *s = NULL;
+        for (size_t j = 0; j < t->n && !s; j++)
+            if (t->at[j].s.stage_id == in->stage_id)
+                s = &t->at[j];
+        if (!s) {
+            if (t->n == KNUT_CLI_SPARK_MAX_STAGES)
+                continue;
+            size_t at = t->n;
+            while (at > 0 && t->at[at - 1].s.stage_id > in->stage_id)
+                at--;
+            memmove(&t->at[at + 1], &t->at[at], (t->n - at) * sizeof *s);
+            t->n++;
+            added++;
+            s = &t->at[at];
+            *s = (knut_cli_spark_stage_seen){.s = *in, .first_ns = now, .changed = 1};
+        } else if (s->s.num_tasks == in->num_tasks &&
+                   s->s.num_completed_tasks == in->num_completed_tasks &&
+                   s->s.input_bytes_read == in->input_bytes_read && s->s.done == in->done) {
+            continue;
+        }
+        s->s = *in;
+        s->changed = 1;
+        if (in->done && !s->end_ns)
+            s->end_ns = now;
+    }
+    return added;
+}
+
+void knut_cli_spark_stages_end(knut_cli_spark_stages *t, int64_t now)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        knut_cli_spark_stage_seen *s = &t->at[i];
+        s->changed = !s->s.done;
+        if (s->s.done)
+            continue;
+        s->ended = 1;
+        s->end_ns = now;
+    }
+}
+
+knut_status knut_cli_spark_watched_sql(knut_spark_session *s, knut_cli_spark_stop *stop,
+                                       double interval, const char *sql,
+                                       knut_spark_event_fn fn, void *ctx,
+                                       knut_spark_error_info *info,
+                                       struct ArrowArrayStream *rows, int *watching,
+                                       knut_error *err)
+{
+    knut_status rc = knut_cli_spark_report_interval(s, interval, err);
+    stop->s = s;
+    if (rc == KNUT_OK)
+        rc = knut_cli_spark_stop_watch(stop, err);
+    if (rc != KNUT_OK)
+        return rc;
+    *watching = 1;
+    knut_spark_exec_options eo = KNUT_SPARK_EXEC_OPTIONS_INIT;
+    eo.on_event = fn;
+    eo.event_ctx = ctx;
+    eo.operation_id_out = stop->op;
+    eo.error_info = info;
+    atomic_store(&stop->armed, 1); /* the id is chosen before the request is sent */
+    return knut_spark_sql(s, sql, &eo, rows, err);
+}
+
 static void on_signal(int sig, void *arg)
 {
     knut_cli_spark_stop *st = arg;

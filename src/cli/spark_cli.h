@@ -42,6 +42,37 @@ typedef struct knut_cli_spark_conn {
 int knut_cli_spark_open(const knut_cli_spec *spec, const knut_cli_spark_conn *c,
                         const char *positional, knut_spark_session **out);
 
+/* Progress is pushed every spark.connect.progress.reportInterval (2 s
+ * unless the session says otherwise): a live view wants it sooner. Sets
+ * it to secs for the session (the value is ours, a number). */
+knut_status knut_cli_spark_report_interval(knut_spark_session *s, double secs, knut_error *err);
+
+/* The stages of one Spark operation as its progress reports them (each
+ * report is cumulative: every stage so far), kept in stage id order. */
+#define KNUT_CLI_SPARK_MAX_STAGES 256 /* stages tracked; later ones are dropped */
+
+typedef struct knut_cli_spark_stage_seen {
+    knut_spark_stage s;
+    int64_t first_ns, end_ns; /* when first reported, when reported done */
+    int ended;   /* the operation ended with it not reported done */
+    int changed; /* by the last merge or end */
+} knut_cli_spark_stage_seen;
+
+typedef struct knut_cli_spark_stages {
+    knut_cli_spark_stage_seen at[KNUT_CLI_SPARK_MAX_STAGES];
+    size_t n;
+} knut_cli_spark_stages;
+
+/* Merges ev's stages (a PROGRESS event) at time now: sets changed on the
+ * stages that are new or moved. Returns how many were new. */
+size_t knut_cli_spark_stages_merge(knut_cli_spark_stages *t, const knut_spark_event *ev,
+                                   int64_t now);
+/* The operation ended at now: a stage not reported done is "ended" (a
+ * stage a job listed but Spark skipped, reusing a shuffle's output, or one
+ * whose last tasks finished after the last progress report; the server
+ * does not say which). Sets changed on those. */
+void knut_cli_spark_stages_end(knut_cli_spark_stages *t, int64_t now);
+
 /* SQL parameters from the command line: --param NAME=[TYPE:]VALUE
  * (:NAME markers) and --arg [TYPE:]VALUE (? markers, in order), TYPE one
  * of string, int, double, bool (no prefix: a string). Into out[0..*n)
@@ -63,6 +94,19 @@ typedef struct knut_cli_spark_stop {
 /* Installs the signal handlers and the watcher for st (st->s set);
  * knut_signal_unwatch undoes it. */
 knut_status knut_cli_spark_stop_watch(knut_cli_spark_stop *st, knut_error *err);
+
+/* Runs sql as a watched operation (`knut watch`, `knut web --sql`): the
+ * session's progress interval set to interval seconds, Ctrl-C armed to
+ * interrupt it on the server (stop->s set here), progress and batches to
+ * fn, the result into *rows, a failure's class into *info. *watching
+ * says whether the signal watcher was installed: the caller disarms stop
+ * once it has read the result and then calls knut_signal_unwatch. */
+knut_status knut_cli_spark_watched_sql(knut_spark_session *s, knut_cli_spark_stop *stop,
+                                       double interval, const char *sql,
+                                       knut_spark_event_fn fn, void *ctx,
+                                       knut_spark_error_info *info,
+                                       struct ArrowArrayStream *rows, int *watching,
+                                       knut_error *err);
 
 struct knut_pipeline;
 struct knut_pipeline_run_options;

@@ -299,18 +299,21 @@ static knut_status check_first_file(sync_check *c, knut_duck_db *db, const knut_
     return st;
 }
 
-/* An Iceberg table: it loads, and the mapping finds its columns in the
- * current schema (read as an empty file of what a round stages). */
-static knut_status check_iceberg(sync_check *c, knut_duck_db *db, const knut_sync_table *t,
-                                 knut_error *err)
+/* An Iceberg or Spark table: it loads, and the mapping finds its columns
+ * in the current schema (read as an empty file of what a round stages). */
+static knut_status check_source(sync_check *c, knut_duck_db *db, const knut_sync_table *t,
+                                knut_error *err)
 {
     char *file = NULL;
     knut_error e = KNUT_ERROR_INIT;
-    knut_status st = knut_sync__iceberg_schema_file(db, t, &file, &e);
+    knut_status st = t->iceberg ? knut_sync__iceberg_schema_file(db, t, &file, &e)
+                                : knut_sync__spark_schema_file(db, t, &file, &e);
     if (st == KNUT_ENOMEM)
         return knut_error_set(err, st, "%s", e.message);
     if (st != KNUT_OK) {
-        knut_sync__check_report(c, "iceberg", t, t->iceberg->key, NULL, "%s", e.message);
+        knut_sync__check_report(c, t->iceberg ? "iceberg" : "spark", t,
+                                t->iceberg ? t->iceberg->key : t->spark->key, NULL, "%s",
+                                e.message);
         return KNUT_OK;
     }
     struct stat sb;
@@ -365,8 +368,8 @@ knut_status knut_sync_check(const knut_sync_config *cfg, const knut_sync_options
         const knut_sync_table *t = &cfg->tables[i];
         sync_file_list files = {0};
         int64_t before = c.n;
-        if (t->iceberg) {
-            st = check_iceberg(&c, db, t, err);
+        if (t->iceberg || t->spark) {
+            st = check_source(&c, db, t, err);
             continue;
         }
         st = check_files(&c, t, &files, err);

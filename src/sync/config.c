@@ -45,21 +45,26 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
     static const char *const allowed[] = {"path", "format", "mode", "sql", "vertices",
                                           "edges", "fk_edges", "asset", "sequence_by",
                                           "missing_endpoints", "missing_endpoints_timeout",
-                                          "columns", "iceberg", NULL};
+                                          "columns", "iceberg", "spark", NULL};
     t->name = name;
     t->node = n;
     if (knut_conf_kind_of(n) != KNUT_CONF_MAP)
         return cerr(err, n, name, "a table must be a map");
     knut_status st = check_keys(n, name, "the table", allowed, err);
     const char *path = NULL, *s;
-    int ice = knut_conf_get(n, "iceberg") != NULL;
+    int ice = knut_conf_get(n, "iceberg") != NULL, spark = knut_conf_get(n, "spark") != NULL;
+    if (st == KNUT_OK && ice && spark)
+        return cerr(err, knut_conf_get(n, "spark"), name,
+                    "a table follows 'iceberg:' or 'spark:', not both");
     if (st == KNUT_OK && ice) /* iceberg_config.c: snapshots, not files */
         st = knut_sync__iceberg_parse(n, name, dir, t, err);
+    else if (st == KNUT_OK && spark) /* spark_config.c: a table behind Spark Connect */
+        st = knut_sync__spark_parse(n, name, dir, t, err);
     else if (st == KNUT_OK)
         st = knut_graph_map_req_str(n, "path", "table", name, "the table", &path, err);
     if (st != KNUT_OK)
         return st;
-    if (!ice && !(t->path = knut_sync__path_join(dir, path)))
+    if (!ice && !spark && !(t->path = knut_sync__path_join(dir, path)))
         return knut_error_set(err, KNUT_ENOMEM, "out of memory");
     const knut_conf *f = knut_conf_get(n, "format");
     if (f) {
@@ -84,7 +89,8 @@ static knut_status parse_table(const knut_conf *n, const char *name, const char 
             return cerr(err, m, name, "mode must be full, incremental or cdc, not '%s'",
                         s ? s : "");
     }
-    if (ice && (st = knut_sync__iceberg_mode(n, name, t, err)) != KNUT_OK)
+    if ((ice || spark) &&
+        (st = knut_sync__source_mode(n, name, ice ? "iceberg" : "spark", t, err)) != KNUT_OK)
         return st;
     const knut_conf *q = knut_conf_get(n, "sql");
     if (q && (!(t->sql = knut_conf_str(q)) || !*t->sql))
@@ -125,6 +131,7 @@ static void table_free(knut_sync_table *t)
     free(t->path);
     knut_sync__columns_free(t);
     knut_sync__iceberg_free(t);
+    knut_sync__spark_free(t);
 }
 
 void knut_sync_config_free(knut_sync_config *cfg)

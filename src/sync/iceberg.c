@@ -18,7 +18,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "knut/iceberg.h"
@@ -75,120 +74,6 @@ static knut_status ice_sql(knut_buf *q, const knut_iceberg_table *it, int64_t fr
         st = knut_buf_check(q, err);
     }
     knut_buf_reset(&ch);
-    return st;
-}
-
-/* COPY (sql) TO a new temporary Parquet file; COPY streams, so memory is
- * DuckDB's budget, not the changelog's size. */
-static knut_status ice_write(knut_duck_db *db, const char *sql, char **out, knut_error *err)
-{
-    const char *tmp = getenv("TMPDIR");
-    knut_buf path = KNUT_BUF_INIT, q;
-    knut_duck_conn *c = NULL;
-    knut_buf_init(&q, ICE_SQL_MAX);
-    knut_buf_printf(&path, "%s/knut-iceberg-XXXXXX.parquet", tmp && *tmp ? tmp : "/tmp");
-    knut_status st = knut_buf_check(&path, err);
-    int fd = st == KNUT_OK ? mkstemps(path.data, 8) : -1;
-    if (st == KNUT_OK && fd < 0)
-        st = knut_error_set(err, KNUT_EIO, "%s: cannot create a temporary file", path.data);
-    if (fd >= 0)
-        close(fd);
-    if (st == KNUT_OK) {
-        knut_buf_printf(&q, "COPY (%s) TO ", sql);
-        st = knut_duck_literal(&q, path.data, path.len);
-    }
-    if (st == KNUT_OK) {
-        knut_buf_puts(&q, " (FORMAT parquet)");
-        st = knut_buf_check(&q, err);
-    }
-    if (st == KNUT_OK)
-        st = knut_sync__stage_conn(&c, db, err);
-    if (st == KNUT_OK)
-        st = knut_duck_exec(c, q.data, err);
-    knut_duck_conn_close(c);
-    knut_buf_reset(&q);
-    if (st != KNUT_OK) {
-        if (fd >= 0)
-            unlink(path.data);
-        knut_buf_reset(&path);
-        knut_duck_error_trim(err);
-        return st;
-    }
-    *out = path.data; /* the buffer's text is the caller's now */
-    return KNUT_OK;
-}
-
-/* A full apply deletes what the snapshot lacks from the table's labels
- * and edge types: the rule of mode full (full_config.c) must hold for it,
- * as if the table were a full one. */
-static knut_status ice_owns(knut_sync *s, const knut_sync_table *t, knut_error *err)
-{
-    knut_sync_config c = *s->cfg;
-    knut_sync_table *tabs = malloc(c.n_tables * sizeof *tabs);
-    if (!tabs)
-        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
-    memcpy(tabs, c.tables, c.n_tables * sizeof *tabs);
-    tabs[t - s->cfg->tables].mode = KNUT_SYNC_MODE_FULL;
-    c.tables = tabs;
-    knut_status st = knut_sync__full_check(&c, err);
-    free(tabs);
-    return st;
-}
-
-static void ice_log(knut_log_level lvl, const knut_sync *s, const knut_sync_table *t,
-                    int64_t snap, const char *reason, const char *what)
-{
-    knut_log_emit(lvl, SYNC_LOG,
-                  (knut_log_field[]){KNUT_LF_INT("round", s->round), KNUT_LF_STR("table", t->name),
-                                     KNUT_LF_INT("snapshot", snap),
-                                     KNUT_LF_STR("reason", reason)},
-                  4, "%s", what);
-}
-
-/* Stages the file, maps it (plus full deletes) and applies it with e. */
-static knut_status ice_apply(knut_sync *s, const knut_sync_table *t, const sync_file *f,
-                             int full, sync_entry *e, sync_table_stats *ts, int *data_error,
-                             knut_error *err)
-{
-    knut_graph_mutation *m = NULL;
-    knut_graph_sink_stats sst = {0};
-    int64_t rows = 0;
-    int idx = 0;
-    knut_status st = knut_sync__stage_file(s->stage, t, f, 0, &rows, err);
-    *data_error = st != KNUT_OK && st != KNUT_ENOMEM;
-    if (st == KNUT_OK)
-        st = knut_sync__stage_batch(s->stage, &idx, 1, full ? 0 : 1, err);
-    if (st == KNUT_OK) /* an empty snapshot upserts nothing (full.c, the same) */
-        st = rows > 0 || !full ? knut_sync__map_build(s->stage, t, &m, err)
-                               : knut_graph_mutation_new(&m, err);
-    if (st == KNUT_OK && full)
-        st = knut_sync__full_deletes(s, t, rows, m, err);
-    if (st == KNUT_OK && s->valkey) /* shared ledger: no apply without the lease */
-        st = knut_sync__valkey_lease_check(s->valkey, err);
-    if (st == KNUT_OK) {
-        e->rows = rows;
-        st = knut_sync__ledger_apply(s, m, e, 1, &sst, err);
-    }
-    /* at map or apply time, as for files (round.c): KNUT_EINVAL is the
-     * data's (a key type the sink refuses, a type the store cannot widen) */
-    *data_error = *data_error || st == KNUT_EINVAL;
-    if (st == KNUT_OK)
-        knut_sync__missing_report(s, t, m); /* missing.c: log + metrics */
-    knut_graph_mutation_free(m);
-    knut_sync__full_drop_staged(s, t, 1);
-    if (st == KNUT_OK) {
-        /* committed: now memory may know it */
-        st = knut_sync__ledger_remember(&s->ledger, e, 1, err);
-        ts->files++;
-        ts->rows += rows;
-        ts->sink.rows += sst.rows;
-        ts->sink.vertices_written += sst.vertices_written;
-        ts->sink.edges_written += sst.edges_written;
-        ts->sink.vertices_deleted += sst.vertices_deleted;
-        ts->sink.edges_deleted += sst.edges_deleted;
-        s->prog.files++;
-        s->prog.rows += rows;
-    }
     return st;
 }
 
@@ -265,52 +150,29 @@ cleanup:
 }
 
 /* Writes the changes after from up to to (from -1: all of to) into a file,
- * applies it with the entry recording to; *done = 0 when it did not
- * commit without that being an error (a data error, a wait). */
+ * applies it with the entry recording to (step.c); *done = 0 when it did
+ * not commit without that being an error (a data error, a wait). */
 static knut_status ice_step(knut_sync *s, const knut_sync_table *t, const knut_iceberg_table *it,
                             int64_t from, int64_t to, int full, const char *note,
                             sync_table_stats *ts, int *done, knut_error *err)
 {
     knut_buf q;
     char *file = NULL, hash[17];
-    int data_error = 0;
-    knut_error aerr = KNUT_ERROR_INIT;
-    struct stat sb;
     const knut_iceberg_snapshot *snap = knut_iceberg_table_snapshot(it, to);
     *done = 0;
     knut_buf_init(&q, ICE_SQL_MAX);
     /* a full apply is staged as the table's mode stages: cdc keeps the tag */
     knut_status st = ice_sql(&q, it, from, to, t->mode == KNUT_SYNC_MODE_CDC, err);
     if (st == KNUT_OK)
-        st = ice_write(s->stage, q.data, &file, err);
+        st = knut_sync__step_write(s->stage, q.data, &file, err);
     knut_buf_reset(&q);
     if (st != KNUT_OK)
         return st;
-    /* the size as written (staging refuses a 0-byte file); the clock of
-     * missing_endpoints: wait is the snapshot's commit time */
-    sync_file f = {file, stat(file, &sb) == 0 ? (int64_t)sb.st_size : 0,
-                   snap ? snap->timestamp_ms * 1000000 : 0, "", KNUT_SYNC_FORMAT_PARQUET};
     snprintf(hash, sizeof hash, "%016" PRIx64, (uint64_t)to);
     sync_entry e = {(char *)t->name, t->iceberg->key, hash, "done", (char *)note,
-                    0, f.mtime_ns, s->round, 0, (char *)knut_sync__config_hash(s, t)};
-    st = ice_apply(s, t, &f, full, &e, ts, &data_error, &aerr);
-    if (st == KNUT_OK) {
-        *done = 1;
-        knut_sync__progress(s, t->name, 0);
-    } else if (knut_sync__missing_wait(t, &f, st, &aerr)) {
-        /* missing_endpoints: wait: nothing recorded, tried again next round */
-        ice_log(KNUT_LOG_INFO, s, t, to, aerr.message, "snapshot waiting");
-        ts->pending++;
-        st = KNUT_OK;
-    } else if (data_error) {
-        /* nothing recorded: the next round tries the same changes again
-         * (a fixed config, or a newer snapshot, may let them through) */
-        ice_log(KNUT_LOG_WARN, s, t, to, aerr.message, "snapshot failed");
-        ts->failed++;
-        st = KNUT_OK;
-    } else {
-        st = err_take(err, &aerr);
-    }
+                    0, 0, s->round, 0, (char *)knut_sync__config_hash(s, t)};
+    st = knut_sync__step_apply(s, t, file, snap ? snap->timestamp_ms * 1000000 : 0, full, &e, ts,
+                               done, err);
     unlink(file);
     free(file);
     return st;
@@ -342,10 +204,13 @@ knut_status knut_sync__iceberg_table(knut_sync *s, const knut_sync_table *t, syn
         /* the lineage broke: only the whole snapshot is safe to apply */
         snprintf(note, sizeof note, "full resync at snapshot %" PRId64 ": %.900s", cur,
                  cerr.message);
-        ice_log(KNUT_LOG_WARN, s, t, cur, cerr.message,
-                "iceberg lineage broken: the recorded snapshot is not an ancestor of the "
+        char cur_hex[17];
+        snprintf(cur_hex, sizeof cur_hex, "%016" PRIx64, (uint64_t)cur);
+        knut_sync__step_log(
+            KNUT_LOG_WARN, s, t, cur_hex, cerr.message,
+            "iceberg lineage broken: the recorded snapshot is not an ancestor of the "
                 "current one; resyncing the whole current snapshot (what it lacks is deleted)");
-        st = ice_owns(s, t, err);
+        st = knut_sync__step_owns(s, t, err);
         if (st != KNUT_OK)
             knut_error_prefix(err, "table '%s': iceberg: a full resync is needed (%s), but: ",
                               t->name, cerr.message);
@@ -389,7 +254,7 @@ knut_status knut_sync__iceberg_schema_file(knut_duck_db *db, const knut_sync_tab
             st = knut_buf_check(&q, err);
     }
     if (st == KNUT_OK)
-        st = ice_write(db, q.data, out, err);
+        st = knut_sync__step_write(db, q.data, out, err);
     knut_buf_reset(&q);
     knut_iceberg_table_free(it);
     return st;

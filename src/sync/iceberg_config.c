@@ -119,19 +119,27 @@ knut_status knut_sync__iceberg_parse(const knut_conf *n, const char *table, cons
     return KNUT_OK;
 }
 
-knut_status knut_sync__iceberg_mode(const knut_conf *n, const char *table, knut_sync_table *t,
-                                    knut_error *err)
+knut_status knut_sync__source_mode(const knut_conf *n, const char *table, const char *key,
+                                   knut_sync_table *t, knut_error *err)
 {
     const knut_conf *m = knut_conf_get(n, "mode");
     if (!m) {
         t->mode = KNUT_SYNC_MODE_CDC; /* its rows are changes */
         return KNUT_OK;
     }
-    if (t->mode == KNUT_SYNC_MODE_INCREMENTAL)
-        return ierr(err, m, table,
-                    "a table with 'iceberg:' is mode cdc (the default: its snapshots' changes, "
-                    "deletes too) or full, not incremental");
+    if (t->mode == KNUT_SYNC_MODE_INCREMENTAL) {
+        char msg[192];
+        snprintf(msg, sizeof msg, "a table with '%s:' is mode cdc (the default: its versions' "
+                 "changes, deletes too) or full, not incremental", key);
+        return ierr(err, m, table, msg);
+    }
     return KNUT_OK;
+}
+
+int knut_sync__entry_is_source_key(const char *path)
+{
+    return strncmp(path, SYNC_ICEBERG_KEY_PREFIX, strlen(SYNC_ICEBERG_KEY_PREFIX)) == 0 ||
+           strncmp(path, SYNC_SPARK_KEY_PREFIX, strlen(SYNC_SPARK_KEY_PREFIX)) == 0;
 }
 
 void knut_sync__iceberg_free(knut_sync_table *t)

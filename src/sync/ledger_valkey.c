@@ -115,9 +115,9 @@ static knut_status load_page(struct sync_valkey *v, sync_ledger *l, const redisR
                 st = knut_error_set(err, KNUT_EPARSE, "%s: entry names another table/path",
                                     where);
         }
-        /* an Iceberg table's entry names no file (iceberg.c): kept as it is */
+        /* an Iceberg or Spark table's entry names no file: kept as it is */
         if (st == KNUT_OK && e.path[0] != '/' && strcmp(v->base, ".") != 0 &&
-            strncmp(e.path, SYNC_ICEBERG_KEY_PREFIX, strlen(SYNC_ICEBERG_KEY_PREFIX)) != 0) {
+            !knut_sync__entry_is_source_key(e.path)) {
             char *full = knut_sync__path_join(v->base, e.path); /* as the source lists it */
             if (!full)
                 st = knut_error_set(err, KNUT_ENOMEM, "out of memory");

@@ -32,6 +32,8 @@ static int watch_open(const knut_sync_config *cfg)
     for (size_t i = 0; fd >= 0 && i < cfg->n_tables; i++) {
         struct stat sb;
         const char *p = cfg->tables[i].path;
+        if (cfg->tables[i].spark)
+            continue; /* a Spark table has no folder: polled each interval */
         char *dir = stat(p, &sb) == 0 && S_ISDIR(sb.st_mode) ? strdup(p) : knut_sync__dirname(p);
         /* a full table's snapshot also changes when a file goes away */
         uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE;

@@ -113,8 +113,8 @@ knut_status knut_sync__files_list(const knut_sync_table *t, sync_file_list *out,
     knut_status st = KNUT_OK;
     struct stat sb;
     memset(out, 0, sizeof *out);
-    if (t->iceberg)
-        return KNUT_OK; /* snapshots, not files (iceberg.c); its ledger entry is not a file */
+    if (t->iceberg || t->spark)
+        return KNUT_OK; /* versions, not files (iceberg.c, spark.c); the entry is not a file */
     if (stat(t->path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         DIR *d = opendir(t->path);
         if (!d)

@@ -309,6 +309,53 @@ knut_status knut_sync__full_table(struct knut_sync *s, const knut_sync_table *t,
 knut_status knut_sync__full_deletes(struct knut_sync *s, const knut_sync_table *t, int64_t rows,
                                     knut_graph_mutation *m, knut_error *err);
 
+/* ---- step.c: tables whose rows are a source's versions (iceberg.c,
+ * spark.c), one changes file per step ---- */
+struct knut_sync;
+struct sync_table_stats;
+/* COPY (sql) TO a new temporary Parquet file in $TMPDIR; its path in *out
+ * (malloc'd; the caller unlinks and frees it). COPY streams: memory is
+ * DuckDB's budget, not the rows'. */
+knut_status knut_sync__step_write(knut_duck_db *db, const char *sql, char **out, knut_error *err);
+/* The same on the connection c (sql may read its temporary tables). */
+knut_status knut_sync__step_write_on(knut_duck_conn *c, const char *sql, char **out,
+                                    knut_error *err);
+/* A full apply deletes what the version lacks from t's labels and edge
+ * types: mode full's rule (full_config.c) must hold for t as if it were a
+ * full table. */
+knut_status knut_sync__step_owns(struct knut_sync *s, const knut_sync_table *t, knut_error *err);
+/* Stages file (the changes; with full, the whole version), maps it (plus
+ * full's deletes) and applies it with e as the ledger entry (e->hash names
+ * the version; e->rows and e->mtime_ns are set here). *done = 1 when it
+ * committed; a data error or a missing_endpoints wait is logged and
+ * counted in ts, records nothing and returns KNUT_OK with *done = 0. */
+knut_status knut_sync__step_apply(struct knut_sync *s, const knut_sync_table *t, const char *file,
+                                  int64_t mtime_ns, int full, sync_entry *e,
+                                  struct sync_table_stats *ts, int *done, knut_error *err);
+void knut_sync__step_log(knut_log_level lvl, const struct knut_sync *s, const knut_sync_table *t,
+                         const char *version, const char *reason, const char *what);
+
+/* ---- spark_config.c + spark.c: tables with `spark:` ---- */
+/* The ledger entry of a Spark table has the path "spark:<table>". */
+#define SYNC_SPARK_KEY_PREFIX "spark:"
+/* 1 when a ledger entry's path is a version source's key, not a file. */
+int knut_sync__entry_is_source_key(const char *path);
+/* Parses table n's `spark:` into t->spark; refuses the keys of file
+ * tables next to it. */
+knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const char *dir,
+                                   knut_sync_table *t, knut_error *err);
+void knut_sync__spark_free(knut_sync_table *t);
+/* One round of a Spark table: when its fingerprint is not the one the
+ * ledger records, it is read whole into the state folder and what
+ * changed since the state last synced (or, with mode: full or that state
+ * gone, all of it) is applied with the new fingerprint as the entry. */
+knut_status knut_sync__spark_table(struct knut_sync *s, const knut_sync_table *t,
+                                   struct sync_table_stats *ts, knut_error *err);
+/* `knut sync check`: the table's columns (with _change_type for cdc) as
+ * an empty Parquet file, as knut_sync__iceberg_schema_file. */
+knut_status knut_sync__spark_schema_file(knut_duck_db *db, const knut_sync_table *t, char **out,
+                                         knut_error *err);
+
 /* ---- iceberg_config.c + iceberg.c: tables with `iceberg:` ---- */
 /* The ledger entry of an Iceberg table has the path "iceberg:<table or
  * folder>": not a file, never joined to a folder. */
@@ -317,9 +364,10 @@ knut_status knut_sync__full_deletes(struct knut_sync *s, const knut_sync_table *
  * watched); refuses the keys of file tables next to it. */
 knut_status knut_sync__iceberg_parse(const knut_conf *n, const char *table, const char *dir,
                                      knut_sync_table *t, knut_error *err);
-/* After `mode:` is read: cdc without one; incremental refused. */
-knut_status knut_sync__iceberg_mode(const knut_conf *n, const char *table, knut_sync_table *t,
-                                    knut_error *err);
+/* After `mode:` is read, for a table of versions (its `key:` "iceberg" or
+ * "spark"): cdc without one; incremental refused. */
+knut_status knut_sync__source_mode(const knut_conf *n, const char *table, const char *key,
+                                   knut_sync_table *t, knut_error *err);
 void knut_sync__iceberg_free(knut_sync_table *t);
 struct sync_table_stats;
 /* One round of an Iceberg table: when its current snapshot is not the one

@@ -54,6 +54,8 @@ void knut_sync__table_hash(const knut_sync_table *t, char out[17])
     put(&f, t->path);
     if (t->iceberg) /* the table and catalog named (a table without keeps its old hash) */
         put(&f, t->iceberg->key), put(&f, t->iceberg->catalog_name);
+    if (t->spark) /* the server and the table named */
+        put(&f, t->spark->key), put(&f, t->spark->connect);
     put_int(&f, t->format);
     put_int(&f, t->mode);
     put(&f, t->sql);

@@ -5,7 +5,8 @@
  *      segment joins adjacent layers;
  *   3. order in each layer: barycenter sweeps (down over predecessors,
  *      up over successors), keeping the order with the fewest crossings
- *      (counted exactly with a Fenwick tree); ties by name, so the
+ *      (counted exactly with a Fenwick tree); ties by name (digit runs as
+ *      numbers), so the
  *      result depends on the graph only;
  *   4. coordinates: columns as wide as their widest box; in each layer
  *      boxes are pulled toward their neighbours' centres, then pushed
@@ -57,10 +58,46 @@ typedef struct lay {
     bary_item *items; /* scratch for sorting a layer */
 } lay;
 
+/* Names in the order people read them: a run of digits compares as a
+ * number ("stage 9" before "stage 10"), the rest byte by byte; names
+ * equal that way (leading zeros) fall back to strcmp, so the order stays
+ * total. */
+static int natural_cmp(const char *x, const char *y)
+{
+    const unsigned char *a = (const unsigned char *)x, *b = (const unsigned char *)y;
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            while (*a == '0')
+                a++;
+            while (*b == '0')
+                b++;
+            size_t na = 0, nb = 0;
+            while (a[na] >= '0' && a[na] <= '9')
+                na++;
+            while (b[nb] >= '0' && b[nb] <= '9')
+                nb++;
+            if (na != nb)
+                return na < nb ? -1 : 1;
+            int c = memcmp(a, b, na);
+            if (c)
+                return c;
+            a += na;
+            b += nb;
+            continue;
+        }
+        if (*a != *b)
+            return *a < *b ? -1 : 1;
+        a++, b++;
+    }
+    if (*a || *b)
+        return *a ? 1 : -1;
+    return strcmp(x, y);
+}
+
 static int by_name(const void *a, const void *b)
 {
     const name_item *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
+    int c = natural_cmp(x->name, y->name);
     return c ? c : (x->v < y->v ? -1 : x->v > y->v);
 }
 

@@ -7,13 +7,17 @@ Chromium, both installed by scripts/setup.sh --test): every node reaches
 completed in the demo and in a native --run; a failing flow shows its
 error; the page reconnects when the server is restarted mid-run; the
 screenshot of the finished DAG (in the test's tmp dir) has each node box
-at its laid-out position, filled with the completed colour.
+at its laid-out position, filled with the completed colour. Against the
+real Spark Connect server (spark_peer.py): a pipeline run on Spark, and a
+Spark job's stages (--connect --sql) appearing as the query runs, its
+error on the result node, Ctrl-C stopping it on the server.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import textwrap
 import time
@@ -124,7 +128,10 @@ def test_web_sse_plain_client(knut):
 def test_web_usage_errors(knut):
     for args, why in ((["--connect", "sc://localhost"], "--connect needs --run and SPEC"),
                       (["--token-file", "t"], "go with --connect"),
-                      (["--run"], "--run needs SPEC")):
+                      (["--run"], "--run needs SPEC"),
+                      (["--sql", "SELECT 1"], "--sql and --report-interval go with --connect"),
+                      (["demo", "--connect", "sc://localhost", "--sql", "SELECT 1"],
+                       "drop SPEC and --run")):
         r = subprocess.run([str(knut), "web", *args], capture_output=True, text=True, timeout=30)
         assert r.returncode == 2 and why in r.stderr, (args, r.stderr)
 
@@ -163,6 +170,113 @@ def test_web_shows_a_run_on_spark(knut, tmp_path, spark_connect):
                           capture_output=True, text=True, timeout=300)
     assert rows.returncode == 0, rows.stderr
     assert [json.loads(x)["k"] for x in rows.stdout.splitlines()] == [0]
+
+
+# A join and a group by: stages of 4 and 2 tasks, then the shuffles'.
+MULTI_STAGE = (
+    "SELECT a.k, count(*) AS c FROM (SELECT id % 7 AS k FROM range(0, 3000000, 1, 4)) a "
+    "JOIN (SELECT id AS k FROM range(0, 7, 1, 2)) b ON a.k = b.k GROUP BY a.k")
+
+
+def spark_job(knut: Path, peer, sql: str, *more: str):
+    return start_web(knut, "--connect", peer.url, "--token-file", str(peer.token_file),
+                     "--allow-insecure-token", "--report-interval", "0.1", "--sql", sql, *more)
+
+
+def check_spark_frames(frames: list[dict], graph: dict) -> dict:
+    """The frames of a Spark job: the graph grows (versions never go back),
+    a node per stage in stage id order and the result; returns the last."""
+    versions = [f["graph"] for f in frames]
+    assert versions == sorted(versions) and versions[-1] == graph["version"]
+    last = frames[-1]
+    check_frame(last, graph)
+    names = [s["name"] for s in last["stages"]]
+    assert names[-1] == "result"
+    ids = [int(n.split()[1]) for n in names[:-1]]
+    assert names[:-1] == [f"stage {i}" for i in ids] and ids == sorted(ids)
+    assert [(e["from"], e["to"], e["label"]) for e in graph["edges"]] == \
+        [(n, "result", "stage") for n in names[:-1]]
+    for s in last["stages"][:-1]:
+        t = s["tasks"]
+        assert t["total"] >= 1 and 0 <= t["done"] <= t["total"], s
+        assert s["metrics"]["rows"] is None
+    return last
+
+
+def test_web_spark_job_stages(knut, spark_connect):
+    """--connect --sql: the stages of a real Spark query as they appear,
+    each ending completed with all its tasks (or skipped: Spark reused a
+    shuffle), and the result's 7 rows."""
+    proc, addr = spark_job(knut, spark_connect, MULTI_STAGE)
+    try:
+        events = read_events(addr, timeout=600)
+        assert events[-1] == (None, {"done": True})
+        graph = get_json(addr, "/graph.json")
+        assert graph["title"].startswith("Spark job on ")
+        frames = [f for _, f in events[:-1]]
+        last = check_spark_frames(frames, graph)
+        result = last["stages"][-1]
+        assert result["status"] == "completed" and result["metrics"]["rows"] == 7, result
+        stages = last["stages"][:-1]
+        assert len(stages) >= 2, stages
+        for s in stages:
+            assert s["status"] in {"completed", "skipped"}, s
+            if s["status"] == "completed" and s["tasks"]["done"]:
+                assert s["tasks"]["done"] == s["tasks"]["total"], s
+        totals = {s["tasks"]["total"] for s in stages if s["status"] == "completed"}
+        assert {4, 2} <= totals, stages
+        assert any(s["tasks"]["bytes_read"] >= 0 for s in stages)
+        # a stage was seen running before it completed (the graph grew live)
+        assert any(s["status"] == "running" for f in frames for s in f["stages"][:-1]) or \
+            len({f["graph"] for f in frames}) > 1
+        assert proc.stdout.readline() == "Spark job: ended\n"
+    finally:
+        assert stop(proc) == 0
+
+
+def test_web_spark_job_error_on_the_result(knut, spark_connect):
+    proc, addr = spark_job(knut, spark_connect, "SELECT * FROM no_such_table_for_web")
+    try:
+        events = read_events(addr, timeout=300)
+        assert events[-1] == (None, {"done": True})
+        last = events[-2][1]
+        result = last["stages"][-1]
+        assert result["name"] == "result" and result["status"] == "failed", result
+        assert "TABLE_OR_VIEW_NOT_FOUND" in result["error"], result
+        assert proc.stdout.readline() == "Spark job: failed\n"
+    finally:
+        assert stop(proc) == 1
+    assert "TABLE_OR_VIEW_NOT_FOUND" in proc.stderr.read()
+
+
+def test_web_spark_job_ctrl_c_stops_it_on_the_server(knut, spark_connect):
+    sql = "SELECT count(*) FROM range(0, 100000000000, 1, 2) WHERE id % 1000003 = 7"
+    proc, addr = spark_job(knut, spark_connect, sql)
+    try:
+        req = urllib.request.Request(f"http://{addr}/events")
+        with urllib.request.urlopen(req, timeout=300) as r:
+            for raw in r:  # until a stage of the job runs on the server
+                line = raw.decode()
+                if line.startswith("data: ") and '"name":"stage ' in line:
+                    break
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = proc.stderr.read()
+    assert "interrupted" in err and "stopped on the server" in err, err
+    deadline, running = time.monotonic() + 180, None
+    while time.monotonic() < deadline:
+        try:
+            running = [j for j in spark_connect.jobs() if j["status"] == "RUNNING"]
+        except OSError:  # the UI answers slowly on a busy machine: ask again
+            time.sleep(1)
+            continue
+        if not running:
+            break
+        time.sleep(0.5)
+    assert running == [], running
 
 
 # ---- the page in Chromium ---------------------------------------------------
@@ -297,6 +411,23 @@ def test_web_page_reconnects_after_restart(knut, driver, tmp_path):
     finally:
         for p in procs:
             stop(p)
+
+
+def test_web_page_spark_job(knut, driver, tmp_path, spark_connect):
+    """The page follows the growing graph of a Spark job: every stage drawn
+    where the last /graph.json puts it, each settled, the result's rows."""
+    proc, addr = spark_job(knut, spark_connect, MULTI_STAGE)
+    try:
+        shot = tmp_path / "viewer-spark-job.png"
+        res = drive(driver, addr, shot, timeout_ms=300000)
+        status = {n["id"]: n["status"] for n in res["nodes"]}
+        assert status.pop("result") == "completed"
+        assert len(status) >= 2 and set(status.values()) <= {"completed", "skipped"}, status
+        rows = {r["id"]: r for r in res["rows"]}
+        assert rows["result"]["rows"] == "7"
+        check_picture(res, shot)
+    finally:
+        assert stop(proc) == 0
 
 
 def test_web_frames_larger_than_one_write(knut, tmp_path):

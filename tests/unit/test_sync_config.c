@@ -362,6 +362,58 @@ static void test_iceberg(void **state)
     }
 }
 
+static void test_spark(void **state)
+{
+    (void)state;
+    static const char steps[] = "    vertices: [{labels: [T], keys: [id]}]\n";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "tables:\n  t:\n    spark: {table: cat.db.t, connect: 'sc://h:1/', token_file: tok,\n"
+             "            allow_insecure_token: yes}\n%s"
+             "  u:\n    spark: {table: u, state: /var/lib/knut/spark, ca_file: /etc/ca.pem}\n"
+             "    mode: full\n    vertices: [{labels: [U], keys: [id]}]\n", steps);
+    knut_sync_config *c = parse_ok(text);
+    const knut_sync_spark *a = c->tables[0].spark, *b = c->tables[1].spark;
+    assert_non_null(a);
+    assert_string_equal(a->table, "cat.db.t");
+    assert_string_equal(a->connect, "sc://h:1/");
+    assert_string_equal(a->token_file, "/data/tok");
+    assert_int_equal(a->allow_insecure_token, 1);
+    assert_string_equal(a->state, "/data/.knut-spark");
+    assert_string_equal(a->key, "spark:cat.db.t");
+    assert_string_equal(c->tables[0].path, "spark:cat.db.t");
+    assert_int_equal(c->tables[0].mode, KNUT_SYNC_MODE_CDC);
+    assert_null(b->connect);
+    assert_null(b->token_file);
+    assert_string_equal(b->ca_file, "/etc/ca.pem");
+    assert_string_equal(b->state, "/var/lib/knut/spark");
+    assert_int_equal(c->tables[1].mode, KNUT_SYNC_MODE_FULL);
+    assert_null(c->tables[0].iceberg);
+    knut_sync_config_free(c);
+
+    static const struct {
+        const char *table, *needle;
+    } bad[] = {
+        {"    path: t/\n    spark: {table: t}\n", "sync.yml:3:11: table 't': spark: 'path' "
+                                                  "describes"},
+        {"    spark: {table: t, tabel: y}\n",
+         "sync.yml:3:23: table 't': unknown key 'tabel' in spark (did you mean 'table'?)"},
+        {"    spark: {connect: 'sc://h/'}\n", "sync.yml:3:12: table 't': spark: needs 'table'"},
+        {"    spark: {table: a.b.c.d}\n", "'table' must be name, db.name or catalog.db.name"},
+        {"    spark: {table: 'a`b'}\n", "(no backticks)"},
+        {"    spark: {table: t, connect: 'grpc://h'}\n", "'connect' must be an sc:// URL"},
+        {"    spark: {table: t, allow_insecure_token: maybe}\n", "allow_insecure_token"},
+        {"    spark: {table: t}\n    mode: incremental\n", "sync.yml:4:11: table 't': a table "
+                                                         "with 'spark:' is mode cdc"},
+        {"    spark: {table: t}\n    iceberg: {path: x}\n", "not both"},
+        {"    spark: [x]\n", "spark: must be a map"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "tables:\n  t:\n%s%s", bad[i].table, steps);
+        parse_bad(text, bad[i].needle, NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_missing_endpoints),
         cmocka_unit_test(test_name),
         cmocka_unit_test(test_iceberg),
+        cmocka_unit_test(test_spark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

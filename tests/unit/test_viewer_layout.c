@@ -183,6 +183,28 @@ static void test_viewer_layout__wide_graph_no_overlaps(void **state)
     knut_viewer_graph_free(g);
 }
 
+/* Ties go by name with digit runs read as numbers: a Spark job's
+ * "stage 2", "stage 9", "stage 10" stand in that order, whatever order
+ * they were added in; leading zeros and plain text still order totally. */
+static void test_viewer_layout__ties_in_natural_order(void **state)
+{
+    (void)state;
+    /* (build splits its edge list on spaces: names without them) */
+    static const char *const names[] = {"stage10", "stage9", "result", "stage2", "stage010",
+                                        "stage1a", "stage"};
+    for (int rev = 0; rev < 2; rev++) {
+        knut_viewer_graph *g = build(names, 7,
+                                     "stage10>result stage9>result stage2>result "
+                                     "stage010>result stage1a>result stage>result",
+                                     rev);
+        static const char *const want[] = {"stage", "stage1a", "stage2", "stage9", "stage010",
+                                           "stage10"};
+        for (int i = 0; i < 6; i++)
+            assert_int_equal(node(g, want[i])->order, i);
+        knut_viewer_graph_free(g);
+    }
+}
+
 static void test_viewer_layout__errors(void **state)
 {
     (void)state;
@@ -299,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_viewer_layout__crossings_removed),
         cmocka_unit_test(test_viewer_layout__deterministic),
         cmocka_unit_test(test_viewer_layout__wide_graph_no_overlaps),
+        cmocka_unit_test(test_viewer_layout__ties_in_natural_order),
         cmocka_unit_test(test_viewer_layout__errors),
         cmocka_unit_test(test_viewer_layout__from_pipeline),
     };

@@ -1,0 +1,128 @@
+/*
+ * The `spark:` key of a sync table (docs/sync.md "Spark tables"): the
+ * table is read through Spark Connect instead of from dropped files.
+ * {table: [catalog.]db.name, connect: sc://..., token_file: FILE,
+ * ca_file: FILE, allow_insecure_token: bool, state: FOLDER}; only `table`
+ * is required (the server defaults to $SPARK_REMOTE, the token to
+ * $SPARK_CONNECT_AUTHENTICATE_TOKEN, the state folder to
+ * .knut-spark/ beside the config). Paths are relative to the config's
+ * folder. The keys that describe files are refused, as for `iceberg:`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync_int.h"
+
+static knut_status serr(knut_error *err, const knut_conf *n, const char *table, const char *msg)
+{
+    return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), knut_conf_line(n),
+                             knut_conf_col(n), "table '%s': spark: %s", table, msg);
+}
+
+/* The optional non-empty string at map[key] (NULL when absent). */
+static knut_status opt_str(const knut_conf *map, const char *key, const char *table,
+                           const char **out, knut_error *err)
+{
+    const knut_conf *v = knut_conf_get(map, key);
+    *out = NULL;
+    if (!v)
+        return KNUT_OK;
+    const char *s = knut_conf_str(v);
+    if (!s || !*s) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "'%s' must be a non-empty string", key);
+        return serr(err, v, table, msg);
+    }
+    *out = s;
+    return KNUT_OK;
+}
+
+/* A table name of 1 to 3 dot-separated non-empty parts without backticks
+ * (each part is quoted with backticks for Spark). */
+static int table_name_ok(const char *s)
+{
+    int parts = 1;
+    if (!*s || *s == '.' || s[strlen(s) - 1] == '.' || strstr(s, "..") || strchr(s, '`'))
+        return 0;
+    for (; *s; s++)
+        parts += *s == '.';
+    return parts <= 3;
+}
+
+knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const char *dir,
+                                   knut_sync_table *t, knut_error *err)
+{
+    static const char *const allowed[] = {"table", "connect", "token_file", "ca_file",
+                                          "allow_insecure_token", "state", NULL};
+    static const char *const file_keys[] = {"path", "format", "columns", "sequence_by"};
+    const knut_conf *sp = knut_conf_get(n, "spark");
+    for (size_t i = 0; i < sizeof file_keys / sizeof file_keys[0]; i++) {
+        const knut_conf *k = knut_conf_get(n, file_keys[i]);
+        if (k) {
+            char msg[256];
+            snprintf(msg, sizeof msg,
+                     "'%s' describes dropped files; a table with 'spark:' has none (its rows "
+                     "are what changed in the Spark table since the last round)", file_keys[i]);
+            return serr(err, k, table, msg);
+        }
+    }
+    if (knut_conf_kind_of(sp) != KNUT_CONF_MAP)
+        return serr(err, sp, table, "must be a map: {table: db.name, connect: sc://...}");
+    knut_status st = knut_graph_map_check_keys(sp, "table", table, "spark", allowed, err);
+    const char *name = NULL, *connect = NULL, *token = NULL, *ca = NULL, *state = NULL;
+    if (st == KNUT_OK)
+        st = opt_str(sp, "table", table, &name, err);
+    if (st == KNUT_OK)
+        st = opt_str(sp, "connect", table, &connect, err);
+    if (st == KNUT_OK)
+        st = opt_str(sp, "token_file", table, &token, err);
+    if (st == KNUT_OK)
+        st = opt_str(sp, "ca_file", table, &ca, err);
+    if (st == KNUT_OK)
+        st = opt_str(sp, "state", table, &state, err);
+    if (st != KNUT_OK)
+        return st;
+    if (!name)
+        return serr(err, sp, table, "needs 'table' ([catalog.]db.name)");
+    if (!table_name_ok(name))
+        return serr(err, knut_conf_get(sp, "table"), table,
+                    "'table' must be name, db.name or catalog.db.name (no backticks)");
+    if (connect && strncmp(connect, "sc://", 5) != 0)
+        return serr(err, knut_conf_get(sp, "connect"), table, "'connect' must be an sc:// URL");
+    int insecure = 0;
+    if (knut_conf_get(sp, "allow_insecure_token") &&
+        (st = knut_conf_get_bool(sp, "allow_insecure_token", &insecure, err)) != KNUT_OK)
+        return knut_error_prefix(err, "table '%s': spark: ", table);
+    knut_sync_spark *spk = calloc(1, sizeof *spk);
+    if (!spk)
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    t->spark = spk;
+    spk->node = sp;
+    spk->connect = connect;
+    spk->table = name;
+    spk->allow_insecure_token = insecure;
+    size_t kn = strlen(SYNC_SPARK_KEY_PREFIX) + strlen(name) + 1;
+    if ((spk->key = malloc(kn)))
+        snprintf(spk->key, kn, "%s%s", SYNC_SPARK_KEY_PREFIX, name);
+    spk->state = knut_sync__path_join(dir, state ? state : ".knut-spark");
+    spk->token_file = token ? knut_sync__path_join(dir, token) : NULL;
+    spk->ca_file = ca ? knut_sync__path_join(dir, ca) : NULL;
+    t->path = spk->key ? strdup(spk->key) : NULL; /* what logs and assets name */
+    if (!spk->key || !spk->state || !t->path || (token && !spk->token_file) ||
+        (ca && !spk->ca_file))
+        return knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    return KNUT_OK;
+}
+
+void knut_sync__spark_free(knut_sync_table *t)
+{
+    if (!t->spark)
+        return;
+    free(t->spark->token_file);
+    free(t->spark->ca_file);
+    free(t->spark->state);
+    free(t->spark->key);
+    free(t->spark);
+    t->spark = NULL;
+}
