@@ -62,6 +62,8 @@ apt_install clang libclang-rt-14-dev redis-server python3-venv
 # gdb removes a file between sync's listing and its read at a breakpoint
 # (test_sync_bad_input.py): deterministic, and no test hook in the product.
 apt_install gdb
+# test_completion.py runs the zsh completion script too (zsh: a few MB).
+apt_install zsh
 # knut web's page runs in the system Chromium, driven by npm playwright-core
 # (pinned in tests/web/package.json and its lock file; installed into the
 # git-ignored tests/web/node_modules) in tests/integration/test_web.py.

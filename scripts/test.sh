@@ -3,7 +3,8 @@
 # with warnings as errors, runs the unit tests plain, under ASan+UBSan and
 # under TSan (with the threaded sync and pipeline integration tests),
 # checks `cmake --install` + pkg-config with a small consumer program,
-# smoke-runs the fuzzers, then the integration tests against real peers,
+# smoke-runs the fuzzers, builds the .deb, then the integration tests
+# against real peers (the package's among them),
 # and the sync, serve and pipeline CDC ones once more against the ASan
 # build of knut.
 set -euo pipefail
@@ -90,12 +91,17 @@ fuzz_one() {
 export -f fuzz_one
 printf '%s\n' build-fuzz/tests/fuzz/*_fuzzer | xargs -P "$jobs" -I{} bash -c 'fuzz_one "$1"' _ {}
 
+step "Debian package (scripts/package-deb.sh into build-deb/)"
+# test_package.py inspects, unpacks and (as root) installs this one
+deb=$(KNUT_JOBS="$jobs" scripts/package-deb.sh build-deb | tail -1)
+
 step "integration tests (real peers)"
 # -n: pytest-xdist, one worker per core; every test starts its own peers
 # on free ports in its own folder, so tests share nothing, except the Spark
 # Connect server: tests that use it form one group (conftest.py), so one
 # worker starts one
-KNUT_BIN="$here/build/knut" .venv/bin/python -m pytest tests/integration -q -n "$jobs" --dist loadgroup
+KNUT_BIN="$here/build/knut" KNUT_DEB="$deb" \
+  .venv/bin/python -m pytest tests/integration -q -n "$jobs" --dist loadgroup
 
 step "sync, serve, pipeline CDC and Iceberg integration tests against the ASan + UBSan build of knut"
 asan_logs=$(mktemp -d)

@@ -87,6 +87,20 @@ static int accepts(const knut_cli_spec *spec, const knut_cli_opt *o)
     return !(spec->omit && in_list(spec->omit, o->name));
 }
 
+int knut_cli_args_listed(const knut_cli_spec *spec, const knut_cli_opt *o)
+{
+    return o->kind != KNUT_CLI_REFUSE && accepts(spec, o);
+}
+
+/* "one of a, b, c" (into buf). */
+static const char *one_of(const char *const *choices, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "one of");
+    for (size_t i = 0; choices[i] && len < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s %s", i ? "," : "", choices[i]);
+    return buf;
+}
+
 /* What the option's value must be, for "--NAME needs ..." (into buf). */
 static const char *needs(const knut_cli_opt *o, char *buf, size_t n)
 {
@@ -101,12 +115,8 @@ static const char *needs(const knut_cli_opt *o, char *buf, size_t n)
     case KNUT_CLI_SECS:
         snprintf(buf, n, "seconds > 0 (at most %lld)", (long long)o->max);
         return buf;
-    case KNUT_CLI_CHOICE: {
-        size_t len = (size_t)snprintf(buf, n, "one of");
-        for (size_t i = 0; o->choices[i] && len < n; i++)
-            len += (size_t)snprintf(buf + len, n - len, "%s %s", i ? "," : "", o->choices[i]);
-        return buf;
-    }
+    case KNUT_CLI_CHOICE:
+        return one_of(o->choices, buf, n);
     default:
         snprintf(buf, n, "a value (%s)", o->metavar ? o->metavar : "VALUE");
         return buf;
@@ -263,6 +273,14 @@ static int positional(const parser *p, int *npos, const char *a)
     while (args && args[total].name)
         total++;
     if (*npos < total) {
+        const char *const *c = args[*npos].choices;
+        while (c && *c && strcmp(*c, a) != 0)
+            c++;
+        if (c && !*c) {
+            char need[256];
+            return fail(p, "%s must be %s, not '%.40s'", args[*npos].name,
+                        one_of(args[*npos].choices, need, sizeof need), a);
+        }
         *(const char **)(p->args + args[*npos].at) = a;
         ++*npos;
         return KNUT_EXIT_OK;
@@ -415,7 +433,7 @@ void knut_cli_args_usage(FILE *f, const knut_cli_spec *spec)
     if (spec->opts) {
         fputs("\nOptions:\n", f);
         for (const knut_cli_opt *o = spec->opts; o->name; o++)
-            if (o->kind != KNUT_CLI_REFUSE && accepts(spec, o))
+            if (knut_cli_args_listed(spec, o))
                 usage_opt(f, col, o->alias, o->name, o->metavar, o->help);
         usage_opt(f, col, 'h', "help", NULL, "show this help");
     }

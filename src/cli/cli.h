@@ -66,6 +66,7 @@ typedef struct knut_cli_arg {
     const char *name; /* "SQL", "PATH"; NULL ends the list */
     size_t at;
     int optional;     /* required ones come first */
+    const char *const *choices; /* the values it may take (NULL-terminated); NULL: any */
 } knut_cli_arg;
 
 /* offsetof(T, m); a member of another type than `type` is a compile-time
@@ -87,9 +88,11 @@ typedef struct knut_cli_arg {
     {name, alias, KNUT_CLI_CHOICE, KNUT_CLI_AT(T, m, int), metavar, help, 0, 0, choices}
 #define KNUT_CLI_OPT_REFUSE(name, why) {name, 0, KNUT_CLI_REFUSE, 0, NULL, why, 0, 0, NULL}
 #define KNUT_CLI_OPT_END {NULL, 0, KNUT_CLI_FLAG, 0, NULL, NULL, 0, 0, NULL}
-#define KNUT_CLI_ARG(name, T, m) {name, KNUT_CLI_AT(T, m, const char *), 0}
-#define KNUT_CLI_ARG_OPT(name, T, m) {name, KNUT_CLI_AT(T, m, const char *), 1}
-#define KNUT_CLI_ARG_END {NULL, 0, 0}
+#define KNUT_CLI_ARG(name, T, m) {name, KNUT_CLI_AT(T, m, const char *), 0, NULL}
+#define KNUT_CLI_ARG_OPT(name, T, m) {name, KNUT_CLI_AT(T, m, const char *), 1, NULL}
+#define KNUT_CLI_ARG_CHOICE(name, T, m, choices) \
+    {name, KNUT_CLI_AT(T, m, const char *), 0, choices}
+#define KNUT_CLI_ARG_END {NULL, 0, 0, NULL}
 
 /* A command's arguments and help. The help is synopsis, about, "Options:"
  * (from opts, then -h/--help), epilog; each text ends in a newline. */
@@ -111,6 +114,9 @@ typedef struct knut_cli_spec {
      * `knut help sync status`; NULL-terminated, NULL: none. Their names
      * are "NAME SUB". */
     const struct knut_cli_spec *const *subs;
+    /* A form's one line (its NAME in `knut man`, its entry in the parent's
+     * COMMANDS); a command's or a sub-command's is in its table entry. */
+    const char *summary;
 } knut_cli_spec;
 
 /* knut_cli_args_parse: go on and run the command (else it is the exit code). */
@@ -128,6 +134,9 @@ int knut_cli_args_parse_to(const knut_cli_spec *spec, int argc, char **argv, voi
 int knut_cli_args_parse(const knut_cli_spec *spec, int argc, char **argv, void *args);
 /* Writes the command's full help to f. */
 void knut_cli_args_usage(FILE *f, const knut_cli_spec *spec);
+/* 1 if spec's help lists o (o is in its table, taken by this form and not
+ * a refusal): what `knut completion` and `knut man` show for it too. */
+int knut_cli_args_listed(const knut_cli_spec *spec, const knut_cli_opt *o);
 /* A usage error found after parsing (options that need each other, ...):
  * one line "knut NAME: message; see 'knut NAME --help'" on stderr;
  * returns KNUT_EXIT_USAGE. Every usage error reads this way. */
@@ -136,29 +145,36 @@ int knut_cli_args_error(const knut_cli_spec *spec, const char *fmt, ...) KNUT_PR
  * FILE"), as knut_cli_args_error. */
 int knut_cli_args_missing(const knut_cli_spec *spec, const char *what);
 
+/* A sub-command of a command group (`knut gar info`, `knut graph query`). */
+typedef struct knut_cli_sub {
+    const char *name;
+    knut_cli_fn run;
+    const char *summary;
+    const knut_cli_spec *spec; /* the table its run parses with (completion, man) */
+} knut_cli_sub;
+
+/* A command group: its sub-commands, terminated by a NULL name. */
+typedef struct knut_cli_group {
+    const char *name;  /* "gar" */
+    const char *about; /* one line describing it */
+    const knut_cli_sub *subs;
+} knut_cli_group;
+
 typedef struct knut_cli_cmd {
     const char *name;
     knut_cli_fn run;
     const char *summary;        /* one line for `knut help` */
     const knut_cli_spec *spec;  /* its help; NULL for a group, whose
                                  * `NAME --help` lists its sub-commands */
+    const knut_cli_group *group; /* a group's sub-commands; NULL for a command */
 } knut_cli_cmd;
 
-/* A sub-command of a command group (`knut gar info`, `knut graph query`). */
-typedef struct knut_cli_sub {
-    const char *name;
-    knut_cli_fn run;
-    const char *summary;
-} knut_cli_sub;
-
 /*
- * Runs argv[1] from subs (terminated by a NULL name) with argv shifted by
- * one, after handling `help [NAME]`, -h/--help and unknown names (each
- * sub-command parses its own --help). group is the
- * command's name ("gar"), about one line describing it.
+ * Runs argv[1] from g's sub-commands with argv shifted by one, after
+ * handling `help [NAME]`, -h/--help and unknown names (each sub-command
+ * parses its own --help).
  */
-int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
-                      char **argv);
+int knut_cli_dispatch(const knut_cli_group *g, int argc, char **argv);
 
 /* A config file (src/cli/config.c): 0 if path can be opened for reading
  * and is not a directory, else prints "knut CMD: PATH: cannot read the
@@ -247,6 +263,29 @@ void knut_cli_sync_reload(struct knut_sync *s, void *ctx);
 
 /* Finds a subcommand by name; NULL if unknown. */
 const knut_cli_cmd *knut_cli_find(const char *name);
+/* The table of subcommands `knut help` lists, n of them (main.c). */
+const knut_cli_cmd *knut_cli_commands(size_t *n);
+
+/* ---- the command tree, for completion and man pages (tree.c) ---- */
+/* One command as a user types it: a command, a group, a group's
+ * sub-command or a form a command parses itself (`sync status`). */
+typedef struct knut_cli_node {
+    const char *path;           /* "sync", "gar", "gar info", "sync status" */
+    const char *summary;        /* one line */
+    const knut_cli_spec *spec;  /* NULL for a group */
+    const knut_cli_group *group; /* a group's sub-commands, else NULL */
+} knut_cli_node;
+typedef void (*knut_cli_node_fn)(const knut_cli_node *node, void *ctx);
+/* Calls fn for every node, each before the ones under it, in help order. */
+void knut_cli_tree_walk(knut_cli_node_fn fn, void *ctx);
+/* The words that may follow node's path (sub-commands or forms), one by
+ * one into fn(word, summary, ctx). */
+void knut_cli_tree_children(const knut_cli_node *node,
+                            void (*fn)(const char *word, const char *summary, void *ctx),
+                            void *ctx);
+/* What a value named metavar is, for completion: 'f' a file, 'd' a
+ * folder, 0 anything else (a URL, a number, SQL). */
+char knut_cli_tree_value_kind(const char *metavar);
 /* Sets up logging from KNUT_LOG / KNUT_LOG_FORMAT (json|human) for the CLI. */
 void knut_cli_log_setup(void);
 
@@ -264,15 +303,20 @@ extern const knut_cli_spec knut_cmd_query_spec;
 int knut_cmd_export(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_export_spec;
 int knut_cmd_gar(int argc, char **argv);
+extern const knut_cli_group knut_cmd_gar_group;
 /* knut gar sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_gar_info(int argc, char **argv);
 int knut_cmd_gar_cat(int argc, char **argv);
 int knut_cmd_gar_validate(int argc, char **argv);
 int knut_cmd_gar_import(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_gar_info_spec, knut_cmd_gar_cat_spec,
+    knut_cmd_gar_validate_spec, knut_cmd_gar_import_spec;
 int knut_cmd_iceberg(int argc, char **argv);
+extern const knut_cli_group knut_cmd_iceberg_group;
 /* knut iceberg sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_iceberg_cat(int argc, char **argv);
 int knut_cmd_iceberg_changes(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_iceberg_cat_spec, knut_cmd_iceberg_changes_spec;
 /* Loads the table TABLE names: a folder or metadata file, or with catalog
  * (a SQLite file) an identifier in it (cmd_iceberg.c). */
 /* The options naming a table's catalog, for a struct T with members
@@ -288,11 +332,14 @@ knut_status knut_cli_iceberg_open(const char *table, const char *catalog,
                                   const char *catalog_name, struct knut_iceberg_table **out,
                                   knut_error *err);
 int knut_cmd_graph(int argc, char **argv);
+extern const knut_cli_group knut_cmd_graph_group;
 /* knut graph sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_graph_query(int argc, char **argv);
 int knut_cmd_graph_export(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_graph_query_spec, knut_cmd_graph_export_spec;
 int knut_cmd_load(int argc, char **argv);
 int knut_cmd_pipeline(int argc, char **argv);
+extern const knut_cli_group knut_cmd_pipeline_group;
 /* Loads and resolves the pipeline SPEC (a file or a folder with
  * pipeline.yml) as `knut pipeline show` does, printing any error as
  * "knut CMD: ..."; 0 or the exit code. */
@@ -302,12 +349,20 @@ int knut_cmd_web(int argc, char **argv);
 extern const struct knut_cli_spec knut_cmd_web_spec;
 /* knut pipeline sub-commands (argv[0] is the sub-command name). */
 int knut_cmd_pipeline_init(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_pipeline_init_spec;
 int knut_cmd_pipeline_validate(int argc, char **argv);
 int knut_cmd_pipeline_show(int argc, char **argv);
 int knut_cmd_pipeline_run(int argc, char **argv);
 int knut_cmd_spark(int argc, char **argv);
+extern const knut_cli_group knut_cmd_spark_group;
 int knut_cmd_watch(int argc, char **argv);
 extern const knut_cli_spec knut_cmd_watch_spec;
 extern const knut_cli_spec knut_cmd_load_spec;
+/* `knut completion bash|zsh` and `knut man` (cmd_completion.c, cmd_man.c):
+ * generated from the tables above, never from a copy of them. */
+int knut_cmd_completion(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_completion_spec;
+int knut_cmd_man(int argc, char **argv);
+extern const knut_cli_spec knut_cmd_man_spec;
 
 #endif

@@ -51,7 +51,7 @@ static const knut_cli_arg cat_pos[] = {
     KNUT_CLI_ARG_END,
 };
 
-static const knut_cli_spec cat_spec = {
+const knut_cli_spec knut_cmd_gar_cat_spec = {
     .name = "gar cat",
     .synopsis = "usage: knut gar cat [-f|--format table|csv|json|arrow] [-n|--limit N]\n"
                 "                    [--adj-list TYPE] [--data-dir DIR] [--max-width N] PATH TYPE\n",
@@ -83,7 +83,7 @@ static const knut_cli_spec cat_spec = {
 
 static int parse_args(int argc, char **argv, cat_args *a)
 {
-    int rc = knut_cli_args_parse(&cat_spec, argc, argv, a);
+    int rc = knut_cli_args_parse(&knut_cmd_gar_cat_spec, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     a->render.format = (knut_cli_format)a->format;
@@ -173,7 +173,7 @@ int knut_cmd_gar_cat(int argc, char **argv)
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO))
-        return knut_cli_args_error(&cat_spec, "%s", "refusing to write Arrow IPC bytes to a "
+        return knut_cli_args_error(&knut_cmd_gar_cat_spec, "%s", "refusing to write Arrow IPC bytes to a "
                                                     "terminal: redirect stdout");
     rc = KNUT_EXIT_FAIL;
     if (knut_graphar_graph_load_path(&gi, a.path, &err) != KNUT_OK)

@@ -38,7 +38,7 @@ static const knut_cli_opt import_opts[] = {
     KNUT_CLI_OPT_END,
 };
 
-static const knut_cli_spec import_spec = {
+const knut_cli_spec knut_cmd_gar_import_spec = {
     .name = "gar import",
     .synopsis = "usage: knut gar import -c|--config FILE [-o|--output DIR] [--overwrite]\n"
                 "                       [--memory-limit SIZE] [--temp-dir DIR] [--threads N]\n"
@@ -82,11 +82,11 @@ int knut_cmd_gar_import(int argc, char **argv)
     memset(&a, 0, sizeof a);
     knut_graphar_import_options defaults = KNUT_GRAPHAR_IMPORT_OPTIONS_INIT;
     a.o = defaults;
-    int rc = knut_cli_args_parse(&import_spec, argc, argv, &a);
+    int rc = knut_cli_args_parse(&knut_cmd_gar_import_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (!a.config)
-        return knut_cli_args_missing(&import_spec, "--config FILE");
+        return knut_cli_args_missing(&knut_cmd_gar_import_spec, "--config FILE");
     a.o.threads = (int)a.threads;
     rc = KNUT_EXIT_OK;
     if (!a.quiet)

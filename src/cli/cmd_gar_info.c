@@ -34,7 +34,7 @@ static const knut_cli_opt info_opts[] = {
 
 static const knut_cli_arg info_pos[] = {KNUT_CLI_ARG("PATH", info_args, path), KNUT_CLI_ARG_END};
 
-static const knut_cli_spec info_spec = {
+const knut_cli_spec knut_cmd_gar_info_spec = {
     .name = "gar info",
     .synopsis = "usage: knut gar info [-f|--format text|json] [--data-dir DIR] PATH\n",
     .about =
@@ -320,7 +320,7 @@ int knut_cmd_gar_info(int argc, char **argv)
     knut_error err = KNUT_ERROR_INIT;
     knut_graphar_graph_info *gi = NULL;
     knut_graphar_reader *r = NULL;
-    int rc = knut_cli_args_parse(&info_spec, argc, argv, &a);
+    int rc = knut_cli_args_parse(&knut_cmd_gar_info_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     rc = KNUT_EXIT_FAIL;

@@ -48,7 +48,7 @@ static const knut_cli_arg validate_pos[] = {
     KNUT_CLI_ARG_END,
 };
 
-static const knut_cli_spec validate_spec = {
+const knut_cli_spec knut_cmd_gar_validate_spec = {
     .name = "gar validate",
     .synopsis = "usage: knut gar validate [--info-only] [--require-data] [--format text|json]\n"
                 "                         [--max-issues N] [--data-dir DIR] PATH\n"
@@ -76,11 +76,11 @@ static int parse_args(int argc, char **argv, validate_args *a)
 {
     knut_graphar_validate_options def = KNUT_GRAPHAR_VALIDATE_OPTIONS_INIT;
     a->opts = def;
-    int rc = knut_cli_args_parse(&validate_spec, argc, argv, a);
+    int rc = knut_cli_args_parse(&knut_cmd_gar_validate_spec, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (!a->path && !a->list_rules)
-        return knut_cli_args_missing(&validate_spec, "PATH");
+        return knut_cli_args_missing(&knut_cmd_gar_validate_spec, "PATH");
     a->opts.max_issues = (size_t)a->max_issues;
     return KNUT_CLI_RUN;
 }

@@ -34,7 +34,7 @@ static const knut_cli_opt export_opts[] = {
     KNUT_CLI_OPT_END,
 };
 
-static const knut_cli_spec export_spec = {
+const knut_cli_spec knut_cmd_graph_export_spec = {
     .name = "graph export",
     .synopsis = "usage: knut graph export --db FILE --out DIR [--name G]\n"
                 "                         [--file-type parquet|csv] [--chunk-size N]\n"
@@ -52,13 +52,13 @@ static const knut_cli_spec export_spec = {
 int knut_cmd_graph_export(int argc, char **argv)
 {
     export_args a = {.file_type = -1, .o = KNUT_GRAPH_STORE_EXPORT_OPTIONS_INIT};
-    int rc = knut_cli_args_parse(&export_spec, argc, argv, &a);
+    int rc = knut_cli_args_parse(&knut_cmd_graph_export_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (!a.db)
-        return knut_cli_args_missing(&export_spec, "--db FILE");
+        return knut_cli_args_missing(&knut_cmd_graph_export_spec, "--db FILE");
     if (!a.out)
-        return knut_cli_args_missing(&export_spec, "--out DIR");
+        return knut_cli_args_missing(&knut_cmd_graph_export_spec, "--out DIR");
     const char *db = a.db, *out = a.out;
     knut_graph_store_export_options o = a.o;
     if (a.file_type >= 0)

@@ -72,7 +72,7 @@ static const knut_cli_arg gquery_pos[] = {
     KNUT_CLI_ARG_END,
 };
 
-static const knut_cli_spec gquery_spec = {
+const knut_cli_spec knut_cmd_graph_query_spec = {
     .name = "graph query",
     .synopsis =
         "usage: knut graph query --falkordb URL [--falkordb-password-file FILE]\n"
@@ -111,13 +111,13 @@ static int add_param(gquery_args *a, const char *v)
     knut_error err = KNUT_ERROR_INIT;
     const char *eq = strchr(v, '=');
     if (!eq || eq == v)
-        return knut_cli_args_error(&gquery_spec, "%s",
+        return knut_cli_args_error(&knut_cmd_graph_query_spec, "%s",
                                    "--param needs NAME=VALUE (e.g. -p \"name='Ada'\")");
     if (a->params.len == 0)
         knut_buf_puts(&a->params, "CYPHER ");
     if (knut_graph_cypher_param(&a->params, v, (size_t)(eq - v), eq + 1, strlen(eq + 1),
                                 &err) != KNUT_OK)
-        return knut_cli_args_error(&gquery_spec, "%s", err.message);
+        return knut_cli_args_error(&knut_cmd_graph_query_spec, "%s", err.message);
     return KNUT_CLI_RUN;
 }
 
@@ -125,7 +125,7 @@ static int parse_args(int argc, char **argv, gquery_args *a)
 {
     a->render.max_rows = KNUT_CLI_TABLE_DEFAULT_MAX_ROWS;
     a->graph = getenv("KNUT_GRAPH");
-    int rc = knut_cli_args_parse(&gquery_spec, argc, argv, a);
+    int rc = knut_cli_args_parse(&knut_cmd_graph_query_spec, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     if (!a->url) { /* the environment, which other users cannot read (ps can) */
@@ -139,9 +139,9 @@ static int parse_args(int argc, char **argv, gquery_args *a)
         if ((rc = add_param(a, a->param.v[i])) != KNUT_CLI_RUN)
             return rc;
     if (!a->url)
-        return knut_cli_args_missing(&gquery_spec, "--falkordb URL (or KNUT_FALKORDB_URL)");
+        return knut_cli_args_missing(&knut_cmd_graph_query_spec, "--falkordb URL (or KNUT_FALKORDB_URL)");
     if (!a->graph || !*a->graph)
-        return knut_cli_args_missing(&gquery_spec, "--graph NAME (or KNUT_GRAPH)");
+        return knut_cli_args_missing(&knut_cmd_graph_query_spec, "--graph NAME (or KNUT_GRAPH)");
     return KNUT_CLI_RUN;
 }
 
@@ -190,7 +190,7 @@ int knut_cmd_graph_query(int argc, char **argv)
     }
     if (a.render.format == KNUT_CLI_FORMAT_ARROW && isatty(STDOUT_FILENO)) {
         knut_buf_reset(&a.params);
-        return knut_cli_args_error(&gquery_spec, "%s", "refusing to write Arrow IPC bytes to a terminal: redirect "
+        return knut_cli_args_error(&knut_cmd_graph_query_spec, "%s", "refusing to write Arrow IPC bytes to a terminal: redirect "
                                  "stdout to a file or a pipe");
     }
     rc = KNUT_EXIT_FAIL;

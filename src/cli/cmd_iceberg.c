@@ -301,15 +301,19 @@ static int cmd_snapshots(int argc, char **argv)
 }
 
 static const knut_cli_sub subs[] = {
-    {"info", cmd_info, "describe a table: schema, partitioning, current snapshot"},
-    {"snapshots", cmd_snapshots, "list a table's snapshots"},
-    {"cat", knut_cmd_iceberg_cat, "print the rows of a snapshot (deletes applied)"},
-    {"changes", knut_cmd_iceberg_changes, "print the row-level changes between two snapshots"},
-    {NULL, NULL, NULL},
+    {"info", cmd_info, "describe a table: schema, partitioning, current snapshot", &info_spec},
+    {"snapshots", cmd_snapshots, "list a table's snapshots", &snapshots_spec},
+    {"cat", knut_cmd_iceberg_cat, "print the rows of a snapshot (deletes applied)",
+     &knut_cmd_iceberg_cat_spec},
+    {"changes", knut_cmd_iceberg_changes, "print the row-level changes between two snapshots",
+     &knut_cmd_iceberg_changes_spec},
+    {NULL, NULL, NULL, NULL},
 };
+
+const knut_cli_group knut_cmd_iceberg_group = {
+    "iceberg", "Inspect Apache Iceberg tables (format v1 and v2).", subs};
 
 int knut_cmd_iceberg(int argc, char **argv)
 {
-    return knut_cli_dispatch("iceberg", "Inspect Apache Iceberg tables (format v1 and v2).", subs,
-                             argc, argv);
+    return knut_cli_dispatch(&knut_cmd_iceberg_group, argc, argv);
 }

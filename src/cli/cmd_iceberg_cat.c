@@ -57,7 +57,7 @@ static const knut_cli_arg cat_pos[] = {
     KNUT_CLI_ARG_END,
 };
 
-static const knut_cli_spec cat_spec = {
+const knut_cli_spec knut_cmd_iceberg_cat_spec = {
     .name = "iceberg cat",
     .synopsis = "usage: knut iceberg cat [-s|--snapshot ID] [-f|--format table|csv|json|arrow]\n"
                 "                        [-n|--limit N] [--max-width N] [-c|--catalog FILE]\n"
@@ -82,7 +82,7 @@ static const knut_cli_spec cat_spec = {
               "names the file), 2 usage error.\n",
 };
 
-static const knut_cli_spec changes_spec = {
+const knut_cli_spec knut_cmd_iceberg_changes_spec = {
     .name = "iceberg changes",
     .synopsis = "usage: knut iceberg changes [--from ID] [--to ID]\n"
                 "                            [-f|--format table|csv|json|arrow] [-n|--limit N]\n"
@@ -158,10 +158,10 @@ cleanup:
 
 int knut_cmd_iceberg_cat(int argc, char **argv)
 {
-    return run_rows(&cat_spec, 0, argc, argv);
+    return run_rows(&knut_cmd_iceberg_cat_spec, 0, argc, argv);
 }
 
 int knut_cmd_iceberg_changes(int argc, char **argv)
 {
-    return run_rows(&changes_spec, 1, argc, argv);
+    return run_rows(&knut_cmd_iceberg_changes_spec, 1, argc, argv);
 }

@@ -511,19 +511,23 @@ int knut_cmd_pipeline_run(int argc, char **argv)
 }
 
 static const knut_cli_sub subs[] = {
-    {"init", knut_cmd_pipeline_init, "write a runnable example pipeline project into DIR"},
-    {"validate", knut_cmd_pipeline_validate, "check a spec, its SQL and its graph"},
-    {"show", knut_cmd_pipeline_show, "print the DAG (text, JSON, Graphviz DOT)"},
-    {"run", knut_cmd_pipeline_run, "run the flows on DuckDB in the spec's storage"},
-    {NULL, NULL, NULL},
+    {"init", knut_cmd_pipeline_init, "write a runnable example pipeline project into DIR",
+     &knut_cmd_pipeline_init_spec},
+    {"validate", knut_cmd_pipeline_validate, "check a spec, its SQL and its graph", &validate_spec},
+    {"show", knut_cmd_pipeline_show, "print the DAG (text, JSON, Graphviz DOT)", &show_spec},
+    {"run", knut_cmd_pipeline_run, "run the flows on DuckDB in the spec's storage", &run_spec},
+    {NULL, NULL, NULL, NULL},
 };
+
+const knut_cli_group knut_cmd_pipeline_group = {
+    "pipeline",
+    "Declarative pipelines (materialized views, streaming tables over file drops, "
+    "expectations) run on DuckDB.",
+    subs};
 
 int knut_cmd_pipeline(int argc, char **argv)
 {
-    return knut_cli_dispatch("pipeline",
-                             "Declarative pipelines (materialized views, streaming tables over "
-                             "file drops, expectations) run on DuckDB.",
-                             subs, argc, argv);
+    return knut_cli_dispatch(&knut_cmd_pipeline_group, argc, argv);
 }
 
 /* For knut web: the same loading, errors and exit codes as show. */

@@ -21,7 +21,7 @@ static const knut_cli_arg init_pos[] = {
     KNUT_CLI_ARG_END,
 };
 
-static const knut_cli_spec init_spec = {
+const knut_cli_spec knut_cmd_pipeline_init_spec = {
     .name = "pipeline init",
     .synopsis = "usage: knut pipeline init DIR\n",
     .about = "Writes a runnable example pipeline project into DIR (created; it must be\n"
@@ -92,7 +92,7 @@ static int make_dir(const char *path)
 int knut_cmd_pipeline_init(int argc, char **argv)
 {
     init_args a = {0};
-    int rc = knut_cli_args_parse(&init_spec, argc, argv, &a);
+    int rc = knut_cli_args_parse(&knut_cmd_pipeline_init_spec, argc, argv, &a);
     if (rc != KNUT_CLI_RUN)
         return rc;
     DIR *d = opendir(a.dir);

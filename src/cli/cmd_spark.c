@@ -211,13 +211,15 @@ static int cmd_version(int argc, char **argv)
 }
 
 static const knut_cli_sub subs[] = {
-    {"sql", cmd_sql, "run SQL on a Spark Connect server and print the rows"},
-    {"version", cmd_version, "print a Spark Connect server's Spark version"},
-    {NULL, NULL, NULL},
+    {"sql", cmd_sql, "run SQL on a Spark Connect server and print the rows", &sql_spec},
+    {"version", cmd_version, "print a Spark Connect server's Spark version", &version_spec},
+    {NULL, NULL, NULL, NULL},
 };
+
+const knut_cli_group knut_cmd_spark_group = {
+    "spark", "Work with Spark through Spark Connect (sc:// URLs).", subs};
 
 int knut_cmd_spark(int argc, char **argv)
 {
-    return knut_cli_dispatch("spark", "Work with Spark through Spark Connect (sc:// URLs).", subs,
-                             argc, argv);
+    return knut_cli_dispatch(&knut_cmd_spark_group, argc, argv);
 }

@@ -148,6 +148,7 @@ static const knut_cli_opt sync_opts[] = {
 
 static const knut_cli_spec sync_status_spec = {
     .name = "sync status",
+    .summary = "print per table the done, failed and pending files (also while a sync runs)",
     .synopsis =
         "usage: knut sync status --config FILE\n"
         "                        [--store FILE | --falkordb URL [--graph NAME]\n"
@@ -174,6 +175,7 @@ static const knut_cli_spec sync_status_spec = {
 
 static const knut_cli_spec sync_retry_spec = {
     .name = "sync retry",
+    .summary = "re-queue failed files, or mark them done unread (--skip)",
     .synopsis =
         "usage: knut sync retry --config FILE\n"
         "                       [--store FILE | --falkordb URL [--graph NAME]\n"

@@ -45,6 +45,7 @@ static const knut_cli_opt check_opts[] = {
 
 const knut_cli_spec knut_cmd_sync_check_spec = {
     .name = "sync check",
+    .summary = "check a sync config against its files and the sink, writing nothing",
     .synopsis = "usage: knut sync check --config FILE [--store FILE | --falkordb URL\n"
                 "                       [--falkordb-password-file FILE] [--graph NAME]\n"
                 "                       [--ledger FILE] [--ledger-url URL]] [--json]\n"

@@ -23,10 +23,10 @@ static const knut_cli_sub *find(const knut_cli_sub *subs, const char *name)
     return NULL;
 }
 
-int knut_cli_dispatch(const char *group, const char *about, const knut_cli_sub *subs, int argc,
-                      char **argv)
+int knut_cli_dispatch(const knut_cli_group *g, int argc, char **argv)
 {
-    const knut_cli_sub *s;
+    const char *group = g->name, *about = g->about;
+    const knut_cli_sub *subs = g->subs, *s;
     if (argc >= 3 && strcmp(argv[1], "help") == 0 && (s = find(subs, argv[2]))) {
         /* `knut GROUP help NAME` is `knut GROUP NAME --help`. */
         char help[] = "--help";

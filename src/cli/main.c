@@ -40,20 +40,22 @@ static const knut_cli_spec version_spec = {
 };
 
 static const knut_cli_cmd commands[] = {
-    {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", &knut_cmd_sync_spec},
-    {"serve", knut_cmd_serve, "Serve a DuckDB database over Arrow Flight SQL (BI tools, ADBC)", &knut_cmd_serve_spec},
-    {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", &knut_cmd_query_spec},
-    {"export", knut_cmd_export, "Write the rows of a SQL or Cypher query as Parquet or GraphAr", &knut_cmd_export_spec},
-    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", NULL},
-    {"iceberg", knut_cmd_iceberg, "Apache Iceberg tables: info, snapshots, cat, changes", NULL},
-    {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL},
-    {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", &knut_cmd_load_spec},
-    {"pipeline", knut_cmd_pipeline, "Declarative pipelines on DuckDB: init, validate, show, run", NULL},
-    {"web", knut_cmd_web, "Serve a live page of a pipeline's DAG (demo replay or a native run)", &knut_cmd_web_spec},
-    {"spark", knut_cmd_spark, "Spark through Spark Connect: run SQL, ask the version", NULL},
-    {"watch", knut_cmd_watch, "Watch a Spark query live: progress per stage, then its rows", &knut_cmd_watch_spec},
-    {"help", cmd_help, "Show help for knut or one command", &help_spec},
-    {"version", cmd_version, "Show the knut and DuckDB versions", &version_spec},
+    {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", &knut_cmd_sync_spec, NULL},
+    {"serve", knut_cmd_serve, "Serve a DuckDB database over Arrow Flight SQL (BI tools, ADBC)", &knut_cmd_serve_spec, NULL},
+    {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", &knut_cmd_query_spec, NULL},
+    {"export", knut_cmd_export, "Write the rows of a SQL or Cypher query as Parquet or GraphAr", &knut_cmd_export_spec, NULL},
+    {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", NULL, &knut_cmd_gar_group},
+    {"iceberg", knut_cmd_iceberg, "Apache Iceberg tables: info, snapshots, cat, changes", NULL, &knut_cmd_iceberg_group},
+    {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL, &knut_cmd_graph_group},
+    {"load", knut_cmd_load, "Load a whole GraphAr graph into FalkorDB or the embedded store", &knut_cmd_load_spec, NULL},
+    {"pipeline", knut_cmd_pipeline, "Declarative pipelines on DuckDB: init, validate, show, run", NULL, &knut_cmd_pipeline_group},
+    {"web", knut_cmd_web, "Serve a live page of a pipeline's DAG (demo replay or a native run)", &knut_cmd_web_spec, NULL},
+    {"spark", knut_cmd_spark, "Spark through Spark Connect: run SQL, ask the version", NULL, &knut_cmd_spark_group},
+    {"watch", knut_cmd_watch, "Watch a Spark query live: progress per stage, then its rows", &knut_cmd_watch_spec, NULL},
+    {"help", cmd_help, "Show help for knut or one command", &help_spec, NULL},
+    {"version", cmd_version, "Show the knut and DuckDB versions", &version_spec, NULL},
+    {"completion", knut_cmd_completion, "Print the bash or zsh completion script", &knut_cmd_completion_spec, NULL},
+    {"man", knut_cmd_man, "Print a man page (roff), or write them all", &knut_cmd_man_spec, NULL},
 };
 
 static const char main_usage_head[] =
@@ -76,6 +78,12 @@ const knut_cli_cmd *knut_cli_find(const char *name)
         if (strcmp(commands[i].name, name) == 0)
             return &commands[i];
     return NULL;
+}
+
+const knut_cli_cmd *knut_cli_commands(size_t *n)
+{
+    *n = sizeof commands / sizeof commands[0];
+    return commands;
 }
 
 static void main_usage(FILE *f)

@@ -11,6 +11,10 @@ libdir=$(ls -d "$prefix"/lib*/ | head -1)
 test -f "$prefix/include/knut/knut.h"
 test -f "$libdir/libknut.a"
 test -x "$prefix/bin/knut"
+# the man pages and completion the build wrote with knut man / completion
+test -f "$prefix/share/man/man1/knut.1" && test -f "$prefix/share/man/man1/knut-sync-status.1"
+test -f "$prefix/share/bash-completion/completions/knut"
+test -f "$prefix/share/zsh/site-functions/_knut"
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c17 -Wall -Werror "$here/consumer.c" -o "$prefix/consumer" $(pkg-config --cflags --libs knut)
 # The public headers are C99: no duplicate typedefs, no C11-only syntax.

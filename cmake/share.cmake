@@ -1,0 +1,21 @@
+# Writes what knut prints about itself into OUT: every man page (man1/),
+# the bash and the zsh completion. Run at build time with the built binary
+# (-DKNUT=...), so they are the binary's own tables, never a copy.
+file(REMOVE_RECURSE ${OUT}/man1)
+file(MAKE_DIRECTORY ${OUT}/man1)
+execute_process(COMMAND ${KNUT} man --output-dir ${OUT}/man1 RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "knut man --output-dir failed (${rc})")
+endif()
+foreach(shell bash zsh)
+  if(shell STREQUAL bash)
+    set(out ${OUT}/knut.bash)
+  else()
+    set(out ${OUT}/_knut)
+  endif()
+  execute_process(COMMAND ${KNUT} completion ${shell} OUTPUT_FILE ${out} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "knut completion ${shell} failed (${rc})")
+  endif()
+endforeach()
+file(TOUCH ${OUT}/man1.stamp)
