@@ -132,6 +132,26 @@ if ! [ -f "$jdbc_jar" ] || [ "$(sha256sum "$jdbc_jar" | cut -d' ' -f1)" != "$JDB
   rm -rf "$tmp3"
 fi
 
+# Iceberg's Spark runtime (Spark-written Iceberg fixtures, Spark's changelog
+# view to compare with: test_iceberg_spark.py), pinned and checked as the
+# JDBC driver is; it runs in a Spark 4.1 server (.venv-spark41, below).
+ICEBERG_SPARK=iceberg-spark-runtime-4.1_2.13
+ICEBERG_SPARK_VERSION=1.12.0
+ICEBERG_SPARK_SHA256=3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82
+ice_jar="$here/third_party/iceberg/$ICEBERG_SPARK-$ICEBERG_SPARK_VERSION.jar"
+if ! [ -f "$ice_jar" ] || [ "$(sha256sum "$ice_jar" | cut -d' ' -f1)" != "$ICEBERG_SPARK_SHA256" ]; then
+  log "$ICEBERG_SPARK $ICEBERG_SPARK_VERSION: fetching with Maven"
+  tmp4=$(mktemp -d)
+  mvn -q dependency:copy -Dartifact="org.apache.iceberg:$ICEBERG_SPARK:$ICEBERG_SPARK_VERSION" \
+    -DoutputDirectory="$tmp4" >/dev/null
+  got=$(sha256sum "$tmp4/$ICEBERG_SPARK-$ICEBERG_SPARK_VERSION.jar" | cut -d' ' -f1)
+  if [ "$got" != "$ICEBERG_SPARK_SHA256" ]; then
+    log "$ICEBERG_SPARK: sha256 $got, expected $ICEBERG_SPARK_SHA256"; rm -rf "$tmp4"; exit 1
+  fi
+  mkdir -p "$(dirname "$ice_jar")"; mv "$tmp4/$ICEBERG_SPARK-$ICEBERG_SPARK_VERSION.jar" "$ice_jar"
+  rm -rf "$tmp4"
+fi
+
 # A venv installed from a fully pinned requirements file, redone only when
 # the file changes (its sha256 is stamped into the venv).
 pinned_venv() { # DIR REQUIREMENTS PROGRAM LABEL
@@ -150,4 +170,5 @@ pinned_venv() { # DIR REQUIREMENTS PROGRAM LABEL
 pinned_venv .venv tests/requirements.txt python "Python test peers"
 pinned_venv .venv-airflow tests/airflow-requirements.txt airflow "Apache Airflow 3"
 pinned_venv .venv-airflow2 tests/airflow2-requirements.txt airflow "Apache Airflow 2"
+pinned_venv .venv-spark41 tests/spark41-requirements.txt spark-submit "Apache Spark 4.1"
 log "ready (build + test dependencies)"

@@ -210,5 +210,6 @@ def pytest_collection_modifyitems(config, items):
     loadgroup` (scripts/test.sh) they all go to one worker and share one.
     """
     for item in items:
-        if "spark_connect" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "spark_connect" in names or "spark_iceberg" in names:
             item.add_marker(pytest.mark.xdist_group("spark"))

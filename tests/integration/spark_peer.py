@@ -55,6 +55,8 @@ class SparkConnect(Peer):
         super().__init__(workdir)
         self.token = secrets.token_hex(16)
 
+    spark_submit = SPARK_SUBMIT
+
     def command(self):
         confs = {
             "spark.connect.grpc.binding.address": self.host,
@@ -71,11 +73,19 @@ class SparkConnect(Peer):
         if self.stream_cut_bytes:  # None: the server's default (1 GiB)
             confs["spark.connect.execute.reattachable.senderMaxStreamSize"] = \
                 str(self.stream_cut_bytes)
-        cmd = [str(SPARK_SUBMIT), "--master", "local[2]", "--driver-memory", self.driver_memory,
-               "--class", SERVER_CLASS, "--name", "knut-test-connect"]
+        confs.update(self.more_confs())
+        cmd = [str(self.spark_submit), "--master", "local[2]", "--driver-memory",
+               self.driver_memory, *self.more_args(), "--class", SERVER_CLASS,
+               "--name", "knut-test-connect"]
         for k, v in confs.items():
             cmd += ["--conf", f"{k}={v}"]
         return cmd + ["spark-internal"]
+
+    def more_confs(self) -> dict:
+        return {}
+
+    def more_args(self) -> list[str]:
+        return []
 
     def env(self):
         return {"SPARK_CONNECT_AUTHENTICATE_TOKEN": self.token,
@@ -104,13 +114,48 @@ class SparkConnect(Peer):
             return json.load(r)
 
 
-@pytest.fixture(scope="session")
-def spark_connect(tmp_path_factory):
-    """One Spark Connect server for the session (or xdist worker)."""
+REPO = Path(__file__).resolve().parents[2]
+SPARK41 = REPO / ".venv-spark41"
+ICEBERG_JAR = REPO / "third_party" / "iceberg" / "iceberg-spark-runtime-4.1_2.13-1.12.0.jar"
+
+
+class SparkIceberg(SparkConnect):
+    """A Spark 4.1 Connect server with Apache Iceberg's Spark runtime and a
+    Hadoop catalog `ice` over <workdir>/iceberg: Spark writes the Iceberg
+    fixtures (.venv-spark41: the newest Iceberg runtime does not load into
+    the 4.3 server of .venv)."""
+    name = "spark_iceberg"
+    spark_submit = SPARK41 / "bin" / "spark-submit"
+    stream_cut_bytes = None
+
+    @property
+    def warehouse(self) -> Path:
+        return self.workdir / "iceberg"
+
+    def more_confs(self):
+        return {"spark.sql.extensions":
+                "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+                "spark.sql.catalog.ice": "org.apache.iceberg.spark.SparkCatalog",
+                "spark.sql.catalog.ice.type": "hadoop",
+                "spark.sql.catalog.ice.warehouse": str(self.warehouse)}
+
+    def more_args(self):
+        return ["--jars", str(ICEBERG_JAR)]
+
+    def env(self):
+        site = next(SPARK41.glob("lib/python3*/site-packages/pyspark"))
+        return {**super().env(), "SPARK_HOME": str(site),
+                "PYSPARK_PYTHON": str(SPARK41 / "bin" / "python")}
+
+
+def start_peer(cls, tmp_path_factory):
     why = spark_available()
+    if not why and cls is SparkIceberg and not (SparkIceberg.spark_submit.exists()
+                                                 and ICEBERG_JAR.exists()):
+        why = "Spark 4.1 or the Iceberg runtime is not installed (scripts/setup.sh --test)"
     if why:
         pytest.fail(f"Spark Connect peer: {why}", pytrace=False)
-    peer = SparkConnect(tmp_path_factory.mktemp("spark_connect"))
+    peer = cls(tmp_path_factory.mktemp(cls.name))
     try:
         peer.start()
     except PeerError as e:
@@ -119,5 +164,20 @@ def spark_connect(tmp_path_factory):
     token_file.write_text(peer.token + "\n")
     token_file.chmod(0o600)
     peer.token_file = token_file
+    return peer
+
+
+@pytest.fixture(scope="session")
+def spark_iceberg(tmp_path_factory):
+    """One Spark 4.1 + Iceberg server for the session (or xdist worker)."""
+    peer = start_peer(SparkIceberg, tmp_path_factory)
+    yield peer
+    peer.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect(tmp_path_factory):
+    """One Spark Connect server for the session (or xdist worker)."""
+    peer = start_peer(SparkConnect, tmp_path_factory)
     yield peer
     peer.stop()
