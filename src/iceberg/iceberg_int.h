@@ -118,10 +118,59 @@ knut_status knut_iceberg__rows_sql(knut_buf *b, const knut_iceberg_table *t, int
                                    const knut_iceberg_data_file *semi, size_t n_semi,
                                    knut_error *err);
 
+/* DuckDB's type for an Iceberg primitive ("DECIMAL(9,2)" built in tmp);
+ * NULL if there is none (scan_sql.c). */
+const char *knut_iceberg__duck_type(const char *ice, char *tmp, size_t cap);
+
 /* Appends the list ['a', 'b'] of the local paths of files[0..n) with the
  * given content (and equality ids, when eq is not NULL). */
 knut_status knut_iceberg__put_paths(knut_buf *b, const knut_iceberg_table *t,
                                     const knut_iceberg_data_file *files, size_t n, int content,
                                     const int32_t *eq, size_t n_eq, knut_error *err);
+
+/* ---- writing Avro object container files (avro_write.c) ------------------ */
+
+/*
+ * A container written in memory: begin writes the header (the schema JSON
+ * verbatim, so its field ids stay; meta holds n_meta key/value pairs of
+ * Iceberg header keys), the caller encodes each record into w->block with
+ * the put functions and ends it with out_record, finish flushes the last
+ * block; w->file is then the whole file. Codec null or deflate. Errors:
+ * KNUT_ETOOBIG past KNUT_ICEBERG_AVRO_MAX, KNUT_ENOMEM.
+ */
+typedef struct knut_iceberg__avro_out {
+    knut_buf file;   /* the container so far */
+    knut_buf block;  /* the encoded records of the open block */
+    int64_t n_block; /* records in it */
+    int deflate;
+    uint8_t sync[16];
+} knut_iceberg__avro_out;
+
+knut_status knut_iceberg__avro_out_begin(knut_iceberg__avro_out *w, const char *schema_json,
+                                         const char *const *meta, size_t n_meta, int deflate,
+                                         knut_error *err);
+knut_status knut_iceberg__avro_out_record(knut_iceberg__avro_out *w, knut_error *err);
+knut_status knut_iceberg__avro_out_finish(knut_iceberg__avro_out *w, knut_error *err);
+void knut_iceberg__avro_out_reset(knut_iceberg__avro_out *w);
+/* Avro binary encoding: int and long as zigzag varints (a union branch is
+ * its index as a long), bytes and strings length-prefixed. Errors stick
+ * in b (knut_buf_check). */
+void knut_iceberg__avro_put_long(knut_buf *b, int64_t v);
+void knut_iceberg__avro_put_bytes(knut_buf *b, const void *p, size_t n);
+void knut_iceberg__avro_put_str(knut_buf *b, const char *s);
+
+/*
+ * The files of an append (manifest_write.c), into out (replaced): a v2
+ * data manifest of files[0..n) (ADDED, unpartitioned, their snapshot id
+ * and sequence numbers left to inheritance) with the table schema's JSON
+ * in its header, and a manifest list of m[0..n) in order.
+ */
+knut_status knut_iceberg__manifest_write(knut_buf *out, const char *schema_json,
+                                         int32_t schema_id, const knut_iceberg_data_file *files,
+                                         size_t n, knut_error *err);
+knut_status knut_iceberg__manifest_list_write(knut_buf *out, int64_t snapshot_id,
+                                              int64_t parent_id, int64_t seq,
+                                              const knut_iceberg_manifest_file *m, size_t n,
+                                              knut_error *err);
 
 #endif
