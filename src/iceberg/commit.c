@@ -14,6 +14,7 @@
 #include "write_int.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -258,6 +259,22 @@ static char *join(const char *a, const char *b)
     return s;
 }
 
+/* 1 when dir holds a *.metadata.json file. */
+static int has_metadata_file(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        found = n > 14 && strcmp(de->d_name + n - 14, ".metadata.json") == 0;
+    }
+    closedir(d);
+    return found;
+}
+
 static knut_status path_base(knut_iceberg__base *b, const knut_iceberg_ref *ref,
                              knut_error *err)
 {
@@ -266,7 +283,10 @@ static knut_status path_base(knut_iceberg__base *b, const knut_iceberg_ref *ref,
     if (st != KNUT_OK)
         return st;
     struct stat sb;
-    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+    size_t dl = strlen(dir);
+    int meta_name = (dl > 14 && strcmp(dir + dl - 14, ".metadata.json") == 0) ||
+                    (dl > 17 && strcmp(dir + dl - 17, ".metadata.json.gz") == 0);
+    if (meta_name || (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))) {
         st = knut_error_set(err, KNUT_EINVAL,
                             "%s: not a table folder (to append, name the folder, not one "
                             "metadata file)",
@@ -277,8 +297,15 @@ static knut_status path_base(knut_iceberg__base *b, const knut_iceberg_ref *ref,
         st = oom(err);
         goto cleanup;
     }
-    if (stat(mdir, &sb) != 0)
-        goto cleanup; /* a new table */
+    if (stat(mdir, &sb) != 0) {
+        /* A new table, unless this is a table's metadata/ folder itself
+         * (which reading accepts): a table created inside it would hide. */
+        if (has_metadata_file(dir))
+            st = knut_error_set(err, KNUT_EINVAL,
+                                "%s: holds metadata files: name the table folder above it",
+                                dir);
+        goto cleanup;
+    }
     st = knut_iceberg_catalog_locate(ref, &b->meta_path, err);
     if (st == KNUT_ENOTFOUND) {
         /* metadata/ without metadata files: a table nobody committed. */
