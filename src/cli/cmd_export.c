@@ -107,7 +107,7 @@ const knut_cli_spec knut_cmd_export_spec = {
         "       knut export --format graphar --out DIR (--label TYPE [--key COL] |\n"
         "                   --edge SRC,TYPE,DST [--src-column COL] [--dst-column COL])\n"
         "                   [--chunk-rows N] [--file-type parquet|csv] [--name G] SQL\n"
-        "       knut export --iceberg TABLE [-c FILE [--catalog-name NAME]]\n"
+        "       knut export --iceberg TABLE [-c|--catalog FILE [--catalog-name NAME]]\n"
         "                   [--location DIR] [--compression CODEC] SQL\n"
         "       knut export ... --falkordb URL [--falkordb-password-file FILE]\n"
         "                   --graph NAME --cypher CYPHER   (Cypher rows instead of SQL)\n"

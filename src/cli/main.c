@@ -43,7 +43,7 @@ static const knut_cli_cmd commands[] = {
     {"sync", knut_cmd_sync, "Keep a property graph in step with Parquet/CSV tables (the main job)", &knut_cmd_sync_spec},
     {"serve", knut_cmd_serve, "Serve a DuckDB database over Arrow Flight SQL (BI tools, ADBC)", &knut_cmd_serve_spec},
     {"query", knut_cmd_query, "Run SQL on the embedded engine (DuckDB)", &knut_cmd_query_spec},
-    {"export", knut_cmd_export, "Write the rows of a SQL or Cypher query as Parquet or GraphAr", &knut_cmd_export_spec},
+    {"export", knut_cmd_export, "Write the rows of a SQL or Cypher query as Parquet, GraphAr or Iceberg", &knut_cmd_export_spec},
     {"gar", knut_cmd_gar, "GraphAr (gar/v1): info, cat, validate, import", NULL},
     {"iceberg", knut_cmd_iceberg, "Apache Iceberg tables: info, snapshots, cat, changes", NULL},
     {"graph", knut_cmd_graph, "Property graphs: Cypher on FalkorDB, export the embedded store", NULL},
