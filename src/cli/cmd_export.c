@@ -269,8 +269,15 @@ static knut_status engine_open(const export_args *a, const char **sql,
                                struct ArrowArrayStream *rows, knut_duck_db **db,
                                knut_duck_conn **conn, knut_error *err)
 {
-    knut_duck_option set[3];
+    knut_duck_option set[4];
     size_t nset = 0;
+    if (a->iceberg) {
+        /* An Iceberg table has no row order: DuckDB may then write the data
+         * file from all threads at once, in a fraction of the memory
+         * (an ORDER BY in the query is still kept). */
+        set[nset].name = "preserve_insertion_order";
+        set[nset++].value = "false";
+    }
     if (a->db) {
         set[nset].name = "access_mode";
         set[nset++].value = "READ_ONLY";
