@@ -27,16 +27,16 @@ issue's goal is knut >= 1.5x pyiceberg on this append.
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
-import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from iceberg_bench import run  # noqa: E402  (times a child: seconds, peak RSS)
 
 SOURCE = """
 import pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq, sys
@@ -90,19 +90,6 @@ rows = sum(pq.ParquetFile(f.file.file_path.removeprefix("file://")).metadata.num
            for f in t.scan().plan_files())
 print(summary, files, rows)
 """
-
-
-def run(cmd, stdout=subprocess.DEVNULL):
-    """Runs cmd; returns (seconds, peak RSS in MB)."""
-    with tempfile.TemporaryFile("w+") as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([str(c) for c in cmd], stdout=stdout, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
-        secs = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            sys.exit(f"failed: {' '.join(map(str, cmd))}\n{err.read()[-3000:]}")
-        return secs, ru.ru_maxrss / 1024.0
 
 
 def py(code: str, *args) -> list[str]:

@@ -137,41 +137,19 @@ static knut_status sql_base(knut_iceberg__base *b, const knut_iceberg_ref *ref,
 {
     sql_id id;
     sqlite3 *db = NULL;
-    sqlite3_stmt *q = NULL;
     knut_status st = split_id(ref, &id, err);
     if (st == KNUT_OK)
         st = sql_open(ref->path, &db, err);
     if (st != KNUT_OK)
         goto cleanup;
-    static const char sql[] = "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = "
-                              "?1 AND table_namespace = ?2 AND table_name = ?3";
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-        st = knut_error_set(err, KNUT_EINVAL, "%s: not an Iceberg SQL catalog: %s", ref->path,
-                            sqlite3_errmsg(db));
-        goto cleanup;
-    }
-    bind_id(q, 1, &id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE)
-        goto cleanup; /* no such table yet: exists stays 0 */
-    if (rc != SQLITE_ROW) {
-        st = sql_fail(db, ref->path, "reading iceberg_tables", err);
-        goto cleanup;
-    }
-    if (sqlite3_column_type(q, 0) != SQLITE_TEXT) {
-        st = knut_error_set(err, KNUT_EINVAL, "%s: catalog '%s', table '%s': no metadata_location",
-                            ref->path, id.catalog, ref->identifier);
-        goto cleanup;
-    }
-    if (!(b->pointer = strdup((const char *)sqlite3_column_text(q, 0)))) {
-        st = oom(err);
-        goto cleanup;
-    }
+    if ((st = knut_iceberg__sql_location(db, ref->path, id.catalog, ref->identifier,
+                                         &b->pointer, err)) != KNUT_OK ||
+        !b->pointer)
+        goto cleanup; /* an error, or no such table yet: exists stays 0 */
     b->exists = 1;
     if ((st = knut_iceberg_path_local(b->pointer, NULL, &b->meta_path, err)) == KNUT_OK)
         b->number = file_number(b->meta_path, "", "-");
 cleanup:
-    sqlite3_finalize(q);
     sqlite3_close(db);
     return st;
 }
@@ -250,15 +228,6 @@ cleanup:
 
 /* ---- filesystem tables ------------------------------------------------ */
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + 1 + strlen(b) + 1;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", a, b);
-    return s;
-}
-
 /* 1 when dir holds a *.metadata.json file. */
 static int has_metadata_file(const char *dir)
 {
@@ -293,7 +262,7 @@ static knut_status path_base(knut_iceberg__base *b, const knut_iceberg_ref *ref,
                             dir);
         goto cleanup;
     }
-    if (!(mdir = join(dir, "metadata"))) {
+    if (!(mdir = knut_iceberg__join(dir, "metadata"))) {
         st = oom(err);
         goto cleanup;
     }
@@ -383,7 +352,8 @@ knut_status knut_iceberg__commit(const knut_iceberg_ref *ref, const knut_iceberg
         snprintf(name, sizeof name, "%05lld-%s.metadata.json", next < 0 ? 0 : next, uuid);
     else
         snprintf(name, sizeof name, ".%s.metadata.json.tmp", uuid);
-    char *path = join(mdir, name), *uri = join(uri_base, name), *final = NULL;
+    char *path = knut_iceberg__join(mdir, name), *uri = knut_iceberg__join(uri_base, name);
+    char *final = NULL;
     knut_status st = path && uri ? write_new(path, json, len, err) : oom(err);
     if (st != KNUT_OK)
         goto cleanup;
@@ -398,7 +368,7 @@ knut_status knut_iceberg__commit(const knut_iceberg_ref *ref, const knut_iceberg
     }
     char vname[64];
     snprintf(vname, sizeof vname, "v%lld.metadata.json", next);
-    if (!(final = join(mdir, vname))) {
+    if (!(final = knut_iceberg__join(mdir, vname))) {
         st = oom(err);
         (void)unlink(path);
         goto cleanup;
@@ -415,12 +385,12 @@ knut_status knut_iceberg__commit(const knut_iceberg_ref *ref, const knut_iceberg
     }
     /* Committed. The hint only saves readers a probe; a failure to write
      * it is not a failed commit (readers look past a stale hint). */
-    char *hint = join(mdir, "version-hint.text");
+    char *hint = knut_iceberg__join(mdir, "version-hint.text");
     char num[32];
     int nl = snprintf(num, sizeof num, "%lld", next);
     /* The temp name is this commit's own: two writers never share one. */
     snprintf(name, sizeof name, ".%s.version-hint.tmp", uuid);
-    char *tmp = join(mdir, name);
+    char *tmp = knut_iceberg__join(mdir, name);
     if (hint && tmp && write_new(tmp, num, (size_t)nl, NULL) == KNUT_OK && rename(tmp, hint) != 0)
         (void)unlink(tmp);
     free(tmp);

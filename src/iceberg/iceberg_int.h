@@ -118,6 +118,19 @@ knut_status knut_iceberg__rows_sql(knut_buf *b, const knut_iceberg_table *t, int
                                    const knut_iceberg_data_file *semi, size_t n_semi,
                                    knut_error *err);
 
+/* The metadata_location of table id ("namespace.name", already checked
+ * to have a dot inside) of catalog in the open SQLite catalog db, exactly
+ * as stored, in *out (malloc'd); *out NULL when there is no such row.
+ * Errors name path (catalog.c). */
+struct sqlite3;
+knut_status knut_iceberg__sql_location(struct sqlite3 *db, const char *path,
+                                       const char *catalog, const char *id, char **out,
+                                       knut_error *err);
+
+/* dir + "/" + name (no second slash when dir ends in one), malloc'd;
+ * NULL when out of memory (catalog.c). */
+char *knut_iceberg__join(const char *dir, const char *name);
+
 /* DuckDB's type for an Iceberg primitive ("DECIMAL(9,2)" built in tmp);
  * NULL if there is none (scan_sql.c). */
 const char *knut_iceberg__duck_type(const char *ice, char *tmp, size_t cap);

@@ -302,15 +302,6 @@ typedef struct append {
     char *data_local, *manifest_local, *list_local;
 } append;
 
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + 1 + strlen(b) + 1;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s%s%s", a, *a && a[strlen(a) - 1] == '/' ? "" : "/", b);
-    return s;
-}
-
 /* A new table's location: the option, else the table folder itself
  * (path catalog), else <the catalog file's folder>/<namespace>.db/<name>
  * (pyiceberg's layout under a warehouse beside the catalog). Absolute. */
@@ -358,14 +349,14 @@ static knut_status paths_set(append *a, knut_error *err)
 {
     char name[80];
     snprintf(name, sizeof name, "data/00000-0-%s.parquet", a->uuid);
-    a->file.path = join(a->location, name);
-    a->data_local = join(a->local, name);
+    a->file.path = knut_iceberg__join(a->location, name);
+    a->data_local = knut_iceberg__join(a->local, name);
     snprintf(name, sizeof name, "metadata/%s-m0.avro", a->uuid);
-    a->mf.path = join(a->location, name);
-    a->manifest_local = join(a->local, name);
-    a->mdir = join(a->local, "metadata");
-    a->mdir_uri = join(a->location, "metadata");
-    char *data_dir = join(a->local, "data");
+    a->mf.path = knut_iceberg__join(a->location, name);
+    a->manifest_local = knut_iceberg__join(a->local, name);
+    a->mdir = knut_iceberg__join(a->local, "metadata");
+    a->mdir_uri = knut_iceberg__join(a->location, "metadata");
+    char *data_dir = knut_iceberg__join(a->local, "data");
     knut_status st = a->file.path && a->data_local && a->mf.path && a->manifest_local &&
                              a->mdir && a->mdir_uri && data_dir
                          ? KNUT_OK
@@ -434,8 +425,8 @@ static knut_status attempt(append *a, int no, knut_iceberg_append_result *res, k
         memcpy(all + 1, old, n_old * sizeof *old);
     char name[128];
     snprintf(name, sizeof name, "metadata/snap-%" PRId64 "-%d-%s.avro", s.id, no, a->uuid);
-    char *list_uri = join(a->location, name);
-    a->list_local = join(a->local, name);
+    char *list_uri = knut_iceberg__join(a->location, name);
+    a->list_local = knut_iceberg__join(a->local, name);
     s.manifest_list = list_uri;
     if (!list_uri || !a->list_local)
         st = oom(err);
