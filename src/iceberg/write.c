@@ -434,9 +434,21 @@ static knut_status attempt(append *a, int no, knut_iceberg_append_result *res, k
         st = knut_iceberg__manifest_list_write(&list, s.id, parent, s.seq, all, n_old + 1, err);
     if (st == KNUT_OK)
         st = knut_file_write_atomic(a->list_local, list.data, list.len, err);
+    /* The metadata-log names the previous file as the catalog does (SQL),
+     * or as a URI under the table location (a path table's pointer is a
+     * local path; the spec wants locations fully qualified). */
+    char *prev = NULL;
+    if (st == KNUT_OK && a->base.exists) {
+        const char *base = strrchr(a->base.meta_path, '/');
+        prev = a->ref->kind == KNUT_ICEBERG_CATALOG_SQLITE
+                   ? strdup(a->base.pointer)
+                   : knut_iceberg__join(a->mdir_uri, base ? base + 1 : a->base.meta_path);
+        if (!prev)
+            st = oom(err);
+    }
     if (st == KNUT_OK)
-        st = knut_iceberg__meta_append(a->base.root, a->base.exists ? a->base.pointer : NULL, &s,
-                                       err);
+        st = knut_iceberg__meta_append(a->base.root, prev, &s, err);
+    free(prev);
     free(list_uri);
     if (st == KNUT_OK &&
         !(json = json_dumps(a->base.root, JSON_COMPACT | JSON_REAL_PRECISION(17))))

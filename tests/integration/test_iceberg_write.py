@@ -188,7 +188,7 @@ def test_filesystem_catalog(knut, tmp_path):
     meta = json.loads((md / "v2.metadata.json").read_text())
     assert meta["refs"] == {"main": {"snapshot-id": meta["current-snapshot-id"],
                                      "type": "branch"}}
-    assert meta["metadata-log"][0]["metadata-file"].endswith("/v1.metadata.json")
+    assert meta["metadata-log"][0]["metadata-file"] == f"file://{md}/v1.metadata.json"
 
 
 @pytest.mark.parametrize("kind", ["sql", "path"])
