@@ -172,15 +172,29 @@ void knut_iceberg__avro_put_long(knut_buf *b, int64_t v);
 void knut_iceberg__avro_put_bytes(knut_buf *b, const void *p, size_t n);
 void knut_iceberg__avro_put_str(knut_buf *b, const char *s);
 
+/* Column metrics of one data file: per field id its value count (nulls
+ * included), null count and bytes on disk; -1 where not known. */
+typedef struct knut_iceberg__metric {
+    int32_t id;
+    int64_t values, nulls, bytes;
+} knut_iceberg__metric;
+
+typedef struct knut_iceberg__metrics {
+    knut_iceberg__metric *cols;
+    size_t n;
+} knut_iceberg__metrics;
+
 /*
  * The files of an append (manifest_write.c), into out (replaced): a v2
  * data manifest of files[0..n) (ADDED, unpartitioned, their snapshot id
- * and sequence numbers left to inheritance) with the table schema's JSON
- * in its header, and a manifest list of m[0..n) in order.
+ * and sequence numbers left to inheritance; metrics[i] the metrics of
+ * file i, or metrics NULL for none) with the table schema's JSON in its
+ * header, and a manifest list of m[0..n) in order.
  */
 knut_status knut_iceberg__manifest_write(knut_buf *out, const char *schema_json,
                                          int32_t schema_id, const knut_iceberg_data_file *files,
-                                         size_t n, knut_error *err);
+                                         const knut_iceberg__metrics *metrics, size_t n,
+                                         knut_error *err);
 knut_status knut_iceberg__manifest_list_write(knut_buf *out, int64_t snapshot_id,
                                               int64_t parent_id, int64_t seq,
                                               const knut_iceberg_manifest_file *m, size_t n,

@@ -3,8 +3,8 @@
  * the manifest listing the new data files, and the snapshot's manifest
  * list (the new manifest first, then every manifest of the parent).
  * Schemas carry every `field-id` (pyiceberg refuses a field without one)
- * and leave out the optional fields knut does not fill (column metrics,
- * partition summaries, key metadata): readers take them as null.
+ * and leave out the optional fields knut does not fill (partition
+ * summaries, key metadata, split offsets): readers take them as null.
  */
 #include "iceberg_int.h"
 
@@ -14,9 +14,9 @@
 #define OPT_LONG "[\"null\",\"long\"],\"default\":null"
 
 /* A column metric map (field id -> V) as Iceberg's Avro form of a map
- * with int keys: an optional array of key/value records. Written empty:
- * readers then have no metrics to prune with, but pyiceberg's inspect
- * tables need the maps to be there. */
+ * with int keys: an optional array of key/value records. Counts and sizes
+ * are written; NaN counts and bounds empty (no value pruning yet), but
+ * present: pyiceberg's inspect tables need the maps to be there. */
 #define METRIC(NAME, ID, KID, VID, V)                                                      \
     "{\"name\":\"" NAME "\",\"type\":[\"null\",{\"type\":\"array\",\"items\":{\"type\":"      \
     "\"record\",\"name\":\"k" #KID "_v" #VID "\",\"fields\":[{\"name\":\"key\",\"type\":"      \
@@ -79,9 +79,36 @@ static knut_status finish(knut_iceberg__avro_out *w, knut_status st, knut_buf *o
     return st;
 }
 
+typedef enum metric { COLUMN_SIZES, VALUE_COUNTS, NULL_VALUE_COUNTS } metric;
+
+static int64_t metric_of(const knut_iceberg__metric *c, metric which)
+{
+    return which == COLUMN_SIZES ? c->bytes : which == VALUE_COUNTS ? c->values : c->nulls;
+}
+
+/* One metric map: union branch 1, then one block of the key/value records
+ * of the columns where it is known (an empty map when m is NULL). */
+static void put_metric(knut_buf *b, const knut_iceberg__metrics *m, metric which)
+{
+    knut_iceberg__avro_put_long(b, 1);
+    size_t known = 0;
+    for (size_t i = 0; m && i < m->n; i++)
+        known += metric_of(&m->cols[i], which) >= 0;
+    if (known) {
+        knut_iceberg__avro_put_long(b, (int64_t)known);
+        for (size_t i = 0; i < m->n; i++)
+            if (metric_of(&m->cols[i], which) >= 0) {
+                knut_iceberg__avro_put_long(b, m->cols[i].id);
+                knut_iceberg__avro_put_long(b, metric_of(&m->cols[i], which));
+            }
+    }
+    knut_iceberg__avro_put_long(b, 0);
+}
+
 knut_status knut_iceberg__manifest_write(knut_buf *out, const char *schema_json,
                                          int32_t schema_id, const knut_iceberg_data_file *files,
-                                         size_t n, knut_error *err)
+                                         const knut_iceberg__metrics *metrics, size_t n,
+                                         knut_error *err)
 {
     char sid[16];
     snprintf(sid, sizeof sid, "%" PRId32, schema_id);
@@ -107,9 +134,13 @@ knut_status knut_iceberg__manifest_write(knut_buf *out, const char *schema_json,
         /* partition: the empty record encodes as nothing */
         knut_iceberg__avro_put_long(b, f->record_count);
         knut_iceberg__avro_put_long(b, f->file_size);
-        for (int k = 0; k < N_METRICS; k++) {
-            knut_iceberg__avro_put_long(b, 1); /* the array branch */
-            knut_iceberg__avro_put_long(b, 0); /* no items */
+        const knut_iceberg__metrics *m = metrics ? &metrics[i] : NULL;
+        put_metric(b, m, COLUMN_SIZES);
+        put_metric(b, m, VALUE_COUNTS);
+        put_metric(b, m, NULL_VALUE_COUNTS);
+        for (int k = 0; k < N_METRICS - 3; k++) { /* NaN counts, bounds: none */
+            knut_iceberg__avro_put_long(b, 1);
+            knut_iceberg__avro_put_long(b, 0);
         }
         st = knut_iceberg__avro_out_record(&w, err);
     }

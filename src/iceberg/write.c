@@ -287,6 +287,70 @@ static knut_status copy_rows(knut_duck_conn *conn, const char *query,
     return st;
 }
 
+/* 1 when row r of the int64 child c of a batch is not null; *v its value. */
+static int int64_at(const struct ArrowArray *c, int64_t r, int64_t *v)
+{
+    int64_t i = c->offset + r;
+    const uint8_t *valid = c->buffers[0];
+    if (c->null_count != 0 && valid && !(valid[i / 8] >> (i % 8) & 1))
+        return 0;
+    *v = ((const int64_t *)c->buffers[1])[i];
+    return 1;
+}
+
+/* The data file's column metrics from its Parquet footer (DuckDB's
+ * parquet_metadata): counts with nulls, null counts (where the writer
+ * kept them) and compressed bytes per column, summed over row groups. The
+ * columns are top-level primitives, so leaf column i is cols[i]. */
+static knut_status file_metrics(knut_duck_conn *conn, const char *path,
+                                const knut_iceberg__col *cols, size_t n,
+                                knut_iceberg__metrics *out, knut_error *err)
+{
+    if (!(out->cols = calloc(n, sizeof *out->cols)))
+        return oom(err);
+    out->n = n;
+    for (size_t i = 0; i < n; i++) {
+        out->cols[i].id = cols[i].id;
+        out->cols[i].values = out->cols[i].nulls = out->cols[i].bytes = -1;
+    }
+    knut_buf b = KNUT_BUF_INIT;
+    knut_buf_puts(&b, "SELECT column_id::BIGINT, sum(num_values)::BIGINT, "
+                      "sum(stats_null_count)::BIGINT, sum(total_compressed_size)::BIGINT "
+                      "FROM parquet_metadata(");
+    knut_duck_literal(&b, path, strlen(path));
+    knut_buf_puts(&b, ") GROUP BY column_id");
+    struct ArrowArrayStream rows = {0};
+    knut_status st = knut_buf_check(&b, err);
+    if (st == KNUT_OK)
+        st = knut_duck_query(conn, b.data, &rows, err);
+    while (st == KNUT_OK) {
+        struct ArrowArray batch = {0};
+        if (rows.get_next(&rows, &batch) != 0) {
+            st = knut_error_set(err, KNUT_EIO, "%s: reading its metrics: %s", path,
+                                rows.get_last_error(&rows));
+            break;
+        }
+        if (!batch.release)
+            break;
+        for (int64_t r = 0; batch.n_children == 4 && r < batch.length; r++) {
+            int64_t k, v;
+            if (!int64_at(batch.children[0], r, &k) || k < 0 || (uint64_t)k >= n)
+                continue;
+            if (int64_at(batch.children[1], r, &v))
+                out->cols[k].values = v;
+            if (int64_at(batch.children[2], r, &v))
+                out->cols[k].nulls = v;
+            if (int64_at(batch.children[3], r, &v))
+                out->cols[k].bytes = v;
+        }
+        batch.release(&batch);
+    }
+    if (rows.release)
+        rows.release(&rows);
+    knut_buf_reset(&b);
+    return st;
+}
+
 /* ---- the append ------------------------------------------------------------- */
 
 typedef struct append {
@@ -298,6 +362,7 @@ typedef struct append {
     char *mdir, *mdir_uri;  /* <location>/metadata */
     char uuid[37];
     knut_iceberg_data_file file; /* the data file written */
+    knut_iceberg__metrics metrics; /* its column metrics */
     knut_iceberg_manifest_file mf; /* its manifest, seq filled per attempt */
     char *data_local, *manifest_local, *list_local;
 } append;
@@ -373,7 +438,8 @@ static knut_status write_manifest(append *a, knut_error *err)
     int32_t sid = t ? t->current_schema_id : 0;
     char *schema = knut_iceberg__meta_schema_json(a->base.root, sid);
     knut_buf m = KNUT_BUF_INIT;
-    knut_status st = schema ? knut_iceberg__manifest_write(&m, schema, sid, &a->file, 1, err)
+    knut_status st = schema ? knut_iceberg__manifest_write(&m, schema, sid, &a->file,
+                                                           &a->metrics, 1, err)
                             : knut_error_set(err, KNUT_EPARSE, "iceberg: no schema %" PRId32, sid);
     if (st == KNUT_OK)
         st = knut_file_write_atomic(a->manifest_local, m.data, m.len, err);
@@ -486,6 +552,7 @@ static void append_clear(append *a)
     free(a->mf.path);
     free(a->data_local);
     free(a->manifest_local);
+    free(a->metrics.cols);
 }
 
 /* The result's column names and types, without running the query. */
@@ -572,7 +639,9 @@ knut_status knut_iceberg_append(knut_duck_conn *conn, const knut_iceberg_ref *re
         (void)unlink(a.data_local);
         if (a.base.exists)
             goto cleanup;
-    } else if ((st = write_manifest(&a, err)) != KNUT_OK) {
+    } else if ((st = file_metrics(conn, a.data_local, a.cols, a.n_cols, &a.metrics, err)) !=
+                   KNUT_OK ||
+               (st = write_manifest(&a, err)) != KNUT_OK) {
         goto cleanup;
     }
     int max = o->max_attempts > 0 ? o->max_attempts : DEFAULT_ATTEMPTS;

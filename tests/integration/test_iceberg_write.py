@@ -109,6 +109,13 @@ def test_create_then_pyiceberg_reads(knut, tmp_path):
     assert len(files) == 1 and files[0]["record_count"] == 50
     path = files[0]["file_path"].removeprefix("file://")
     assert files[0]["file_size_in_bytes"] == os.path.getsize(path)
+    # column metrics from the Parquet footer: counts with nulls, null counts
+    assert dict(files[0]["value_counts"]) == {i: 50 for i in range(1, len(TYPES) + 1)}
+    assert dict(files[0]["null_value_counts"]) == {i: 10 if i == 11 else 0
+                                                   for i in range(1, len(TYPES) + 1)}
+    assert all(v > 0 for _, v in files[0]["column_sizes"])
+    from pyiceberg.expressions import IsNull
+    assert tbl.scan(row_filter=IsNull("maybe")).to_arrow().num_rows == 10
     ids = [int(f.metadata[b"PARQUET:field_id"]) for f in pq.read_schema(path)]
     assert ids == list(range(1, len(TYPES) + 1))
     snap = tbl.current_snapshot()

@@ -165,10 +165,45 @@ static void test_iceberg_avro_write__manifest(void **state)
     knut_iceberg_data_file files[2] = {
         {.path = "file:///t/data/a.parquet", .record_count = 10, .file_size = 1234},
         {.path = "file:///t/data/b.parquet", .record_count = INT64_MAX, .file_size = 1}};
+    /* metrics for the first file (a null count not known), none for the second */
+    knut_iceberg__metric cols[2] = {{1, 10, 2, 300}, {2, 10, -1, 40}};
+    knut_iceberg__metrics metrics[2] = {{cols, 2}, {NULL, 0}};
     knut_buf m = KNUT_BUF_INIT;
-    assert_int_equal(knut_iceberg__manifest_write(&m, schema, 3, files, 2, &err), KNUT_OK);
+    assert_int_equal(knut_iceberg__manifest_write(&m, schema, 3, files, metrics, 2, &err),
+                     KNUT_OK);
     knut_iceberg__avro *r = NULL;
     json_t *j = header_schema(&m, &r);
+    /* the metric maps as Iceberg's int-keyed map arrays */
+    static const struct {
+        const char *map;
+        size_t n[2];
+        int64_t first;
+    } want[] = {{"column_sizes", {2, 0}, 300},   {"value_counts", {2, 0}, 10},
+                {"null_value_counts", {1, 0}, 2}, {"nan_value_counts", {0, 0}, 0},
+                {"lower_bounds", {0, 0}, 0},     {"upper_bounds", {0, 0}, 0}};
+    for (size_t i = 0; i < 2; i++) {
+        avro_value_t *e, df, opt, arr, item, kv;
+        assert_int_equal(knut_iceberg__avro_next(r, &e, &err), KNUT_OK);
+        assert_int_equal(avro_value_get_by_name(e, "data_file", &df, NULL), 0);
+        for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+            assert_int_equal(avro_value_get_by_name(&df, want[k].map, &opt, NULL), 0);
+            assert_int_equal(avro_value_get_current_branch(&opt, &arr), 0);
+            size_t size = 0;
+            avro_value_get_size(&arr, &size);
+            assert_int_equal(size, want[k].n[i]);
+            if (!size || strstr(want[k].map, "bounds"))
+                continue;
+            int32_t key;
+            int64_t v;
+            avro_value_get_by_index(&arr, 0, &item, NULL);
+            avro_value_get_by_name(&item, "key", &kv, NULL);
+            avro_value_get_int(&kv, &key);
+            avro_value_get_by_name(&item, "value", &kv, NULL);
+            avro_value_get_long(&kv, &v);
+            assert_int_equal(key, 1);
+            assert_true(v == want[k].first);
+        }
+    }
     assert_string_equal(knut_iceberg__avro_meta(r, "schema", NULL), schema);
     assert_string_equal(knut_iceberg__avro_meta(r, "schema-id", NULL), "3");
     assert_string_equal(knut_iceberg__avro_meta(r, "partition-spec", NULL), "[]");
