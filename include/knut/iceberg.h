@@ -317,7 +317,7 @@ typedef struct knut_iceberg_append_options {
     /* A new table's location (a folder or file: URI); NULL: a path table's
      * own folder, or <the SQLite file's folder>/<namespace>.db/<name>. */
     const char *location;
-    const char *compression; /* Parquet codec; NULL: zstd */
+    const char *compression; /* Parquet codec; NULL: zstd (zstd at level 1) */
     int max_attempts;        /* commits tried before giving up; 0: 10 */
 } knut_iceberg_append_options;
 
