@@ -578,9 +578,8 @@ static knut_status query_schema(knut_duck_conn *conn, const char *query, struct 
  * collided do not collide again in lockstep. */
 static void backoff(int no)
 {
-    char u[37];
-    knut_iceberg__uuid(u);
-    int64_t ms = (5 + (u[0] % 16)) << (no < 7 ? no - 1 : 6);
+    int64_t jitter = knut_iceberg__snapshot_id_new(NULL) % 16; /* random */
+    int64_t ms = (5 + jitter) << (no < 7 ? no - 1 : 6);
     (void)knut_clock_sleep_ns(ms * 1000000);
 }
 
