@@ -2,7 +2,8 @@
  * knut iceberg: Apache Iceberg tables, format v1 and v2 (v3 refused with a
  * clear error). This header holds the catalogs that find a table's current
  * metadata file, the table metadata model, the manifest list and manifest
- * readers, and the scan that reads a snapshot's rows through DuckDB.
+ * readers, the scan that reads a snapshot's rows through DuckDB, the
+ * changelog between two snapshots, and the append writer.
  *
  * Ownership: every string and array inside a struct below belongs to it and
  * is freed by its _free function.
