@@ -369,6 +369,7 @@ typedef struct append {
     knut_iceberg__metrics metrics; /* its column metrics */
     knut_iceberg_manifest_file mf; /* its manifest, seq filled per attempt */
     char *data_local, *manifest_local, *list_local;
+    char *made; /* a new table: the first folder down to local made for it, or NULL */
 } append;
 
 /* A new table's location: the option, else the table folder itself
@@ -395,8 +396,28 @@ static knut_status location_new(append *a, const char *given, knut_error *err)
         return oom(err);
     if ((st = knut_iceberg_path_local(want, NULL, &a->local, err)) != KNUT_OK)
         goto cleanup;
+    /* The first folder on the way down that does not exist yet: what a
+     * failed create removes again. */
+    struct stat sb;
+    size_t made_len = 0;
+    for (size_t n = strlen(a->local); n > 0; n--) {
+        if (a->local[n] != '/' && a->local[n] != '\0')
+            continue;
+        char c = a->local[n];
+        a->local[n] = '\0';
+        int exists = stat(a->local, &sb) == 0;
+        a->local[n] = c;
+        if (exists)
+            break;
+        made_len = n;
+    }
     if ((st = mkdirs(a->local, err)) != KNUT_OK)
         goto cleanup;
+    if (made_len) {
+        char *first = strndup(a->local, made_len);
+        a->made = first ? realpath(first, NULL) : NULL;
+        free(first);
+    }
     char *real = realpath(a->local, NULL);
     if (!real) {
         st = knut_error_set(err, KNUT_EIO, "%s: %s", a->local, strerror(errno));
@@ -412,6 +433,30 @@ static knut_status location_new(append *a, const char *given, knut_error *err)
 cleanup:
     free(want);
     return st;
+}
+
+/* After a failed create: the folders made for the table, if they are
+ * still empty (rmdir removes nothing else, so files a concurrent writer
+ * put there stay). */
+static void remove_empty_dirs(const append *a)
+{
+    static const char *const sub[] = {"data", "metadata"};
+    for (size_t i = 0; i < 2; i++) {
+        char *d = knut_iceberg__join(a->local, sub[i]);
+        if (d)
+            (void)rmdir(d);
+        free(d);
+    }
+    /* Then the table folder and the parents made for it, bottom up. */
+    char *p = a->made ? strdup(a->local) : NULL;
+    size_t stop = a->made ? strlen(a->made) : 0;
+    for (size_t n = p ? strlen(p) : 0; p && n >= stop && n > 0; n--)
+        if (p[n] == '/' || p[n] == '\0') {
+            p[n] = '\0';
+            if (rmdir(p) != 0)
+                break;
+        }
+    free(p);
 }
 
 static knut_status paths_set(append *a, knut_error *err)
@@ -557,6 +602,7 @@ static void append_clear(append *a)
     free(a->data_local);
     free(a->manifest_local);
     free(a->metrics.cols);
+    free(a->made);
 }
 
 /* The result's column names and types, without running the query. */
@@ -581,6 +627,58 @@ static void backoff(int no)
     int64_t jitter = knut_iceberg__snapshot_id_new(NULL) % 16; /* random */
     int64_t ms = (5 + jitter) << (no < 7 ? no - 1 : 6);
     (void)knut_clock_sleep_ns(ms * 1000000);
+}
+
+/* Commits a's snapshot (or, with no rows, a's new empty table), and on a
+ * conflict reloads the base and commits again on top of it, up to
+ * o->max_attempts times. */
+static knut_status commit_retrying(append *a, const knut_iceberg_append_options *o,
+                                   knut_iceberg_append_result *res, knut_error *err)
+{
+    const knut_iceberg_ref *ref = a->ref;
+    knut_status st;
+    int max = o->max_attempts > 0 ? o->max_attempts : DEFAULT_ATTEMPTS;
+    for (int no = 1;; no++) {
+        res->attempts = no;
+        if (res->rows == 0) {
+            char *json = json_dumps(a->base.root, JSON_COMPACT);
+            st = json ? knut_iceberg__commit(ref, &a->base, a->mdir, a->mdir_uri, json,
+                                             strlen(json), &res->metadata_path, err)
+                      : oom(err);
+            free(json);
+        } else {
+            st = attempt(a, no, res, err);
+        }
+        if (st == KNUT_EAGAIN && res->rows == 0) {
+            /* An empty table was created concurrently: that is the table
+             * this export would have created. */
+            knut_error_clear(err);
+            st = KNUT_OK;
+            res->created = 0;
+        }
+        if (st != KNUT_EAGAIN)
+            break;
+        if (no >= max) {
+            knut_error_prefix(err, "gave up after %d commit attempts: ", no);
+            break;
+        }
+        KNUT_LOG(KNUT_LOG_INFO, "iceberg", "commit conflict (attempt %d): %s; retrying", no,
+                 err->message);
+        backoff(no);
+        /* Rebuild on the table as it is now. */
+        knut_iceberg__base_clear(&a->base);
+        if ((st = knut_iceberg__base_load(&a->base, ref, err)) != KNUT_OK)
+            break;
+        if (!a->base.exists) {
+            st = knut_error_set(err, KNUT_ENOTFOUND,
+                                "the table disappeared while appending (dropped concurrently)");
+            break;
+        }
+        res->created = 0;
+        if ((st = cols_match(a->base.t, a->cols, a->n_cols, 1, err)) != KNUT_OK)
+            break;
+    }
+    return st;
 }
 
 knut_status knut_iceberg_append(knut_duck_conn *conn, const knut_iceberg_ref *ref,
@@ -647,47 +745,7 @@ knut_status knut_iceberg_append(knut_duck_conn *conn, const knut_iceberg_ref *re
                (st = write_manifest(&a, err)) != KNUT_OK) {
         goto cleanup;
     }
-    int max = o->max_attempts > 0 ? o->max_attempts : DEFAULT_ATTEMPTS;
-    for (int no = 1;; no++) {
-        res->attempts = no;
-        if (res->rows == 0) {
-            char *json = json_dumps(a.base.root, JSON_COMPACT);
-            st = json ? knut_iceberg__commit(ref, &a.base, a.mdir, a.mdir_uri, json,
-                                             strlen(json), &res->metadata_path, err)
-                      : oom(err);
-            free(json);
-        } else {
-            st = attempt(&a, no, res, err);
-        }
-        if (st == KNUT_EAGAIN && res->rows == 0) {
-            /* An empty table was created concurrently: that is the table
-             * this export would have created. */
-            knut_error_clear(err);
-            st = KNUT_OK;
-            res->created = 0;
-        }
-        if (st != KNUT_EAGAIN)
-            break;
-        if (no >= max) {
-            knut_error_prefix(err, "gave up after %d commit attempts: ", no);
-            break;
-        }
-        KNUT_LOG(KNUT_LOG_INFO, "iceberg", "commit conflict (attempt %d): %s; retrying", no,
-                 err->message);
-        backoff(no);
-        /* Rebuild on the table as it is now. */
-        knut_iceberg__base_clear(&a.base);
-        if ((st = knut_iceberg__base_load(&a.base, ref, err)) != KNUT_OK)
-            break;
-        if (!a.base.exists) {
-            st = knut_error_set(err, KNUT_ENOTFOUND,
-                                "the table disappeared while appending (dropped concurrently)");
-            break;
-        }
-        res->created = 0;
-        if ((st = cols_match(a.base.t, a.cols, a.n_cols, 1, err)) != KNUT_OK)
-            break;
-    }
+    st = commit_retrying(&a, o, res, err);
 cleanup:
     if (st != KNUT_OK && wrote) {
         /* Nothing landed: nothing written is kept. */
@@ -697,6 +755,8 @@ cleanup:
             (void)unlink(a.manifest_local);
         res->snapshot_id = -1;
     }
+    if (st != KNUT_OK && res->created && a.local)
+        remove_empty_dirs(&a);
     if (rs.release)
         rs.release(&rs);
     append_clear(&a);

@@ -257,6 +257,10 @@ def test_bad_input_changes_nothing(knut, tmp_path):
         (["db.u", "-c", db], "SELECT now()::TIMESTAMP_NS AS t", "not in microseconds"),
         (["db.t", "-c", db], "SELECT 2 AS nope", "the table has no column 'nope'"),
         (["db.t", "-c", db], "SELECT 'x' AS id", "Could not convert string 'x'"),
+        (["db.u", "-c", db], "SELECT CASE WHEN range = 2 THEN error('late') ELSE range END "
+                             "AS x FROM range(3)", "Invalid Input Error: late"),
+        ([tmp_path / "new" / "t"], "SELECT CASE WHEN range = 2 THEN error('late') ELSE "
+                                   "range END AS x FROM range(3)", "Invalid Input Error: late"),
         (["db.t", "-c", db], "SELEC 1", "the query: preparing statement: Parser Error"),
         (["t", "-c", db], "SELECT 1 AS id", "identifier 't': expected namespace.table"),
         (["db.t", "-c", tmp_path / "none.db"], "SELECT 1 AS id", "no such SQLite catalog file"),
@@ -274,6 +278,7 @@ def test_bad_input_changes_nothing(knut, tmp_path):
     assert catalog_row(tmp_path) == before
     assert sorted(str(p) for p in wh.rglob("*")) == files
     assert not (tmp_path / "db.db" / "u").exists()
+    assert not (tmp_path / "new").exists()        # the folders a failed create made
     assert not (tmp_path / "none.db").exists()
     assert cat.load_table("db.t").scan().to_arrow().num_rows == 1
     # usage errors: exit 2
