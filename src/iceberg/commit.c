@@ -97,8 +97,14 @@ static knut_status split_id(const knut_iceberg_ref *ref, sql_id *id, knut_error 
     return KNUT_OK;
 }
 
-static knut_status sql_open(const char *path, sqlite3 **db, knut_error *err)
+/* Splits ref's identifier into *id and opens its SQLite catalog. */
+static knut_status sql_open(const knut_iceberg_ref *ref, sql_id *id, sqlite3 **db,
+                            knut_error *err)
 {
+    knut_status st = split_id(ref, id, err);
+    if (st != KNUT_OK)
+        return st;
+    const char *path = ref->path;
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
         return knut_error_set(err, KNUT_ENOTFOUND,
@@ -107,8 +113,8 @@ static knut_status sql_open(const char *path, sqlite3 **db, knut_error *err)
                               path);
     /* No SQLITE_OPEN_CREATE: the file must be the catalog given. */
     if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        knut_status st = knut_error_set(err, KNUT_EIO, "%s: cannot open the SQLite catalog: %s",
-                                        path, *db ? sqlite3_errmsg(*db) : "out of memory");
+        st = knut_error_set(err, KNUT_EIO, "%s: cannot open the SQLite catalog: %s", path,
+                            *db ? sqlite3_errmsg(*db) : "out of memory");
         sqlite3_close(*db);
         *db = NULL;
         return st;
@@ -137,9 +143,7 @@ static knut_status sql_base(knut_iceberg__base *b, const knut_iceberg_ref *ref,
 {
     sql_id id;
     sqlite3 *db = NULL;
-    knut_status st = split_id(ref, &id, err);
-    if (st == KNUT_OK)
-        st = sql_open(ref->path, &db, err);
+    knut_status st = sql_open(ref, &id, &db, err);
     if (st != KNUT_OK)
         goto cleanup;
     if ((st = knut_iceberg__sql_location(db, ref->path, id.catalog, ref->identifier,
@@ -180,9 +184,7 @@ static knut_status sql_swap(const knut_iceberg_ref *ref, const knut_iceberg__bas
 {
     sql_id id;
     sqlite3 *db = NULL;
-    knut_status st = split_id(ref, &id, err);
-    if (st == KNUT_OK)
-        st = sql_open(ref->path, &db, err);
+    knut_status st = sql_open(ref, &id, &db, err);
     if (st != KNUT_OK)
         return st;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {

@@ -70,63 +70,6 @@ static size_t count_files(const char *dir, const char *suffix)
     return n;
 }
 
-static void test_iceberg_commit__filesystem_cas(void **state)
-{
-    (void)state;
-    char table[300], mdir[320], uri[340];
-    snprintf(table, sizeof table, "%s/fs", root);
-    snprintf(mdir, sizeof mdir, "%s/metadata", table);
-    snprintf(uri, sizeof uri, "file://%s", mdir);
-    assert_int_equal(mkdir(table, 0755), 0);
-    assert_int_equal(mkdir(mdir, 0755), 0);
-    knut_iceberg_ref ref = {KNUT_ICEBERG_CATALOG_PATH, table, NULL, NULL};
-    knut_error err = KNUT_ERROR_INIT;
-    knut_iceberg__base stale, b;
-    char *json = table_json(table), *written = NULL;
-
-    assert_int_equal(knut_iceberg__base_load(&stale, &ref, &err), KNUT_OK);
-    assert_false(stale.exists);
-    assert_int_equal(knut_iceberg__commit(&ref, &stale, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_OK);
-    assert_non_null(strstr(written, "/metadata/v1.metadata.json"));
-    free(written);
-    written = NULL;
-    /* A second writer that also saw no table loses: v1 is taken. */
-    assert_int_equal(knut_iceberg__commit(&ref, &stale, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_EAGAIN);
-    assert_null(written);
-    assert_non_null(strstr(err.message, "another writer committed this version first"));
-
-    assert_int_equal(knut_iceberg__base_load(&b, &ref, &err), KNUT_OK);
-    assert_true(b.exists && b.number == 1);
-    assert_int_equal(knut_iceberg__commit(&ref, &b, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_OK);
-    assert_non_null(strstr(written, "/metadata/v2.metadata.json"));
-    free(written);
-    written = NULL;
-    /* b is stale now: its v2 is taken. */
-    assert_int_equal(knut_iceberg__commit(&ref, &b, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_EAGAIN);
-    knut_iceberg__base_clear(&b);
-    knut_iceberg__base_clear(&stale);
-
-    /* Only the two versions and the hint: no temp file of a lost commit. */
-    assert_int_equal(count_files(mdir, ".metadata.json"), 2);
-    assert_int_equal(count_files(mdir, ""), 3);
-    char hint[400];
-    snprintf(hint, sizeof hint, "%s/version-hint.text", mdir);
-    knut_buf text = KNUT_BUF_INIT;
-    assert_int_equal(knut_file_read(hint, 64, &text, &err), KNUT_OK);
-    assert_int_equal(text.len, 1);
-    assert_memory_equal(text.data, "2", 1);
-    knut_buf_reset(&text);
-    free(json);
-}
-
 static void sql(sqlite3 *db, const char *s)
 {
     char *msg = NULL;
@@ -134,16 +77,81 @@ static void sql(sqlite3 *db, const char *s)
         fail_msg("%s: %s", s, msg);
 }
 
-static void test_iceberg_commit__sql_cas(void **state)
+/* What both catalogs must do, in order: two writers that saw no table
+ * both create it, one wins (names[0]) and the other gets KNUT_EAGAIN
+ * (lost[0] in the message); a writer on the new table commits (names[1])
+ * and its base is then stale (KNUT_EAGAIN, lost[1]). *b is that base
+ * (the caller clears it), at number first. Uses root/<dir>. */
+static void race(const knut_iceberg_ref *ref, const char *dir, const char *const names[2],
+                 const char *const lost[2], long long first, knut_iceberg__base *b)
 {
-    (void)state;
-    char path[300], table[300], mdir[320], uri[340];
-    snprintf(path, sizeof path, "%s/catalog.db", root);
-    snprintf(table, sizeof table, "%s/sql", root);
+    char table[300], mdir[320], uri[340];
+    snprintf(table, sizeof table, "%s/%s", root, dir);
     snprintf(mdir, sizeof mdir, "%s/metadata", table);
     snprintf(uri, sizeof uri, "file://%s", mdir);
     assert_int_equal(mkdir(table, 0755), 0);
     assert_int_equal(mkdir(mdir, 0755), 0);
+    knut_error err = KNUT_ERROR_INIT;
+    knut_iceberg__base stale;
+    char *json = table_json(table), *written = NULL;
+    assert_int_equal(knut_iceberg__base_load(&stale, ref, &err), KNUT_OK);
+    assert_false(stale.exists);
+    for (int round = 0; round < 2; round++) {
+        const knut_iceberg__base *on = round ? b : &stale;
+        assert_int_equal(knut_iceberg__commit(ref, on, mdir, uri, json, strlen(json), &written,
+                                              &err),
+                         KNUT_OK);
+        assert_non_null(strstr(written, names[round]));
+        free(written);
+        written = NULL;
+        /* The same base again: another writer that read it too. */
+        assert_int_equal(knut_iceberg__commit(ref, on, mdir, uri, json, strlen(json),
+                                              &written, &err),
+                         KNUT_EAGAIN);
+        assert_null(written);
+        assert_non_null(strstr(err.message, lost[round]));
+        if (round == 0) {
+            assert_int_equal(knut_iceberg__base_load(b, ref, &err), KNUT_OK);
+            assert_true(b->exists && b->number == first);
+        }
+    }
+    /* The two files that landed, nothing of the lost commits. */
+    assert_int_equal(count_files(mdir, ".metadata.json"), 2);
+    knut_iceberg__base_clear(&stale);
+    free(json);
+}
+
+static void test_iceberg_commit__filesystem_cas(void **state)
+{
+    (void)state;
+    char table[300];
+    snprintf(table, sizeof table, "%s/fs", root);
+    knut_iceberg_ref ref = {KNUT_ICEBERG_CATALOG_PATH, table, NULL, NULL};
+    static const char *const names[2] = {"/metadata/v1.metadata.json",
+                                         "/metadata/v2.metadata.json"};
+    static const char *const lost[2] = {"another writer committed this version first",
+                                        "another writer committed this version first"};
+    knut_iceberg__base b;
+    race(&ref, "fs", names, lost, 1, &b);
+    knut_iceberg__base_clear(&b);
+    /* The versions and the hint: no temp file of a lost commit. */
+    char mdir[320], hint[400];
+    snprintf(mdir, sizeof mdir, "%s/metadata", table);
+    assert_int_equal(count_files(mdir, ""), 3);
+    snprintf(hint, sizeof hint, "%s/version-hint.text", mdir);
+    knut_error err = KNUT_ERROR_INIT;
+    knut_buf text = KNUT_BUF_INIT;
+    assert_int_equal(knut_file_read(hint, 64, &text, &err), KNUT_OK);
+    assert_int_equal(text.len, 1);
+    assert_memory_equal(text.data, "2", 1);
+    knut_buf_reset(&text);
+}
+
+static void test_iceberg_commit__sql_cas(void **state)
+{
+    (void)state;
+    char path[300];
+    snprintf(path, sizeof path, "%s/catalog.db", root);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     /* pyiceberg 0.12's SqlCatalog tables */
@@ -156,40 +164,11 @@ static void test_iceberg_commit__sql_cas(void **state)
             "property_value VARCHAR(1000) NOT NULL, PRIMARY KEY (catalog_name, namespace, "
             "property_key))");
     knut_iceberg_ref ref = {KNUT_ICEBERG_CATALOG_SQLITE, path, NULL, "a.b.t"};
-    knut_error err = KNUT_ERROR_INIT;
-    knut_iceberg__base stale, b;
-    char *json = table_json(table), *written = NULL;
-
-    assert_int_equal(knut_iceberg__base_load(&stale, &ref, &err), KNUT_OK);
-    assert_false(stale.exists);
-    assert_int_equal(knut_iceberg__commit(&ref, &stale, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_OK);
-    assert_non_null(strstr(written, "/metadata/00000-"));
-    free(written);
-    written = NULL;
-    /* Created meanwhile: the INSERT of a second creator fails. */
-    assert_int_equal(knut_iceberg__commit(&ref, &stale, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_EAGAIN);
-    assert_non_null(strstr(err.message, "was created concurrently"));
-
-    assert_int_equal(knut_iceberg__base_load(&b, &ref, &err), KNUT_OK);
-    assert_true(b.exists && b.number == 0);
+    static const char *const names[2] = {"/metadata/00000-", "/metadata/00001-"};
+    static const char *const lost[2] = {"was created concurrently", "changed since it was read"};
+    knut_iceberg__base b;
+    race(&ref, "sql", names, lost, 0, &b);
     assert_non_null(strstr(b.pointer, "file://"));
-    assert_int_equal(knut_iceberg__commit(&ref, &b, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_OK);
-    assert_non_null(strstr(written, "/metadata/00001-"));
-    free(written);
-    written = NULL;
-    /* The swap from b's pointer happened: b is stale. */
-    assert_int_equal(knut_iceberg__commit(&ref, &b, mdir, uri, json, strlen(json), &written,
-                                          &err),
-                     KNUT_EAGAIN);
-    assert_non_null(strstr(err.message, "changed since it was read"));
-    assert_int_equal(count_files(mdir, ".metadata.json"), 2);
-
     /* The row: the namespace split at the last dot, the previous pointer,
      * the namespace recorded for pyiceberg. */
     sqlite3_stmt *q = NULL;
@@ -210,9 +189,8 @@ static void test_iceberg_commit__sql_cas(void **state)
     sqlite3_finalize(q);
     sqlite3_close(db);
     knut_iceberg__base_clear(&b);
-    knut_iceberg__base_clear(&stale);
-    free(json);
 }
+
 
 static void test_iceberg_commit__no_catalog_file(void **state)
 {
