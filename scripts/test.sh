@@ -114,4 +114,5 @@ ASAN_OPTIONS="detect_leaks=1:log_path=$asan_logs/asan" \
     tests/integration/test_sync_secrets.py tests/integration/test_sync_chunked.py \
     tests/integration/test_serve.py tests/integration/test_serve_graphar.py \
     tests/integration/test_serve_secrets.py tests/integration/test_pipeline_cdc.py \
-    tests/integration/test_pipeline_cdc_snapshot.py tests/integration/test_iceberg.py
+    tests/integration/test_pipeline_cdc_snapshot.py tests/integration/test_iceberg.py \
+    tests/integration/test_iceberg_write.py

@@ -2,7 +2,8 @@
  * knut iceberg: Apache Iceberg tables, format v1 and v2 (v3 refused with a
  * clear error). This header holds the catalogs that find a table's current
  * metadata file, the table metadata model, the manifest list and manifest
- * readers, and the scan that reads a snapshot's rows through DuckDB.
+ * readers, the scan that reads a snapshot's rows through DuckDB, the
+ * changelog between two snapshots, and the append writer.
  *
  * Ownership: every string and array inside a struct below belongs to it and
  * is freed by its _free function.
@@ -310,6 +311,54 @@ KNUT_EXTERN knut_status knut_iceberg_changes_sql(knut_buf *b, const knut_iceberg
 KNUT_EXTERN knut_status knut_iceberg_changes(knut_duck_conn *conn, const knut_iceberg_table *t,
                                              int64_t from_id, int64_t to_id, int64_t limit,
                                              struct ArrowArrayStream *out, knut_error *err);
+
+/* ---- appends (write.c, manifest_write.c, metadata_write.c, commit.c) ---- */
+
+typedef struct knut_iceberg_append_options {
+    /* A new table's location (a folder or file: URI); NULL: a path table's
+     * own folder, or <the SQLite file's folder>/<namespace>.db/<name>. */
+    const char *location;
+    const char *compression; /* Parquet codec; NULL: zstd (zstd at level 1) */
+    int max_attempts;        /* commits tried before giving up; 0: 10 */
+} knut_iceberg_append_options;
+
+#define KNUT_ICEBERG_APPEND_OPTIONS_INIT {NULL, NULL, 0}
+
+typedef struct knut_iceberg_append_result {
+    int created;             /* 1: this append created the table */
+    int64_t rows;            /* rows appended */
+    int64_t snapshot_id;     /* the new snapshot; -1 when none (no rows) */
+    int64_t sequence_number;
+    int attempts;            /* commits tried: 1 unless another writer came first */
+    char *metadata_path;     /* the new current metadata file; NULL if none */
+} knut_iceberg_append_result;
+
+KNUT_EXTERN void knut_iceberg_append_result_reset(knut_iceberg_append_result *r);
+
+/*
+ * Appends the rows of query (one DuckDB SELECT, run on conn) to the table
+ * ref names, creating it (format v2, unpartitioned, schema from the
+ * query's result types, field ids 1..n) when it does not exist. The rows
+ * become one Parquet data file written by DuckDB with the table's field
+ * ids, a manifest and a new snapshot (operation append, sequence number
+ * last + 1, the parent's manifests carried over), committed atomically:
+ * a compare-and-swap of the SQL catalog's row, or a v<N+1>.metadata.json
+ * that only one writer can create. When another writer commits first the
+ * snapshot is rebuilt on the new current metadata (the data file is
+ * reused) and committed again, up to max_attempts times with backoff.
+ * Query columns are matched to the table's by name and cast to its types.
+ * Errors, with nothing committed and the files written removed: a column
+ * type Iceberg lacks (UBIGINT, INTERVAL, nested types, nanosecond
+ * timestamps: KNUT_EUNSUPPORTED naming the column), a column the table
+ * does not have, a v1 or a partitioned table, a SQLite file that is not
+ * there (catalogs are not created), the query's own errors, KNUT_EAGAIN
+ * after max_attempts conflicts. No rows: nothing is committed (a new
+ * table is still created, empty).
+ */
+KNUT_EXTERN knut_status knut_iceberg_append(knut_duck_conn *conn, const knut_iceberg_ref *ref,
+                                            const char *query,
+                                            const knut_iceberg_append_options *o,
+                                            knut_iceberg_append_result *res, knut_error *err);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,7 @@ typedef struct export_args {
     const char *compression, *memory_limit;
     int64_t chunk_rows, threads;
     int overwrite;
+    const char *iceberg, *catalog, *catalog_name, *location;
 } export_args;
 
 static const char *const formats[] = {"parquet", "graphar", NULL};
@@ -38,8 +39,15 @@ static const char *const file_types[] = {"parquet", "csv", NULL};
 
 static const knut_cli_opt export_opts[] = {
     KNUT_CLI_OPT_CHOICE("format", 'f', export_args, format, "FMT", formats,
-                        "parquet (one file) or graphar (a GraphAr directory); Iceberg is not "
-                        "built yet: there is no Iceberg output"),
+                        "parquet (one file) or graphar (a GraphAr directory); for Iceberg "
+                        "see --iceberg"),
+    KNUT_CLI_OPT_STR("iceberg", 0, export_args, iceberg, "TABLE",
+                     "append the rows to this Iceberg table (created when missing): a table "
+                     "folder (the filesystem catalog), or with --catalog NAMESPACE.NAME"),
+    KNUT_CLI_ICEBERG_TABLE_OPTS(export_args),
+    KNUT_CLI_OPT_STR("location", 0, export_args, location, "DIR",
+                     "--iceberg: where a new table's files go (default: the table folder, or "
+                     "<the catalog file's folder>/<namespace>.db/<name>)"),
     KNUT_CLI_OPT_STR("out", 'o', export_args, out, "PATH",
                      "the Parquet file, or the GraphAr directory; written under a temp name "
                      "beside it and renamed when complete"),
@@ -99,6 +107,8 @@ const knut_cli_spec knut_cmd_export_spec = {
         "       knut export --format graphar --out DIR (--label TYPE [--key COL] |\n"
         "                   --edge SRC,TYPE,DST [--src-column COL] [--dst-column COL])\n"
         "                   [--chunk-rows N] [--file-type parquet|csv] [--name G] SQL\n"
+        "       knut export --iceberg TABLE [-c|--catalog FILE [--catalog-name NAME]]\n"
+        "                   [--location DIR] [--compression CODEC] SQL\n"
         "       knut export ... --falkordb URL [--falkordb-password-file FILE]\n"
         "                   --graph NAME --cypher CYPHER   (Cypher rows instead of SQL)\n"
         "       knut export [OPTIONS] -        (read the SQL from stdin)\n",
@@ -106,8 +116,13 @@ const knut_cli_spec knut_cmd_export_spec = {
              "a --db file opened read-only, or Parquet/CSV files queried by path), or\n"
              "Cypher on FalkorDB. Rows stream through DuckDB's writers in bounded\n"
              "memory; the output is written under a temp name beside PATH and renamed\n"
-             "when complete, so a failed export leaves nothing behind. Iceberg output\n"
-             "is not built (there is no Iceberg writer in knut yet).\n",
+             "when complete, so a failed export leaves nothing behind.\n"
+             "\n"
+             "--iceberg appends the rows to an Iceberg table (format v2, unpartitioned)\n"
+             "as one new snapshot, creating the table from the query's column types when\n"
+             "it does not exist; columns match the table's by name. The commit is atomic\n"
+             "(a compare-and-swap of the SQL catalog's row, or a v<N+1>.metadata.json only\n"
+             "one writer can create) and is retried on top of a concurrent commit.\n",
     .opts = export_opts,
     .args = export_pos,
     .epilog =
@@ -119,6 +134,8 @@ const knut_cli_spec knut_cmd_export_spec = {
         "      \"SELECT a AS src, b AS dst, since FROM 'knows.csv'\"\n"
         "  knut export -f parquet -o friends.parquet --falkordb redis://localhost:6379 \\\n"
         "      --graph social --cypher \"MATCH (p:Person) RETURN p.name AS name\"\n"
+        "  knut export --iceberg db.events -c catalog.db \"SELECT * FROM 'new.parquet'\"\n"
+        "  knut export --iceberg warehouse/events \"SELECT * FROM 'new.parquet'\"\n"
         "\n"
         "Exit status: 0 ok, 1 the query or the write failed, 2 usage error.\n",
     .more_hint = "quote the SQL",
@@ -135,9 +152,18 @@ static int parse_args(int argc, char **argv, export_args *a)
     int rc = knut_cli_args_parse(&knut_cmd_export_spec, argc, argv, a);
     if (rc != KNUT_CLI_RUN)
         return rc;
-    if (a->format < 0)
-        return knut_cli_args_missing(&knut_cmd_export_spec, "--format parquet|graphar");
-    if (!a->out)
+    if (a->iceberg) {
+        if (a->format >= 0 || a->out || a->overwrite)
+            return USAGE("%s", "--iceberg takes no --format, --out or --overwrite (it appends)");
+    } else if (a->catalog || a->catalog_name || a->location) {
+        return USAGE("%s", "--catalog, --catalog-name and --location are for --iceberg");
+    }
+    if (a->catalog_name && !a->catalog)
+        return USAGE("%s", "--catalog-name needs --catalog");
+    if (a->format < 0 && !a->iceberg)
+        return knut_cli_args_missing(&knut_cmd_export_spec,
+                                     "--format parquet|graphar (or --iceberg TABLE)");
+    if (!a->out && !a->iceberg)
         return knut_cli_args_missing(&knut_cmd_export_spec, "--out PATH");
     if (!a->sql == !a->cypher)
         return USAGE("%s", a->cypher ? "give SQL or --cypher, not both"
@@ -236,18 +262,22 @@ static void on_signal(int sig, void *ctx)
     knut_duck_conn_interrupt(ctx);
 }
 
-/* The Parquet file: COPY (rows) TO tmp, then rename over out. */
-static knut_status write_parquet(const export_args *a, const char *sql,
-                                 struct ArrowArrayStream *rows, int64_t *n, knut_error *err)
+/* The DuckDB database the query runs on (the --db file read-only, or in
+ * memory) with the Cypher rows, if any, registered as a table: *sql is
+ * then the SELECT of them. */
+static knut_status engine_open(const export_args *a, const char **sql,
+                               struct ArrowArrayStream *rows, knut_duck_db **db,
+                               knut_duck_conn **conn, knut_error *err)
 {
-    knut_duck_db *db = NULL;
-    knut_duck_conn *conn = NULL;
-    knut_duck_stmt *stmt = NULL;
-    knut_buf copy = KNUT_BUF_INIT, tmp = KNUT_BUF_INIT;
-    knut_duck_option set[3];
+    knut_duck_option set[4];
     size_t nset = 0;
-    char *q = NULL;
-    int made = 0;
+    if (a->iceberg) {
+        /* An Iceberg table has no row order: DuckDB may then write the data
+         * file from all threads at once, in a fraction of the memory
+         * (an ORDER BY in the query is still kept). */
+        set[nset].name = "preserve_insertion_order";
+        set[nset++].value = "false";
+    }
     if (a->db) {
         set[nset].name = "access_mode";
         set[nset++].value = "READ_ONLY";
@@ -262,16 +292,37 @@ static knut_status write_parquet(const export_args *a, const char *sql,
         set[nset].name = "threads";
         set[nset++].value = threads;
     }
-    knut_buf_printf(&tmp, "%s.knut-tmp-%ld", a->out, (long)getpid());
-    knut_status st = knut_buf_check(&tmp, err);
-    if (!st && (st = knut_duck_db_open(&db, a->db, set, nset, err)) && a->db)
+    knut_status st = knut_duck_db_open(db, a->db, set, nset, err);
+    if (st && a->db)
         knut_error_prefix(err, "%s: ", a->db);
     if (!st)
-        st = knut_duck_conn_open(&conn, db, err);
+        st = knut_duck_conn_open(conn, *db, err);
     if (!st && rows) {
-        st = knut_duck_register_stream(conn, "__knut_export_rows", rows, err);
-        sql = "SELECT * FROM __knut_export_rows";
+        st = knut_duck_register_stream(*conn, "__knut_export_rows", rows, err);
+        *sql = "SELECT * FROM __knut_export_rows";
+    } else if (rows) {
+        knut_arrow_stream_release(rows);
     }
+    return st;
+}
+
+/* The Parquet file: COPY (rows) TO tmp, then rename over out. */
+static knut_status write_parquet(const export_args *a, const char *sql,
+                                 struct ArrowArrayStream *rows, int64_t *n, knut_error *err)
+{
+    knut_duck_db *db = NULL;
+    knut_duck_conn *conn = NULL;
+    knut_duck_stmt *stmt = NULL;
+    knut_buf copy = KNUT_BUF_INIT, tmp = KNUT_BUF_INIT;
+    char *q = NULL;
+    int made = 0;
+    knut_buf_printf(&tmp, "%s.knut-tmp-%ld", a->out, (long)getpid());
+    knut_status st = knut_buf_check(&tmp, err);
+    if (!st)
+        st = engine_open(a, &sql, rows, &db, &conn, err);
+    else
+        knut_arrow_stream_release(rows);
+    rows = NULL;
     if (!st && !(q = trim_query(sql)))
         st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
     if (!st) {
@@ -311,6 +362,55 @@ static knut_status write_parquet(const export_args *a, const char *sql,
     knut_buf_reset(&tmp);
     free(q);
     knut_arrow_stream_release(rows);
+    return st;
+}
+
+/* Appends the rows to the Iceberg table (knut_iceberg_append). */
+static knut_status write_iceberg(const export_args *a, const char *sql,
+                                 struct ArrowArrayStream *rows, int64_t *n, knut_error *err)
+{
+    knut_duck_db *db = NULL;
+    knut_duck_conn *conn = NULL;
+    knut_iceberg_ref ref = {KNUT_ICEBERG_CATALOG_PATH, a->iceberg, NULL, NULL};
+    if (a->catalog) {
+        ref.kind = KNUT_ICEBERG_CATALOG_SQLITE;
+        ref.path = a->catalog;
+        ref.catalog = a->catalog_name;
+        ref.identifier = a->iceberg;
+    }
+    knut_iceberg_append_options o = KNUT_ICEBERG_APPEND_OPTIONS_INIT;
+    o.location = a->location;
+    o.compression = a->compression;
+    knut_iceberg_append_result res = {0};
+    char *q = NULL;
+    knut_status st = engine_open(a, &sql, rows, &db, &conn, err);
+    if (!st && !(q = trim_query(sql)))
+        st = knut_error_set(err, KNUT_ENOMEM, "out of memory");
+    int watching = 0;
+    if (!st) {
+        watching = knut_signal_install(NULL) == KNUT_OK &&
+                   knut_signal_watch(on_signal, conn, NULL) == KNUT_OK;
+        st = knut_iceberg_append(conn, &ref, q, &o, &res, err);
+    }
+    if (watching)
+        knut_signal_unwatch();
+    if (st && knut_signal_stop_requested())
+        st = knut_error_set(err, KNUT_ECANCELLED, "interrupted (signal %d): nothing committed",
+                            knut_signal_last());
+    /* One line on stdout: the snapshot id is what a script wants next. */
+    if (st == KNUT_OK && res.snapshot_id >= 0)
+        printf("%s %s: %lld rows, snapshot %lld, sequence number %lld (%d commit attempt%s)\n",
+               res.created ? "created" : "appended to", a->iceberg, (long long)res.rows,
+               (long long)res.snapshot_id, (long long)res.sequence_number, res.attempts,
+               res.attempts == 1 ? "" : "s");
+    else if (st == KNUT_OK)
+        printf("%s %s: no rows, nothing committed\n", res.created ? "created" : "left",
+               a->iceberg);
+    *n = res.rows;
+    knut_iceberg_append_result_reset(&res);
+    knut_duck_conn_close(conn);
+    knut_duck_db_close(db);
+    free(q);
     return st;
 }
 
@@ -389,11 +489,14 @@ int knut_cmd_export(int argc, char **argv)
         rows = &r.stream;
     }
     int64_t n = 0;
-    knut_status st = a.format == 0 ? write_parquet(&a, a.cypher ? NULL : text, rows, &n, &err)
-                                   : write_graphar(&a, a.cypher ? NULL : text, rows, &n, &err);
+    const char *sql = a.cypher ? NULL : text;
+    knut_status st = a.iceberg       ? write_iceberg(&a, sql, rows, &n, &err)
+                     : a.format == 0 ? write_parquet(&a, sql, rows, &n, &err)
+                                     : write_graphar(&a, sql, rows, &n, &err);
     if (st != KNUT_OK)
         goto cleanup;
-    KNUT_LOG(KNUT_LOG_INFO, "export", "wrote %lld rows to %s", (long long)n, a.out);
+    KNUT_LOG(KNUT_LOG_INFO, "export", "wrote %lld rows to %s", (long long)n,
+             a.iceberg ? a.iceberg : a.out);
     rc = KNUT_EXIT_OK;
 
 cleanup:

@@ -144,12 +144,12 @@ static int is_metadata_name(const char *s)
     return ends_with(s, ".metadata.json") || ends_with(s, ".metadata.json.gz");
 }
 
-static char *join(const char *dir, const char *name)
+char *knut_iceberg__join(const char *dir, const char *name)
 {
-    size_t n = strlen(dir) + 1 + strlen(name) + 1;
+    size_t dl = strlen(dir), n = dl + 1 + strlen(name) + 1;
     char *s = malloc(n);
     if (s)
-        snprintf(s, n, "%s/%s", dir, name);
+        snprintf(s, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", name);
     return s;
 }
 
@@ -173,7 +173,7 @@ static char *version_file(const char *mdir, long long n)
     for (size_t i = 0; i < 3; i++) {
         char name[64];
         snprintf(name, sizeof name, "v%lld%s", n, forms[i]);
-        char *p = join(mdir, name);
+        char *p = knut_iceberg__join(mdir, name);
         if (!p || is_file(p))
             return p;
         free(p);
@@ -186,7 +186,7 @@ static char *version_file(const char *mdir, long long n)
  * lag), or a file name as some writers put there. NULL if none exists. */
 static char *from_hint(const char *mdir)
 {
-    char *hint = join(mdir, "version-hint.text"), *found = NULL;
+    char *hint = knut_iceberg__join(mdir, "version-hint.text"), *found = NULL;
     knut_buf text = KNUT_BUF_INIT;
     if (!hint || knut_file_read(hint, 4096, &text, NULL) != KNUT_OK)
         goto cleanup;
@@ -204,7 +204,7 @@ static char *from_hint(const char *mdir)
             found = next;
         }
     } else if (*s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..")) {
-        found = join(mdir, s);
+        found = knut_iceberg__join(mdir, s);
         if (found && !is_file(found)) {
             free(found);
             found = NULL;
@@ -258,7 +258,7 @@ static knut_status scan_dir(const char *mdir, char **out, knut_error *err)
                             "%s: no version-hint.text, v<N>.metadata.json or "
                             "NNNNN-<uuid>.metadata.json",
                             mdir);
-    if (st == KNUT_OK && !(*out = join(mdir, name_v ? name_v : name_n)))
+    if (st == KNUT_OK && !(*out = knut_iceberg__join(mdir, name_v ? name_v : name_n)))
         st = oom(err);
     free(name_v);
     free(name_n);
@@ -287,7 +287,7 @@ static knut_status locate_path(const char *where, char **out, knut_error *err)
         goto cleanup;
     }
     /* The table folder; a path to its metadata/ folder is taken too. */
-    if (!(mdir = join(p, "metadata"))) {
+    if (!(mdir = knut_iceberg__join(p, "metadata"))) {
         st = oom(err);
         goto cleanup;
     }
@@ -312,6 +312,38 @@ cleanup:
 
 /* ---- SQLite catalogs ---------------------------------------------------- */
 
+knut_status knut_iceberg__sql_location(struct sqlite3 *db, const char *path,
+                                       const char *catalog, const char *id, char **out,
+                                       knut_error *err)
+{
+    *out = NULL;
+    const char *dot = strrchr(id, '.');
+    sqlite3_stmt *q = NULL;
+    knut_status st = KNUT_OK;
+    static const char sql[] = "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = "
+                              "?1 AND table_namespace = ?2 AND table_name = ?3";
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return knut_error_set(err, KNUT_EINVAL, "%s: not an Iceberg SQL catalog: %s", path,
+                              sqlite3_errmsg(db));
+    sqlite3_bind_text(q, 1, catalog, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, id, (int)(dot - id), SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, dot + 1, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE)
+        ; /* no such table: *out stays NULL */
+    else if (rc != SQLITE_ROW)
+        st = knut_error_set(err, rc == SQLITE_BUSY ? KNUT_EAGAIN : KNUT_EIO,
+                            "%s: reading iceberg_tables: %s", path, sqlite3_errmsg(db));
+    else if (sqlite3_column_type(q, 0) != SQLITE_TEXT)
+        st = knut_error_set(err, KNUT_ENOTFOUND,
+                            "%s: catalog '%s', table '%s': no metadata_location", path, catalog,
+                            id);
+    else if (!(*out = strdup((const char *)sqlite3_column_text(q, 0))))
+        st = oom(err);
+    sqlite3_finalize(q);
+    return st;
+}
+
 static knut_status locate_sqlite(const knut_iceberg_ref *ref, char **out, knut_error *err)
 {
     const char *catalog = ref->catalog ? ref->catalog : "default";
@@ -323,7 +355,7 @@ static knut_status locate_sqlite(const knut_iceberg_ref *ref, char **out, knut_e
     if (!is_file(ref->path))
         return knut_error_set(err, KNUT_ENOTFOUND, "%s: no such SQLite catalog file", ref->path);
     sqlite3 *db = NULL;
-    sqlite3_stmt *q = NULL;
+    char *loc = NULL;
     knut_status st = KNUT_OK;
     /* Read-only, and no URI names: the file is the one given, nothing else. */
     if (sqlite3_open_v2(ref->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -333,34 +365,16 @@ static knut_status locate_sqlite(const knut_iceberg_ref *ref, char **out, knut_e
     }
     /* A writer's commit holds the lock briefly; wait rather than fail. */
     sqlite3_busy_timeout(db, 5000);
-    static const char sql[] = "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = "
-                              "?1 AND table_namespace = ?2 AND table_name = ?3";
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
-        st = knut_error_set(err, KNUT_EINVAL, "%s: not an Iceberg SQL catalog: %s", ref->path,
-                            sqlite3_errmsg(db));
+    if ((st = knut_iceberg__sql_location(db, ref->path, catalog, id, &loc, err)) != KNUT_OK)
         goto cleanup;
-    }
-    sqlite3_bind_text(q, 1, catalog, -1, SQLITE_STATIC);
-    sqlite3_bind_text(q, 2, id, (int)(dot - id), SQLITE_STATIC);
-    sqlite3_bind_text(q, 3, dot + 1, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE) {
+    if (!loc) {
         st = knut_error_set(err, KNUT_ENOTFOUND, "%s: catalog '%s' has no table '%s'", ref->path,
                             catalog, id);
-    } else if (rc != SQLITE_ROW) {
-        st = knut_error_set(err, rc == SQLITE_BUSY ? KNUT_EAGAIN : KNUT_EIO,
-                            "%s: reading iceberg_tables: %s", ref->path, sqlite3_errmsg(db));
-    } else if (sqlite3_column_type(q, 0) != SQLITE_TEXT) {
-        st = knut_error_set(err, KNUT_ENOTFOUND,
-                            "%s: catalog '%s', table '%s': no metadata_location", ref->path,
-                            catalog, id);
-    } else {
-        st = knut_iceberg_path_local((const char *)sqlite3_column_text(q, 0), NULL, out, err);
-        if (st != KNUT_OK)
-            knut_error_prefix(err, "%s: catalog '%s', table '%s': ", ref->path, catalog, id);
+    } else if ((st = knut_iceberg_path_local(loc, NULL, out, err)) != KNUT_OK) {
+        knut_error_prefix(err, "%s: catalog '%s', table '%s': ", ref->path, catalog, id);
     }
 cleanup:
-    sqlite3_finalize(q);
+    free(loc);
     sqlite3_close(db);
     return st;
 }

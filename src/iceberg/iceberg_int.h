@@ -118,10 +118,86 @@ knut_status knut_iceberg__rows_sql(knut_buf *b, const knut_iceberg_table *t, int
                                    const knut_iceberg_data_file *semi, size_t n_semi,
                                    knut_error *err);
 
+/* The metadata_location of table id ("namespace.name", already checked
+ * to have a dot inside) of catalog in the open SQLite catalog db, exactly
+ * as stored, in *out (malloc'd); *out NULL when there is no such row.
+ * Errors name path (catalog.c). */
+struct sqlite3;
+knut_status knut_iceberg__sql_location(struct sqlite3 *db, const char *path,
+                                       const char *catalog, const char *id, char **out,
+                                       knut_error *err);
+
+/* dir + "/" + name (no second slash when dir ends in one), malloc'd;
+ * NULL when out of memory (catalog.c). */
+char *knut_iceberg__join(const char *dir, const char *name);
+
+/* DuckDB's type for an Iceberg primitive ("DECIMAL(9,2)" built in tmp);
+ * NULL if there is none (scan_sql.c). */
+const char *knut_iceberg__duck_type(const char *ice, char *tmp, size_t cap);
+
 /* Appends the list ['a', 'b'] of the local paths of files[0..n) with the
  * given content (and equality ids, when eq is not NULL). */
 knut_status knut_iceberg__put_paths(knut_buf *b, const knut_iceberg_table *t,
                                     const knut_iceberg_data_file *files, size_t n, int content,
                                     const int32_t *eq, size_t n_eq, knut_error *err);
+
+/* ---- writing Avro object container files (avro_write.c) ------------------ */
+
+/*
+ * A container written in memory: begin writes the header (the schema JSON
+ * verbatim, so its field ids stay; meta holds n_meta key/value pairs of
+ * Iceberg header keys), the caller encodes each record into w->block with
+ * the put functions and ends it with out_record, finish flushes the last
+ * block; w->file is then the whole file. Codec null or deflate. Errors:
+ * KNUT_ETOOBIG past KNUT_ICEBERG_AVRO_MAX, KNUT_ENOMEM.
+ */
+typedef struct knut_iceberg__avro_out {
+    knut_buf file;   /* the container so far */
+    knut_buf block;  /* the encoded records of the open block */
+    int64_t n_block; /* records in it */
+    int deflate;
+    uint8_t sync[16];
+} knut_iceberg__avro_out;
+
+knut_status knut_iceberg__avro_out_begin(knut_iceberg__avro_out *w, const char *schema_json,
+                                         const char *const *meta, size_t n_meta, int deflate,
+                                         knut_error *err);
+knut_status knut_iceberg__avro_out_record(knut_iceberg__avro_out *w, knut_error *err);
+knut_status knut_iceberg__avro_out_finish(knut_iceberg__avro_out *w, knut_error *err);
+void knut_iceberg__avro_out_reset(knut_iceberg__avro_out *w);
+/* Avro binary encoding: int and long as zigzag varints (a union branch is
+ * its index as a long), bytes and strings length-prefixed. Errors stick
+ * in b (knut_buf_check). */
+void knut_iceberg__avro_put_long(knut_buf *b, int64_t v);
+void knut_iceberg__avro_put_bytes(knut_buf *b, const void *p, size_t n);
+void knut_iceberg__avro_put_str(knut_buf *b, const char *s);
+
+/* Column metrics of one data file: per field id its value count (nulls
+ * included), null count and bytes on disk; -1 where not known. */
+typedef struct knut_iceberg__metric {
+    int32_t id;
+    int64_t values, nulls, bytes;
+} knut_iceberg__metric;
+
+typedef struct knut_iceberg__metrics {
+    knut_iceberg__metric *cols;
+    size_t n;
+} knut_iceberg__metrics;
+
+/*
+ * The files of an append (manifest_write.c), into out (replaced): a v2
+ * data manifest of files[0..n) (ADDED, unpartitioned, their snapshot id
+ * and sequence numbers left to inheritance; metrics[i] the metrics of
+ * file i, or metrics NULL for none) with the table schema's JSON in its
+ * header, and a manifest list of m[0..n) in order.
+ */
+knut_status knut_iceberg__manifest_write(knut_buf *out, const char *schema_json,
+                                         int32_t schema_id, const knut_iceberg_data_file *files,
+                                         const knut_iceberg__metrics *metrics, size_t n,
+                                         knut_error *err);
+knut_status knut_iceberg__manifest_list_write(knut_buf *out, int64_t snapshot_id,
+                                              int64_t parent_id, int64_t seq,
+                                              const knut_iceberg_manifest_file *m, size_t n,
+                                              knut_error *err);
 
 #endif

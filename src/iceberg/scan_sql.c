@@ -32,7 +32,7 @@
 #include <string.h>
 
 /* DuckDB's type for an Iceberg primitive; NULL if there is none. */
-static const char *duck_type(const char *ice, char *tmp, size_t cap)
+const char *knut_iceberg__duck_type(const char *ice, char *tmp, size_t cap)
 {
     static const char *const map[][2] = {
         {"boolean", "BOOLEAN"}, {"int", "INTEGER"},   {"long", "BIGINT"},
@@ -74,7 +74,8 @@ static knut_status put_schema_map(knut_buf *b, const knut_iceberg_schema *s, con
                                   " is not a top-level column of schema %" PRId32,
                                   ids[i], s->schema_id);
         char tmp[32];
-        const char *dt = f->children || !f->type ? NULL : duck_type(f->type, tmp, sizeof tmp);
+        const char *dt =
+            f->children || !f->type ? NULL : knut_iceberg__duck_type(f->type, tmp, sizeof tmp);
         if (!dt)
             return knut_error_set(err, KNUT_EUNSUPPORTED,
                                   "column '%s' (field id %" PRId32 ") has type '%s', which the "
@@ -160,7 +161,8 @@ static knut_status put_empty(knut_buf *b, const knut_iceberg_schema *s, knut_err
     for (size_t i = 0; i < s->n_fields; i++) {
         const knut_iceberg_field *f = &s->fields[i];
         char tmp[32];
-        const char *dt = f->children || !f->type ? NULL : duck_type(f->type, tmp, sizeof tmp);
+        const char *dt =
+            f->children || !f->type ? NULL : knut_iceberg__duck_type(f->type, tmp, sizeof tmp);
         if (!dt)
             return knut_error_set(err, KNUT_EUNSUPPORTED,
                                   "column '%s' (field id %" PRId32 ") has type '%s', which the "

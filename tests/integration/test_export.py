@@ -261,11 +261,13 @@ def test_graphar_failure_keeps_old_graph(tmp_path):
     assert leftovers(tmp_path) == []
 
 
-def test_iceberg_is_not_offered(tmp_path):
+def test_iceberg_is_its_own_option(tmp_path):
+    # Iceberg output is --iceberg TABLE (tests/integration/test_iceberg_write.py),
+    # not a --format: a table is appended to, not written under --out
     p = knut("export", "-f", "iceberg", "-o", tmp_path / "x", "SELECT 1")
     assert p.returncode == 2
     h = ok(knut("export", "--help")).stdout
-    assert "Iceberg" in h and "not built" in h
+    assert "--iceberg TABLE" in h and "not built" not in h
 
 
 @pytest.mark.parametrize("args,msg", [
