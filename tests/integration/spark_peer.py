@@ -137,7 +137,9 @@ class SparkIceberg(SparkConnect):
                 "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
                 "spark.sql.catalog.ice": "org.apache.iceberg.spark.SparkCatalog",
                 "spark.sql.catalog.ice.type": "hadoop",
-                "spark.sql.catalog.ice.warehouse": str(self.warehouse)}
+                "spark.sql.catalog.ice.warehouse": str(self.warehouse),
+                # knut commits too: every read loads the table's current metadata
+                "spark.sql.catalog.ice.cache-enabled": "false"}
 
     def more_args(self):
         return ["--jars", str(ICEBERG_JAR)]

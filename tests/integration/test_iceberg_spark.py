@@ -229,3 +229,31 @@ def test_sync_spark_source_reads_an_iceberg_table_through_spark(knut, spark, spa
     spark.sql(f"UPDATE {table} SET name = 'B' WHERE id = 2")
     spark.sql(f"DELETE FROM {table} WHERE id = 3")
     sync_and_compare()
+
+
+def test_spark_reads_what_knut_writes(knut, spark, spark_iceberg):
+    """`knut export --iceberg` into a folder of Spark's Hadoop catalog:
+    a table knut creates, then Spark appends, then knut appends again;
+    Spark reads every snapshot row for row."""
+    ns = "n" + uuid.uuid4().hex[:10]
+    spark.sql(f"CREATE NAMESPACE ice.{ns}")
+    folder = spark_iceberg.warehouse / ns / "t"
+
+    def export(sql):
+        r = subprocess.run([str(knut), "export", "--iceberg", str(folder), sql],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+
+    export("SELECT i::BIGINT AS id, 'k' || i AS name, i * 0.5 AS score, "
+           "DATE '2026-01-01' + i::INT AS day FROM range(1000) t(i)")
+    table = f"ice.{ns}.t"
+    assert spark.sql(f"SELECT count(*) AS n, sum(id) AS s FROM {table}") == \
+        [{"n": 1000, "s": sum(range(1000))}]
+    spark.sql(f"INSERT INTO {table} VALUES (5000, 'spark', 1.5, DATE '2026-12-04')")
+    export("SELECT 6000::BIGINT AS id, 'knut' AS name, 2.5 AS score, DATE '2026-12-05' AS day")
+    rows = spark.sql(f"SELECT id, name, score, CAST(day AS STRING) AS day FROM {table} "
+                     "WHERE id >= 5000 ORDER BY id")
+    assert rows == [{"id": 5000, "name": "spark", "score": 1.5, "day": "2026-12-04"},
+                    {"id": 6000, "name": "knut", "score": 2.5, "day": "2026-12-05"}]
+    assert [op for _, op in snapshots(spark, table)] == ["append"] * 3
+    check_every_snapshot(knut, spark, table, folder)
