@@ -94,6 +94,7 @@ typedef struct knut_sync_spark {
     char *ca_file;          /* `ca_file:` resolved, or NULL */
     int allow_insecure_token; /* `allow_insecure_token:` */
     char *state;            /* `state:` the folder of the last synced states, resolved */
+    int changelog;          /* `changes: changelog`: Iceberg's changelog view (else compare) */
     char *key;              /* the ledger entry's path: "spark:<table>" */
     const void *node;       /* the `spark:` map */
 } knut_sync_spark;

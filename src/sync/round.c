@@ -296,8 +296,9 @@ static knut_status table_round(knut_sync *s, const knut_sync_table *t, table_sta
     sync_file_list files = {0};
     size_t cand[SYNC_MAX_FILES_PER_ROUND], n_cand = 0;
     if (t->iceberg || t->spark) { /* a new version's changes, as one cdc file */
-        knut_status ist = t->iceberg ? knut_sync__iceberg_table(s, t, ts, err)
-                                     : knut_sync__spark_table(s, t, ts, err);
+        knut_status ist = t->iceberg            ? knut_sync__iceberg_table(s, t, ts, err)
+                          : t->spark->changelog ? knut_sync__spark_changelog_table(s, t, ts, err)
+                                                : knut_sync__spark_table(s, t, ts, err);
         if (ist != KNUT_OK)
             ts->apply_failed = 1;
         return ist;

@@ -41,7 +41,8 @@
 #define SPARK_TOKEN_ENV "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 #define SPARK_FP_LEN 48 /* three 64-bit values in hex */
 
-static knut_status sp_open(const knut_sync_table *t, knut_spark_session **out, knut_error *err)
+knut_status knut_sync__spark_open(const knut_sync_table *t, knut_spark_session **out,
+                                  knut_error *err)
 {
     const knut_sync_spark *sp = t->spark;
     const char *url = sp->connect ? sp->connect : getenv("SPARK_REMOTE");
@@ -69,7 +70,7 @@ static knut_status sp_open(const knut_sync_table *t, knut_spark_session **out, k
 
 /* name as Spark SQL: each dot-separated part in backticks (the config
  * refuses backticks in it; a column's are doubled). */
-static void sp_ident(knut_buf *q, const char *name, int dotted)
+void knut_sync__spark_ident(knut_buf *q, const char *name, int dotted)
 {
     knut_buf_putc(q, '`');
     for (const char *p = name; *p; p++) {
@@ -83,13 +84,13 @@ static void sp_ident(knut_buf *q, const char *name, int dotted)
     knut_buf_putc(q, '`');
 }
 
-/* Runs sql on Spark; the result into *out. Errors name the table. */
-static knut_status sp_sql(knut_spark_session *s, const knut_sync_table *t, const knut_buf *q,
-                          struct ArrowArrayStream *out, knut_error *err)
+knut_status knut_sync__spark_run(knut_spark_session *s, const knut_sync_table *t,
+                                 const knut_buf *q, const knut_spark_param *params, size_t n,
+                                 struct ArrowArrayStream *out, knut_error *err)
 {
     knut_status st = knut_buf_check(q, err);
     if (st == KNUT_OK)
-        st = knut_spark_sql(s, q->data, NULL, out, err);
+        st = knut_spark_sql_params(s, q->data, params, n, NULL, out, err);
     return st != KNUT_OK ? knut_error_prefix(err, "table '%s': spark: %s: ", t->name,
                                              t->spark->table)
                          : st;
@@ -97,7 +98,7 @@ static knut_status sp_sql(knut_spark_session *s, const knut_sync_table *t, const
 
 /* Reads rows to its end (the operation then ends on the server as done,
  * not as a client that went away). */
-static knut_status sp_drain(struct ArrowArrayStream *rows, knut_error *err)
+knut_status knut_sync__spark_drain(struct ArrowArrayStream *rows, knut_error *err)
 {
     int64_t n = 0;
     return knut_arrow_stream_count_rows(rows, &n, err);
@@ -110,14 +111,14 @@ static knut_status sp_schema(knut_spark_session *s, const knut_sync_table *t,
     knut_buf q = KNUT_BUF_INIT;
     struct ArrowArrayStream rows = {0};
     knut_buf_puts(&q, "SELECT * FROM ");
-    sp_ident(&q, t->spark->table, 1);
+    knut_sync__spark_ident(&q, t->spark->table, 1);
     knut_buf_puts(&q, " LIMIT 0");
-    knut_status st = sp_sql(s, t, &q, &rows, err);
+    knut_status st = knut_sync__spark_run(s, t, &q, NULL, 0, &rows, err);
     int rc = st == KNUT_OK ? rows.get_schema(&rows, schema) : 0;
     if (rc != 0)
         st = knut_arrow_stream_error(&rows, rc, "the table's schema", err);
     if (st == KNUT_OK)
-        st = sp_drain(&rows, err);
+        st = knut_sync__spark_drain(&rows, err);
     if (st == KNUT_OK && schema->n_children == 0)
         st = knut_error_set(err, KNUT_EINVAL, "table '%s': spark: %s has no columns", t->name,
                             t->spark->table);
@@ -142,15 +143,15 @@ static knut_status sp_fingerprint(knut_spark_session *s, const knut_sync_table *
         const char *name = cols->children[i]->name ? cols->children[i]->name : "";
         if (i)
             knut_buf_puts(&q, ", ");
-        sp_ident(&q, name, 0);
+        knut_sync__spark_ident(&q, name, 0);
         knut_buf_puts(&q, ", isnull(");
-        sp_ident(&q, name, 0);
+        knut_sync__spark_ident(&q, name, 0);
         knut_buf_putc(&q, ')');
     }
     knut_buf_puts(&q, ") AS h FROM ");
-    sp_ident(&q, t->spark->table, 1);
+    knut_sync__spark_ident(&q, t->spark->table, 1);
     knut_buf_putc(&q, ')');
-    knut_status st = sp_sql(s, t, &q, &rows, err);
+    knut_status st = knut_sync__spark_run(s, t, &q, NULL, 0, &rows, err);
     int rc = st == KNUT_OK ? rows.get_schema(&rows, &schema) : 0;
     if (rc == 0 && st == KNUT_OK)
         rc = rows.get_next(&rows, &b);
@@ -165,7 +166,7 @@ static knut_status sp_fingerprint(knut_spark_session *s, const knut_sync_table *
         st = knut_error_set(err, KNUT_EPARSE, "table '%s': spark: the fingerprint query gave "
                             "%" PRId64 " columns", t->name, v.n_children);
     if (st == KNUT_OK)
-        st = sp_drain(&rows, err);
+        st = knut_sync__spark_drain(&rows, err);
     if (st == KNUT_OK) {
         uint64_t x[3];
         for (int i = 0; i < 3; i++) /* an empty table: null xor and sum */
@@ -207,14 +208,14 @@ static knut_status sp_read(knut_sync *s, knut_spark_session *ss, const knut_sync
     knut_duck_conn *c = NULL;
     struct ArrowArrayStream rows = {0};
     knut_buf_puts(&q, "SELECT * FROM ");
-    sp_ident(&q, t->spark->table, 1);
+    knut_sync__spark_ident(&q, t->spark->table, 1);
     knut_buf_printf(&tmp, "%s.tmp", path);
     knut_status st = knut_buf_check(&tmp, err);
     if (st == KNUT_OK && mkdir(t->spark->state, 0700) != 0 && errno != EEXIST)
         st = knut_error_set(err, KNUT_EIO, "table '%s': spark: cannot create the state folder "
                             "%s: %s", t->name, t->spark->state, strerror(errno));
     if (st == KNUT_OK)
-        st = sp_sql(ss, t, &q, &rows, err);
+        st = knut_sync__spark_run(ss, t, &q, NULL, 0, &rows, err);
     if (st == KNUT_OK)
         st = knut_sync__stage_conn(&c, s->stage, err);
     /* DuckDB holds the rows (spilling past its memory_limit), then writes */
@@ -370,7 +371,7 @@ knut_status knut_sync__spark_table(knut_sync *s, const knut_sync_table *t, sync_
     int done = 0, full = t->mode == KNUT_SYNC_MODE_FULL, read = 0;
     struct stat sb;
     knut_buf_init(&q, SPARK_SQL_MAX);
-    knut_status st = sp_open(t, &ss, err);
+    knut_status st = knut_sync__spark_open(t, &ss, err);
     if (st == KNUT_OK)
         st = sp_schema(ss, t, &cols, err);
     if (st == KNUT_OK)
@@ -380,6 +381,10 @@ knut_status knut_sync__spark_table(knut_sync *s, const knut_sync_table *t, sync_
     int have = sp_applied(s, t, was);
     if (have && strcmp(was, fp) == 0)
         goto cleanup; /* idle: the table is as last synced */
+    const sync_entry *e0 = knut_sync__ledger_find(&s->ledger, t->name, t->spark->key);
+    if (!have && e0 && strcmp(e0->status, "done") == 0 && e0->hash && !full)
+        snprintf(note, sizeof note, "full resync: the recorded version is not a fingerprint "
+                 "(the table was synced with changes: changelog)");
     if ((st = sp_state_path(t, fp, &cur, err)) != KNUT_OK ||
         (have && (st = sp_state_path(t, was, &base, err)) != KNUT_OK))
         goto cleanup;
@@ -395,7 +400,7 @@ knut_status knut_sync__spark_table(knut_sync *s, const knut_sync_table *t, sync_
         ts->pending++;
         goto cleanup;
     }
-    int diff = have && !full;
+    int diff = have && !full && !note[0];
     if (diff && stat(base.data, &sb) != 0) {
         snprintf(note, sizeof note, "full resync: the state last synced (%s) is gone",
                  base.data);
@@ -450,12 +455,12 @@ knut_status knut_sync__spark_schema_file(knut_duck_db *db, const knut_sync_table
     struct ArrowArrayStream rows = {0};
     knut_buf q = KNUT_BUF_INIT;
     *out = NULL;
-    knut_status st = sp_open(t, &ss, err);
+    knut_status st = knut_sync__spark_open(t, &ss, err);
     knut_buf_puts(&q, "SELECT * FROM ");
-    sp_ident(&q, t->spark->table, 1);
+    knut_sync__spark_ident(&q, t->spark->table, 1);
     knut_buf_puts(&q, " LIMIT 0");
     if (st == KNUT_OK)
-        st = sp_sql(ss, t, &q, &rows, err);
+        st = knut_sync__spark_run(ss, t, &q, NULL, 0, &rows, err);
     if (st == KNUT_OK)
         st = knut_sync__stage_conn(&c, db, err);
     if (st == KNUT_OK)

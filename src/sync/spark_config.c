@@ -2,7 +2,8 @@
  * The `spark:` key of a sync table (docs/sync.md "Spark tables"): the
  * table is read through Spark Connect instead of from dropped files.
  * {table: [catalog.]db.name, connect: sc://..., token_file: FILE,
- * ca_file: FILE, allow_insecure_token: bool, state: FOLDER}; only `table`
+ * ca_file: FILE, allow_insecure_token: bool, state: FOLDER, changes:
+ * compare|changelog}; only `table`
  * is required (the server defaults to $SPARK_REMOTE, the token to
  * $SPARK_CONNECT_AUTHENTICATE_TOKEN, the state folder to
  * .knut-spark/ beside the config). Paths are relative to the config's
@@ -54,7 +55,7 @@ knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const 
                                    knut_sync_table *t, knut_error *err)
 {
     static const char *const allowed[] = {"table", "connect", "token_file", "ca_file",
-                                          "allow_insecure_token", "state", NULL};
+                                          "allow_insecure_token", "state", "changes", NULL};
     static const char *const file_keys[] = {"path", "format", "columns", "sequence_by"};
     const knut_conf *sp = knut_conf_get(n, "spark");
     for (size_t i = 0; i < sizeof file_keys / sizeof file_keys[0]; i++) {
@@ -71,6 +72,7 @@ knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const 
         return serr(err, sp, table, "must be a map: {table: db.name, connect: sc://...}");
     knut_status st = knut_graph_map_check_keys(sp, "table", table, "spark", allowed, err);
     const char *name = NULL, *connect = NULL, *token = NULL, *ca = NULL, *state = NULL;
+    const char *changes = NULL;
     if (st == KNUT_OK)
         st = opt_str(sp, "table", table, &name, err);
     if (st == KNUT_OK)
@@ -81,6 +83,8 @@ knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const 
         st = opt_str(sp, "ca_file", table, &ca, err);
     if (st == KNUT_OK)
         st = opt_str(sp, "state", table, &state, err);
+    if (st == KNUT_OK)
+        st = opt_str(sp, "changes", table, &changes, err);
     if (st != KNUT_OK)
         return st;
     if (!name)
@@ -88,6 +92,10 @@ knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const 
     if (!table_name_ok(name))
         return serr(err, knut_conf_get(sp, "table"), table,
                     "'table' must be name, db.name or catalog.db.name (no backticks)");
+    if (changes && strcmp(changes, "compare") != 0 && strcmp(changes, "changelog") != 0)
+        return serr(err, knut_conf_get(sp, "changes"), table,
+                    "'changes' must be compare (the table against its last synced state) or "
+                    "changelog (an Iceberg table's changelog view)");
     if (connect && strncmp(connect, "sc://", 5) != 0)
         return serr(err, knut_conf_get(sp, "connect"), table, "'connect' must be an sc:// URL");
     int insecure = 0;
@@ -102,6 +110,7 @@ knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const 
     spk->connect = connect;
     spk->table = name;
     spk->allow_insecure_token = insecure;
+    spk->changelog = changes && strcmp(changes, "changelog") == 0;
     size_t kn = strlen(SYNC_SPARK_KEY_PREFIX) + strlen(name) + 1;
     if ((spk->key = malloc(kn)))
         snprintf(spk->key, kn, "%s%s", SYNC_SPARK_KEY_PREFIX, name);

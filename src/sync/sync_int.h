@@ -351,6 +351,23 @@ void knut_sync__spark_free(knut_sync_table *t);
  * gone, all of it) is applied with the new fingerprint as the entry. */
 knut_status knut_sync__spark_table(struct knut_sync *s, const knut_sync_table *t,
                                    struct sync_table_stats *ts, knut_error *err);
+/* spark.c's pieces that spark_changelog.c shares: the session from the
+ * table's `spark:` keys; name as Spark SQL (each dot-separated part in
+ * backticks when dotted); q run with its parameters (errors name the
+ * table); a result read to its end. */
+struct knut_spark_session;
+knut_status knut_sync__spark_open(const knut_sync_table *t, struct knut_spark_session **out,
+                                  knut_error *err);
+void knut_sync__spark_ident(knut_buf *q, const char *name, int dotted);
+struct knut_spark_param;
+knut_status knut_sync__spark_run(struct knut_spark_session *s, const knut_sync_table *t,
+                                 const knut_buf *q, const struct knut_spark_param *params,
+                                 size_t n, struct ArrowArrayStream *out, knut_error *err);
+knut_status knut_sync__spark_drain(struct ArrowArrayStream *rows, knut_error *err);
+/* A round of a `changes: changelog` table (spark_changelog.c): Iceberg's
+ * changelog view between the recorded snapshot and the current one. */
+knut_status knut_sync__spark_changelog_table(struct knut_sync *s, const knut_sync_table *t,
+                                             struct sync_table_stats *ts, knut_error *err);
 /* `knut sync check`: the table's columns (with _change_type for cdc) as
  * an empty Parquet file, as knut_sync__iceberg_schema_file. */
 knut_status knut_sync__spark_schema_file(knut_duck_db *db, const knut_sync_table *t, char **out,

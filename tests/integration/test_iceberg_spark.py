@@ -257,3 +257,77 @@ def test_spark_reads_what_knut_writes(knut, spark, spark_iceberg):
                     {"id": 6000, "name": "knut", "score": 2.5, "day": "2026-12-05"}]
     assert [op for _, op in snapshots(spark, table)] == ["append"] * 3
     check_every_snapshot(knut, spark, table, folder)
+
+
+def test_sync_spark_changelog_mode(knut, spark, spark_iceberg, tmp_path):
+    """`spark: {changes: changelog}`: Iceberg's changelog view through Spark,
+    the ledger naming the snapshot; a rollback breaks the lineage: a full
+    resync; a merge-on-read commit (delete files, which Spark's changelog
+    scan refuses) fails the table with a hint, and `changes: compare` then
+    takes over with a full resync."""
+    table, _ = made(spark, spark_iceberg, "id BIGINT, name STRING")
+    root = tmp_path / "lake"
+    (root / "tmp").mkdir(parents=True)
+
+    def config(changes):
+        src = json.dumps({"table": table, "connect": spark_iceberg.url, "changes": changes,
+                          "token_file": str(spark_iceberg.token_file),
+                          "allow_insecure_token": True})
+        (root / "sync.yml").write_text(
+            f"store: graph.duckdb\ntables:\n  people:\n    spark: {src}\n"
+            "    vertices:\n      - labels: [Person]\n        keys: [id]\n"
+            "        properties: [name]\n")
+
+    def q(sql):
+        r = subprocess.run([str(knut), "query", "--db", str(root / "graph.duckdb"), "-f", "json",
+                            sql], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return [json.loads(x) for x in r.stdout.splitlines()]
+
+    def sync(ok=True):
+        r = subprocess.run([str(knut), "sync", "--once", "--config", str(root / "sync.yml")],
+                           capture_output=True, text=True, timeout=300,
+                           env={"TMPDIR": str(root / "tmp"), "PATH": "/usr/bin:/bin",
+                                "KNUT_LOG_FORMAT": "json"})
+        assert (r.returncode == 0) == ok, r.stderr
+        return r
+
+    def compare(snapshot_hash=True):
+        got = sorted((x["id"], x["name"]) for x in q("SELECT id, name FROM v_Person"))
+        assert got == sorted((x["id"], x["name"]) for x in spark.sql(f"SELECT * FROM {table}"))
+        e = q("SELECT path, hash, reason FROM _knut_sync_ledger")[0]
+        assert e["path"] == f"spark:{table}"
+        if snapshot_hash:
+            cur = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'")[0]
+            assert e["hash"] == format(cur["snapshot_id"], "016x")
+        assert not list((root / "tmp").iterdir())
+        return e
+
+    config("changelog")
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+    sync()
+    compare()
+    keep = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'")[0]["snapshot_id"]
+    spark.sql(f"UPDATE {table} SET name = 'B' WHERE id = 2")  # copy-on-write
+    spark.sql(f"DELETE FROM {table} WHERE id = 3")
+    spark.sql(f"INSERT INTO {table} VALUES (5, 'e')")
+    r = sync()
+    compare()
+    assert "resynced whole" not in r.stderr
+    # roll back past the synced snapshot: the lineage breaks
+    spark.sql(f"CALL ice.system.rollback_to_snapshot('{table[4:]}', {keep})")
+    spark.sql(f"INSERT INTO {table} VALUES (9, 'i')")
+    r = sync()
+    e = compare()
+    assert "resynced whole" in r.stderr and "not an ancestor" in e["reason"], r.stderr
+    # merge-on-read: Spark's changelog scan refuses delete files
+    spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+    spark.sql(f"DELETE FROM {table} WHERE id = 1")
+    before = q("SELECT hash FROM _knut_sync_ledger")
+    r = sync(ok=False)
+    assert "changes: compare" in r.stderr and "Delete files" in r.stderr, r.stderr
+    assert q("SELECT hash FROM _knut_sync_ledger") == before
+    config("compare")
+    r = sync()
+    e = compare(snapshot_hash=False)
+    assert "resynced whole" in r.stderr and "changes: changelog" in e["reason"], r.stderr

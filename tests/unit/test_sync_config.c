@@ -370,7 +370,8 @@ static void test_spark(void **state)
     snprintf(text, sizeof text,
              "tables:\n  t:\n    spark: {table: cat.db.t, connect: 'sc://h:1/', token_file: tok,\n"
              "            allow_insecure_token: yes}\n%s"
-             "  u:\n    spark: {table: u, state: /var/lib/knut/spark, ca_file: /etc/ca.pem}\n"
+             "  u:\n    spark: {table: u, state: /var/lib/knut/spark, ca_file: /etc/ca.pem,\n"
+             "            changes: changelog}\n"
              "    mode: full\n    vertices: [{labels: [U], keys: [id]}]\n", steps);
     knut_sync_config *c = parse_ok(text);
     const knut_sync_spark *a = c->tables[0].spark, *b = c->tables[1].spark;
@@ -388,6 +389,8 @@ static void test_spark(void **state)
     assert_string_equal(b->ca_file, "/etc/ca.pem");
     assert_string_equal(b->state, "/var/lib/knut/spark");
     assert_int_equal(c->tables[1].mode, KNUT_SYNC_MODE_FULL);
+    assert_int_equal(a->changelog, 0);
+    assert_int_equal(b->changelog, 1);
     assert_null(c->tables[0].iceberg);
     knut_sync_config_free(c);
 
@@ -407,6 +410,7 @@ static void test_spark(void **state)
                                                          "with 'spark:' is mode cdc"},
         {"    spark: {table: t}\n    iceberg: {path: x}\n", "not both"},
         {"    spark: [x]\n", "spark: must be a map"},
+        {"    spark: {table: t, changes: cdc}\n", "'changes' must be compare"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(text, sizeof text, "tables:\n  t:\n%s%s", bad[i].table, steps);
