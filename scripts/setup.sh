@@ -115,42 +115,30 @@ fi
 # checked. tests/jdbc/JdbcCheck.java runs as a single-file source program,
 # which needs the JDK's compiler module, so the headless JDK (the JRE alone
 # cannot run `java File.java`).
-JDBC_VERSION=18.3.0
-JDBC_SHA256=3f418b46c880e263558c5de669bdbede2c5d4375527ced116fb29f795b03704c
 apt_install openjdk-17-jdk-headless maven
-jdbc_jar="$here/third_party/jdbc/flight-sql-jdbc-driver-$JDBC_VERSION.jar"
-if ! [ -f "$jdbc_jar" ] || [ "$(sha256sum "$jdbc_jar" | cut -d' ' -f1)" != "$JDBC_SHA256" ]; then
-  log "Flight SQL JDBC driver $JDBC_VERSION: fetching with Maven"
-  tmp3=$(mktemp -d)
-  mvn -q dependency:copy -Dartifact="org.apache.arrow:flight-sql-jdbc-driver:$JDBC_VERSION" \
-    -DoutputDirectory="$tmp3" >/dev/null
-  got=$(sha256sum "$tmp3/flight-sql-jdbc-driver-$JDBC_VERSION.jar" | cut -d' ' -f1)
-  if [ "$got" != "$JDBC_SHA256" ]; then
-    log "Flight SQL JDBC driver: sha256 $got, expected $JDBC_SHA256"; rm -rf "$tmp3"; exit 1
+# One pinned jar from Maven Central through Maven into third_party/DIR/,
+# its sha256 checked; fetched again only when missing or different.
+maven_jar() { # GROUP ARTIFACT VERSION SHA256 DIR
+  local jar="$here/third_party/$5/$2-$3.jar" tmp got
+  if [ -f "$jar" ] && [ "$(sha256sum "$jar" | cut -d' ' -f1)" = "$4" ]; then return; fi
+  log "$2 $3: fetching with Maven"
+  tmp=$(mktemp -d)
+  mvn -q dependency:copy -Dartifact="$1:$2:$3" -DoutputDirectory="$tmp" >/dev/null
+  got=$(sha256sum "$tmp/$2-$3.jar" | cut -d' ' -f1)
+  if [ "$got" != "$4" ]; then
+    log "$2: sha256 $got, expected $4"; rm -rf "$tmp"; exit 1
   fi
-  mkdir -p "$(dirname "$jdbc_jar")"; mv "$tmp3/flight-sql-jdbc-driver-$JDBC_VERSION.jar" "$jdbc_jar"
-  rm -rf "$tmp3"
-fi
+  mkdir -p "$(dirname "$jar")"; mv "$tmp/$2-$3.jar" "$jar"
+  rm -rf "$tmp"
+}
+maven_jar org.apache.arrow flight-sql-jdbc-driver 18.3.0 \
+  3f418b46c880e263558c5de669bdbede2c5d4375527ced116fb29f795b03704c jdbc
 
 # Iceberg's Spark runtime (Spark-written Iceberg fixtures, Spark's changelog
-# view to compare with: test_iceberg_spark.py), pinned and checked as the
-# JDBC driver is; it runs in a Spark 4.1 server (.venv-spark41, below).
-ICEBERG_SPARK=iceberg-spark-runtime-4.1_2.13
-ICEBERG_SPARK_VERSION=1.12.0
-ICEBERG_SPARK_SHA256=3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82
-ice_jar="$here/third_party/iceberg/$ICEBERG_SPARK-$ICEBERG_SPARK_VERSION.jar"
-if ! [ -f "$ice_jar" ] || [ "$(sha256sum "$ice_jar" | cut -d' ' -f1)" != "$ICEBERG_SPARK_SHA256" ]; then
-  log "$ICEBERG_SPARK $ICEBERG_SPARK_VERSION: fetching with Maven"
-  tmp4=$(mktemp -d)
-  mvn -q dependency:copy -Dartifact="org.apache.iceberg:$ICEBERG_SPARK:$ICEBERG_SPARK_VERSION" \
-    -DoutputDirectory="$tmp4" >/dev/null
-  got=$(sha256sum "$tmp4/$ICEBERG_SPARK-$ICEBERG_SPARK_VERSION.jar" | cut -d' ' -f1)
-  if [ "$got" != "$ICEBERG_SPARK_SHA256" ]; then
-    log "$ICEBERG_SPARK: sha256 $got, expected $ICEBERG_SPARK_SHA256"; rm -rf "$tmp4"; exit 1
-  fi
-  mkdir -p "$(dirname "$ice_jar")"; mv "$tmp4/$ICEBERG_SPARK-$ICEBERG_SPARK_VERSION.jar" "$ice_jar"
-  rm -rf "$tmp4"
-fi
+# view to compare with: test_iceberg_spark.py); it runs in a Spark 4.1
+# server (.venv-spark41, below): it does not load into Spark 4.3.
+maven_jar org.apache.iceberg iceberg-spark-runtime-4.1_2.13 1.12.0 \
+  3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82 iceberg
 
 # A venv installed from a fully pinned requirements file, redone only when
 # the file changes (its sha256 is stamped into the venv).

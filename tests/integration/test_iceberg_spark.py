@@ -170,33 +170,65 @@ def test_format_v3_deletion_vectors_refused_clearly(knut, spark, spark_iceberg):
         r.stderr
 
 
+class SyncLake:
+    """A sync folder whose one table `people` follows `table` (source: the
+    YAML of its `iceberg:` or `spark:` key), into the embedded store."""
+
+    def __init__(self, knut: Path, spark: Spark, table: str, root: Path):
+        self.knut, self.spark, self.table, self.root = knut, spark, table, root
+        (root / "tmp").mkdir(parents=True)
+
+    def config(self, source: str):
+        (self.root / "sync.yml").write_text(
+            f"store: graph.duckdb\ntables:\n  people:\n    {source}\n"
+            "    vertices:\n      - labels: [Person]\n        keys: [id]\n"
+            "        properties: [name]\n")
+
+    def spark_source(self, peer, **more) -> str:
+        return "spark: " + json.dumps({"table": self.table, "connect": peer.url,
+                                        "token_file": str(peer.token_file),
+                                        "allow_insecure_token": True, **more})
+
+    def q(self, sql: str) -> list[dict]:
+        r = subprocess.run([str(self.knut), "query", "--db", str(self.root / "graph.duckdb"),
+                            "-f", "json", sql], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return [json.loads(x) for x in r.stdout.splitlines()]
+
+    def sync(self, ok=True):
+        r = subprocess.run([str(self.knut), "sync", "--once", "--config",
+                            str(self.root / "sync.yml")], capture_output=True, text=True,
+                           timeout=300, env={"TMPDIR": str(self.root / "tmp"),
+                                             "PATH": "/usr/bin:/bin", "KNUT_LOG_FORMAT": "json"})
+        assert (r.returncode == 0) == ok, r.stderr
+        return r
+
+    def compare(self):
+        """The graph equals the table; the ledger entry (returned) is the table's."""
+        got = sorted((x["id"], x["name"]) for x in self.q("SELECT id, name FROM v_Person"))
+        want = self.spark.sql(f"SELECT id, name FROM {self.table}")
+        assert got == sorted((x["id"], x["name"]) for x in want)
+        assert not list((self.root / "tmp").iterdir()), "the changes file was left behind"
+        return self.q("SELECT path, hash, reason FROM _knut_sync_ledger")[0]
+
+    def current(self) -> int:
+        return self.spark.sql(f"SELECT snapshot_id FROM {self.table}.refs "
+                              "WHERE name = 'main'")[0]["snapshot_id"]
+
+
 def test_sync_follows_a_spark_written_table(knut, spark, spark_iceberg, tmp_path):
     table, folder = made(spark, spark_iceberg, "id BIGINT, name STRING")
-    root = tmp_path / "lake"
-    (root / "tmp").mkdir(parents=True)
-    (root / "sync.yml").write_text(
-        f"store: graph.duckdb\ntables:\n  people:\n    iceberg: {{path: {folder}}}\n"
-        "    vertices:\n      - labels: [Person]\n        keys: [id]\n        properties: [name]\n")
-
-    def sync_and_compare():
-        r = subprocess.run([str(knut), "sync", "--once", "--config", str(root / "sync.yml")],
-                           capture_output=True, text=True, timeout=300,
-                           env={"TMPDIR": str(root / "tmp"), "PATH": "/usr/bin:/bin"})
-        assert r.returncode == 0, r.stderr
-        q = subprocess.run([str(knut), "query", "--db", str(root / "graph.duckdb"), "-f", "json",
-                            "SELECT id, name FROM v_Person"], capture_output=True, text=True,
-                           timeout=60)
-        got = sorted((x["id"], x["name"]) for x in map(json.loads, q.stdout.splitlines()))
-        want = sorted((x["id"], x["name"]) for x in spark.sql(f"SELECT id, name FROM {table}"))
-        assert got == want
-
+    lake = SyncLake(knut, spark, table, tmp_path / "lake")
+    lake.config(f"iceberg: {{path: {folder}}}")
     spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
-    sync_and_compare()
+    lake.sync()
+    lake.compare()
     spark.sql(f"UPDATE {table} SET name = 'B' WHERE id = 2")
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
     spark.sql(f"DELETE FROM {table} WHERE id = 3")
     spark.sql(f"INSERT INTO {table} VALUES (4, 'd')")
-    sync_and_compare()
+    lake.sync()
+    assert lake.compare()["hash"] == format(lake.current(), "016x")
 
 
 def test_sync_spark_source_reads_an_iceberg_table_through_spark(knut, spark, spark_iceberg,
@@ -204,31 +236,16 @@ def test_sync_spark_source_reads_an_iceberg_table_through_spark(knut, spark, spa
     """`spark: {table: ice.ns.t}`: the sync's Spark source over an Iceberg
     table in Spark's catalog (compared with its last synced state)."""
     table, _ = made(spark, spark_iceberg, "id BIGINT, name STRING")
-    root = tmp_path / "lake"
-    (root / "tmp").mkdir(parents=True)
-    src = json.dumps({"table": table, "connect": spark_iceberg.url,
-                      "token_file": str(spark_iceberg.token_file), "allow_insecure_token": True})
-    (root / "sync.yml").write_text(
-        f"store: graph.duckdb\ntables:\n  people:\n    spark: {src}\n"
-        "    vertices:\n      - labels: [Person]\n        keys: [id]\n        properties: [name]\n")
-
-    def sync_and_compare():
-        r = subprocess.run([str(knut), "sync", "--once", "--config", str(root / "sync.yml")],
-                           capture_output=True, text=True, timeout=300,
-                           env={"TMPDIR": str(root / "tmp"), "PATH": "/usr/bin:/bin"})
-        assert r.returncode == 0, r.stderr
-        q = subprocess.run([str(knut), "query", "--db", str(root / "graph.duckdb"), "-f", "json",
-                            "SELECT id, name FROM v_Person"], capture_output=True, text=True,
-                           timeout=60)
-        got = sorted((x["id"], x["name"]) for x in map(json.loads, q.stdout.splitlines()))
-        assert got == sorted((x["id"], x["name"]) for x in spark.sql(f"SELECT * FROM {table}"))
-
+    lake = SyncLake(knut, spark, table, tmp_path / "lake")
+    lake.config(lake.spark_source(spark_iceberg))
     spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
-    sync_and_compare()
+    lake.sync()
+    lake.compare()
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
     spark.sql(f"UPDATE {table} SET name = 'B' WHERE id = 2")
     spark.sql(f"DELETE FROM {table} WHERE id = 3")
-    sync_and_compare()
+    lake.sync()
+    assert len(lake.compare()["hash"]) == 48  # a fingerprint
 
 
 def test_spark_reads_what_knut_writes(knut, spark, spark_iceberg):
@@ -266,68 +283,33 @@ def test_sync_spark_changelog_mode(knut, spark, spark_iceberg, tmp_path):
     scan refuses) fails the table with a hint, and `changes: compare` then
     takes over with a full resync."""
     table, _ = made(spark, spark_iceberg, "id BIGINT, name STRING")
-    root = tmp_path / "lake"
-    (root / "tmp").mkdir(parents=True)
-
-    def config(changes):
-        src = json.dumps({"table": table, "connect": spark_iceberg.url, "changes": changes,
-                          "token_file": str(spark_iceberg.token_file),
-                          "allow_insecure_token": True})
-        (root / "sync.yml").write_text(
-            f"store: graph.duckdb\ntables:\n  people:\n    spark: {src}\n"
-            "    vertices:\n      - labels: [Person]\n        keys: [id]\n"
-            "        properties: [name]\n")
-
-    def q(sql):
-        r = subprocess.run([str(knut), "query", "--db", str(root / "graph.duckdb"), "-f", "json",
-                            sql], capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stderr
-        return [json.loads(x) for x in r.stdout.splitlines()]
-
-    def sync(ok=True):
-        r = subprocess.run([str(knut), "sync", "--once", "--config", str(root / "sync.yml")],
-                           capture_output=True, text=True, timeout=300,
-                           env={"TMPDIR": str(root / "tmp"), "PATH": "/usr/bin:/bin",
-                                "KNUT_LOG_FORMAT": "json"})
-        assert (r.returncode == 0) == ok, r.stderr
-        return r
-
-    def compare(snapshot_hash=True):
-        got = sorted((x["id"], x["name"]) for x in q("SELECT id, name FROM v_Person"))
-        assert got == sorted((x["id"], x["name"]) for x in spark.sql(f"SELECT * FROM {table}"))
-        e = q("SELECT path, hash, reason FROM _knut_sync_ledger")[0]
-        assert e["path"] == f"spark:{table}"
-        if snapshot_hash:
-            cur = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'")[0]
-            assert e["hash"] == format(cur["snapshot_id"], "016x")
-        assert not list((root / "tmp").iterdir())
-        return e
-
-    config("changelog")
+    lake = SyncLake(knut, spark, table, tmp_path / "lake")
+    lake.config(lake.spark_source(spark_iceberg, changes="changelog"))
+    snap_hash = lambda: format(lake.current(), "016x")  # noqa: E731
     spark.sql(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
-    sync()
-    compare()
-    keep = spark.sql(f"SELECT snapshot_id FROM {table}.refs WHERE name = 'main'")[0]["snapshot_id"]
+    lake.sync()
+    assert lake.compare()["hash"] == snap_hash()
+    keep = lake.current()
     spark.sql(f"UPDATE {table} SET name = 'B' WHERE id = 2")  # copy-on-write
     spark.sql(f"DELETE FROM {table} WHERE id = 3")
     spark.sql(f"INSERT INTO {table} VALUES (5, 'e')")
-    r = sync()
-    compare()
-    assert "resynced whole" not in r.stderr
+    r = lake.sync()
+    assert lake.compare()["hash"] == snap_hash() and "resynced whole" not in r.stderr
     # roll back past the synced snapshot: the lineage breaks
     spark.sql(f"CALL ice.system.rollback_to_snapshot('{table[4:]}', {keep})")
     spark.sql(f"INSERT INTO {table} VALUES (9, 'i')")
-    r = sync()
-    e = compare()
+    r = lake.sync()
+    e = lake.compare()
+    assert e["hash"] == snap_hash()
     assert "resynced whole" in r.stderr and "not an ancestor" in e["reason"], r.stderr
     # merge-on-read: Spark's changelog scan refuses delete files
     spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
     spark.sql(f"DELETE FROM {table} WHERE id = 1")
-    before = q("SELECT hash FROM _knut_sync_ledger")
-    r = sync(ok=False)
+    before = lake.q("SELECT hash FROM _knut_sync_ledger")
+    r = lake.sync(ok=False)
     assert "changes: compare" in r.stderr and "Delete files" in r.stderr, r.stderr
-    assert q("SELECT hash FROM _knut_sync_ledger") == before
-    config("compare")
-    r = sync()
-    e = compare(snapshot_hash=False)
+    assert lake.q("SELECT hash FROM _knut_sync_ledger") == before
+    lake.config(lake.spark_source(spark_iceberg, changes="compare"))
+    r = lake.sync()
+    e = lake.compare()
     assert "resynced whole" in r.stderr and "changes: changelog" in e["reason"], r.stderr
