@@ -3,7 +3,7 @@
 Outputs are read back by pyarrow.parquet, by the GraphAr reference package
 (in a subprocess, garref.py) and by `knut gar validate`; Cypher rows come
 from a real FalkorDB (peers.py). Memory is checked as the child's peak RSS
-(wait4), never as a time.
+(wait4, through tests/integration/peak_rss.py), never as a time.
 """
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import garref
 from peers import FalkorDB
 
 KNUT = os.environ.get("KNUT_BIN", str(Path(__file__).resolve().parents[2] / "build" / "knut"))
+PEAK_RSS = Path(__file__).with_name("peak_rss.py")
 
 
 def knut(*args, cwd=None, env=None, input=None):
@@ -152,13 +154,14 @@ def test_large_result_in_bounded_memory(tmp_path):
     out = tmp_path / "big.parquet"
     sql = ("SELECT range AS id, 'name-' || range AS name, range * 0.5 AS score, "
            "md5(range::VARCHAR) AS h FROM range(6000000)")
-    proc = subprocess.Popen([KNUT, "export", "-f", "parquet", "-o", str(out),
-                             "--memory-limit", "256MB", "--threads", "2", sql],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, proc.stderr.read().decode()
+    peak = tmp_path / "peak.json"  # knut's own peak RSS, from a small launcher's wait4
+    proc = subprocess.run([sys.executable, str(PEAK_RSS), str(peak), "--", KNUT, "export", "-f",
+                           "parquet", "-o", str(out), "--memory-limit", "256MB", "--threads", "2",
+                           sql], capture_output=True, text=True, timeout=600)
+    res = json.loads(peak.read_text())
+    assert res["returncode"] == 0, proc.stderr
     assert pq.ParquetFile(out).metadata.num_rows == 6000000
-    peak_mb = usage.ru_maxrss / 1024
+    peak_mb = res["maxrss_kb"] / 1024
     assert peak_mb < 450, f"peak RSS {peak_mb:.0f} MB"
 
 
