@@ -169,13 +169,8 @@ static knut_status ice_step(knut_sync *s, const knut_sync_table *t, const knut_i
     if (st != KNUT_OK)
         return st;
     snprintf(hash, sizeof hash, "%016" PRIx64, (uint64_t)to);
-    sync_entry e = {(char *)t->name, t->iceberg->key, hash, "done", (char *)note,
-                    0, 0, s->round, 0, (char *)knut_sync__config_hash(s, t)};
-    st = knut_sync__step_apply(s, t, file, snap ? snap->timestamp_ms * 1000000 : 0, full, &e, ts,
-                               done, err);
-    unlink(file);
-    free(file);
-    return st;
+    return knut_sync__step_apply(s, t, file, snap ? snap->timestamp_ms * 1000000 : 0, full,
+                                 t->iceberg->key, hash, note, ts, done, err);
 }
 
 knut_status knut_sync__iceberg_table(knut_sync *s, const knut_sync_table *t, sync_table_stats *ts,

@@ -428,12 +428,8 @@ knut_status knut_sync__spark_table(knut_sync *s, const knut_sync_table *t, sync_
         st = knut_sync__step_write(s->stage, q.data, &file, err);
     if (st != KNUT_OK)
         goto cleanup;
-    sync_entry e = {(char *)t->name, t->spark->key, fp, "done", note[0] ? note : NULL,
-                    0, 0, s->round, 0, (char *)knut_sync__config_hash(s, t)};
-    st = knut_sync__step_apply(s, t, file, (int64_t)time(NULL) * 1000000000, full, &e, ts, &done,
-                               err);
-    unlink(file);
-    free(file);
+    st = knut_sync__step_apply(s, t, file, (int64_t)time(NULL) * 1000000000, full, t->spark->key,
+                               fp, note[0] ? note : NULL, ts, &done, err);
 cleanup:
     if (st == KNUT_OK && done)
         sp_prune(t, cur.data); /* the entry names cur now */

@@ -92,10 +92,10 @@ static knut_status rows_in(knut_spark_session *ss, const knut_sync_table *t, knu
     } else {
         /* the procedure is the table's catalog's (spark_catalog for db.name) */
         knut_buf_puts(&q, "CALL ");
-        if (three) {
-            char cat[256];
-            snprintf(cat, sizeof cat, "%.*s", (int)(dot - t->spark->table), t->spark->table);
-            knut_sync__spark_ident(&q, cat, 0);
+        if (three) { /* the first part, quoted (the config refuses backticks) */
+            knut_buf_putc(&q, '`');
+            knut_buf_append(&q, t->spark->table, (size_t)(dot - t->spark->table));
+            knut_buf_putc(&q, '`');
         } else {
             knut_buf_puts(&q, "spark_catalog");
         }
@@ -197,12 +197,8 @@ knut_status knut_sync__spark_changelog_table(knut_sync *s, const knut_sync_table
     if (st != KNUT_OK)
         goto cleanup;
     snprintf(hash, sizeof hash, "%016" PRIx64, (uint64_t)cur);
-    sync_entry e = {(char *)t->name, t->spark->key, hash, "done", note[0] ? note : NULL,
-                    0, 0, s->round, 0, (char *)knut_sync__config_hash(s, t)};
-    st = knut_sync__step_apply(s, t, file, (int64_t)time(NULL) * 1000000000, full, &e, ts, &done,
-                               err);
-    unlink(file);
-    free(file);
+    st = knut_sync__step_apply(s, t, file, (int64_t)time(NULL) * 1000000000, full, t->spark->key,
+                               hash, note[0] ? note : NULL, ts, &done, err);
 cleanup:
     knut_duck_conn_close(c);
     knut_spark_session_free(ss);

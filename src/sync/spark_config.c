@@ -15,28 +15,12 @@
 
 #include "sync_int.h"
 
+/* An error at n: "table 'T': spark: MSG". */
 static knut_status serr(knut_error *err, const knut_conf *n, const char *table, const char *msg)
 {
-    return knut_error_set_at(err, KNUT_EINVAL, knut_conf_file(n), knut_conf_line(n),
-                             knut_conf_col(n), "table '%s': spark: %s", table, msg);
-}
-
-/* The optional non-empty string at map[key] (NULL when absent). */
-static knut_status opt_str(const knut_conf *map, const char *key, const char *table,
-                           const char **out, knut_error *err)
-{
-    const knut_conf *v = knut_conf_get(map, key);
-    *out = NULL;
-    if (!v)
-        return KNUT_OK;
-    const char *s = knut_conf_str(v);
-    if (!s || !*s) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "'%s' must be a non-empty string", key);
-        return serr(err, v, table, msg);
-    }
-    *out = s;
-    return KNUT_OK;
+    char full[384];
+    snprintf(full, sizeof full, "spark: %s", msg);
+    return knut_sync__source_err(err, n, table, full);
 }
 
 /* A table name of 1 to 3 dot-separated non-empty parts without backticks
@@ -56,35 +40,29 @@ knut_status knut_sync__spark_parse(const knut_conf *n, const char *table, const 
 {
     static const char *const allowed[] = {"table", "connect", "token_file", "ca_file",
                                           "allow_insecure_token", "state", "changes", NULL};
-    static const char *const file_keys[] = {"path", "format", "columns", "sequence_by"};
     const knut_conf *sp = knut_conf_get(n, "spark");
-    for (size_t i = 0; i < sizeof file_keys / sizeof file_keys[0]; i++) {
-        const knut_conf *k = knut_conf_get(n, file_keys[i]);
-        if (k) {
-            char msg[256];
-            snprintf(msg, sizeof msg,
-                     "'%s' describes dropped files; a table with 'spark:' has none (its rows "
-                     "are what changed in the Spark table since the last round)", file_keys[i]);
-            return serr(err, k, table, msg);
-        }
-    }
+    knut_status st = knut_sync__source_no_file_keys(
+        n, table, "spark: ", "spark",
+        "its rows are what changed in the Spark table since the last round", err);
+    if (st != KNUT_OK)
+        return st;
     if (knut_conf_kind_of(sp) != KNUT_CONF_MAP)
         return serr(err, sp, table, "must be a map: {table: db.name, connect: sc://...}");
-    knut_status st = knut_graph_map_check_keys(sp, "table", table, "spark", allowed, err);
+    st = knut_graph_map_check_keys(sp, "table", table, "spark", allowed, err);
     const char *name = NULL, *connect = NULL, *token = NULL, *ca = NULL, *state = NULL;
     const char *changes = NULL;
     if (st == KNUT_OK)
-        st = opt_str(sp, "table", table, &name, err);
+        st = knut_sync__source_str(sp, "table", table, "spark", &name, err);
     if (st == KNUT_OK)
-        st = opt_str(sp, "connect", table, &connect, err);
+        st = knut_sync__source_str(sp, "connect", table, "spark", &connect, err);
     if (st == KNUT_OK)
-        st = opt_str(sp, "token_file", table, &token, err);
+        st = knut_sync__source_str(sp, "token_file", table, "spark", &token, err);
     if (st == KNUT_OK)
-        st = opt_str(sp, "ca_file", table, &ca, err);
+        st = knut_sync__source_str(sp, "ca_file", table, "spark", &ca, err);
     if (st == KNUT_OK)
-        st = opt_str(sp, "state", table, &state, err);
+        st = knut_sync__source_str(sp, "state", table, "spark", &state, err);
     if (st == KNUT_OK)
-        st = opt_str(sp, "changes", table, &changes, err);
+        st = knut_sync__source_str(sp, "changes", table, "spark", &changes, err);
     if (st != KNUT_OK)
         return st;
     if (!name)

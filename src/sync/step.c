@@ -133,10 +133,13 @@ static knut_status step_apply(knut_sync *s, const knut_sync_table *t, const sync
     return st;
 }
 
-knut_status knut_sync__step_apply(knut_sync *s, const knut_sync_table *t, const char *file,
-                                  int64_t mtime_ns, int full, sync_entry *e, sync_table_stats *ts,
-                                  int *done, knut_error *err)
+knut_status knut_sync__step_apply(knut_sync *s, const knut_sync_table *t, char *file,
+                                  int64_t mtime_ns, int full, const char *key, const char *hash,
+                                  const char *note, sync_table_stats *ts, int *done,
+                                  knut_error *err)
 {
+    sync_entry e = {(char *)t->name, (char *)key, (char *)hash, "done", (char *)note,
+                    0, mtime_ns, s->round, 0, (char *)knut_sync__config_hash(s, t)};
     struct stat sb;
     int data_error = 0;
     knut_error aerr = KNUT_ERROR_INIT;
@@ -145,20 +148,19 @@ knut_status knut_sync__step_apply(knut_sync *s, const knut_sync_table *t, const 
      * missing_endpoints: wait is the version's time */
     sync_file f = {(char *)file, stat(file, &sb) == 0 ? (int64_t)sb.st_size : 0, mtime_ns, "",
                    KNUT_SYNC_FORMAT_PARQUET};
-    e->mtime_ns = mtime_ns;
-    knut_status st = step_apply(s, t, &f, full, e, ts, &data_error, &aerr);
+    knut_status st = step_apply(s, t, &f, full, &e, ts, &data_error, &aerr);
     if (st == KNUT_OK) {
         *done = 1;
         knut_sync__progress(s, t->name, 0);
     } else if (knut_sync__missing_wait(t, &f, st, &aerr)) {
         /* missing_endpoints: wait: nothing recorded, tried again next round */
-        knut_sync__step_log(KNUT_LOG_INFO, s, t, e->hash, aerr.message, "version waiting");
+        knut_sync__step_log(KNUT_LOG_INFO, s, t, e.hash, aerr.message, "version waiting");
         ts->pending++;
         st = KNUT_OK;
     } else if (data_error) {
         /* nothing recorded: the next round tries the same changes again
          * (a fixed config, or a newer version, may let them through) */
-        knut_sync__step_log(KNUT_LOG_WARN, s, t, e->hash, aerr.message, "version failed");
+        knut_sync__step_log(KNUT_LOG_WARN, s, t, e.hash, aerr.message, "version failed");
         ts->failed++;
         st = KNUT_OK;
     } else {
@@ -166,5 +168,7 @@ knut_status knut_sync__step_apply(knut_sync *s, const knut_sync_table *t, const 
             *err = aerr;
         st = aerr.code;
     }
+    unlink(file);
+    free(file);
     return st;
 }

@@ -325,15 +325,29 @@ knut_status knut_sync__step_write_on(knut_duck_conn *c, const char *sql, char **
  * full table. */
 knut_status knut_sync__step_owns(struct knut_sync *s, const knut_sync_table *t, knut_error *err);
 /* Stages file (the changes; with full, the whole version), maps it (plus
- * full's deletes) and applies it with e as the ledger entry (e->hash names
- * the version; e->rows and e->mtime_ns are set here). *done = 1 when it
+ * full's deletes) and applies it with the ledger entry {t, key, hash (the
+ * version), note}; then removes and frees file. *done = 1 when it
  * committed; a data error or a missing_endpoints wait is logged and
  * counted in ts, records nothing and returns KNUT_OK with *done = 0. */
-knut_status knut_sync__step_apply(struct knut_sync *s, const knut_sync_table *t, const char *file,
-                                  int64_t mtime_ns, int full, sync_entry *e,
-                                  struct sync_table_stats *ts, int *done, knut_error *err);
+knut_status knut_sync__step_apply(struct knut_sync *s, const knut_sync_table *t, char *file,
+                                  int64_t mtime_ns, int full, const char *key, const char *hash,
+                                  const char *note, struct sync_table_stats *ts, int *done,
+                                  knut_error *err);
 void knut_sync__step_log(knut_log_level lvl, const struct knut_sync *s, const knut_sync_table *t,
                          const char *version, const char *reason, const char *what);
+
+/* ---- source_config.c: what `iceberg:` and `spark:` configs share ---- */
+/* KNUT_EINVAL at n: "table 'TABLE': MSG". */
+knut_status knut_sync__source_err(knut_error *err, const knut_conf *n, const char *table,
+                                  const char *msg);
+/* The optional non-empty string map[key] into *out (NULL when absent). */
+knut_status knut_sync__source_str(const knut_conf *map, const char *key, const char *table,
+                                  const char *source, const char **out, knut_error *err);
+/* Refuses the keys that describe files (path, format, columns,
+ * sequence_by) next to `source:`; rows says what the table's rows are. */
+knut_status knut_sync__source_no_file_keys(const knut_conf *n, const char *table,
+                                           const char *prefix, const char *source,
+                                           const char *rows, knut_error *err);
 
 /* ---- spark_config.c + spark.c: tables with `spark:` ---- */
 /* The ledger entry of a Spark table has the path "spark:<table>". */
