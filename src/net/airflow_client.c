@@ -135,13 +135,13 @@ cleanup:
 }
 
 /* Airflow 3 or 2: GET /api/v2/version (not behind auth). */
-static airflow_result detect(airflow_client *c, knut_error *err)
+static outbox_result detect(airflow_client *c, knut_error *err)
 {
     long status = 0;
     knut_status st =
         request_json(c, "GET", "/api/v2/version", NULL, &status, NULL, err);
     if (st != KNUT_OK)
-        return AIRFLOW_RETRY;
+        return OUTBOX_RETRY;
     if (status == 200)
         c->api = 3;
     else if (status == 404)
@@ -149,23 +149,23 @@ static airflow_result detect(airflow_client *c, knut_error *err)
     else {
         knut_error_set(err, KNUT_EPEER, "%s: GET /api/v2/version: HTTP %ld",
                        knut_net_http_client_peer(c->http), status);
-        return AIRFLOW_RETRY;
+        return OUTBOX_RETRY;
     }
     if (c->api == 2)
         knut_net_http_client_set_basic(c->http, c->user, c->password, NULL);
-    return AIRFLOW_SENT;
+    return OUTBOX_SENT;
 }
 
-static airflow_result login(airflow_client *c, knut_error *err)
+static outbox_result login(airflow_client *c, knut_error *err)
 {
     if (c->token && (c->token_exp_s == 0 ||
                      (int64_t)time(NULL) < c->token_exp_s - AIRFLOW_TOKEN_MARGIN_S))
-        return AIRFLOW_SENT;
+        return OUTBOX_SENT;
     forget_token(c);
     json_t *body = json_pack("{s:s, s:s}", "username", c->user, "password", c->password);
     json_t *reply = NULL;
     long status = 0;
-    airflow_result r = AIRFLOW_RETRY;
+    outbox_result r = OUTBOX_RETRY;
     knut_status st =
         request_json(c, "POST", "/auth/token", body, &status, &reply, err);
     if (st != KNUT_OK)
@@ -186,7 +186,7 @@ static airflow_result login(airflow_client *c, knut_error *err)
         goto cleanup;
     }
     c->token_exp_s = jwt_exp(c->token);
-    r = AIRFLOW_SENT;
+    r = OUTBOX_SENT;
 cleanup:
     if (body) {
         /* the body holds the password: overwrite it before jansson frees it */
@@ -218,12 +218,12 @@ static void forget_id(airflow_client *c, const char *uri)
 }
 
 /* Finds the asset id of uri; *id = -1 when no asset has exactly that URI. */
-static airflow_result lookup(airflow_client *c, const char *uri, int64_t *id, long *status,
+static outbox_result lookup(airflow_client *c, const char *uri, int64_t *id, long *status,
                              knut_error *err)
 {
     *id = -1;
     char *esc = knut_net_http_escape(uri);
-    airflow_result r = AIRFLOW_RETRY;
+    outbox_result r = OUTBOX_RETRY;
     if (!esc) {
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
         return r;
@@ -256,16 +256,16 @@ static airflow_result lookup(airflow_client *c, const char *uri, int64_t *id, lo
         if (got < AIRFLOW_PAGE)
             break;
     }
-    r = AIRFLOW_SENT;
+    r = OUTBOX_SENT;
 cleanup:
     free(esc);
     return r;
 }
 
 /* The caller's extra object, plus knut_instance; NULL when out of memory. */
-static json_t *extra_of(const airflow_client *c, const asset_event *e)
+static json_t *extra_of(const airflow_client *c, const outbox_msg *e)
 {
-    json_t *x = e->extra ? json_loads(e->extra, 0, NULL) : json_object();
+    json_t *x = e->body ? json_loads(e->body, 0, NULL) : json_object();
     if (x && !json_is_object(x)) { /* the callers build objects: never a peer's text */
         json_decref(x);
         x = json_object();
@@ -278,7 +278,7 @@ static json_t *extra_of(const airflow_client *c, const asset_event *e)
 }
 
 /* How a refused POST is classified (both API generations). */
-static airflow_result refused(airflow_client *c, const char *what, long status, const char *uri,
+static outbox_result refused(airflow_client *c, const char *what, long status, const char *uri,
                               knut_error *err)
 {
     /* Airflow 2.x (FAB basic auth) answers a wrong password with 403, not 401 */
@@ -292,35 +292,35 @@ static airflow_result refused(airflow_client *c, const char *what, long status, 
                                                        : "";
     knut_error_set(err, KNUT_EPEER, "%s: %s for asset '%s': HTTP %ld%s",
                    knut_net_http_client_peer(c->http), what, uri, status, why);
-    return status == 400 || status == 422 ? AIRFLOW_DROP : AIRFLOW_RETRY;
+    return status == 400 || status == 422 ? OUTBOX_DROP : OUTBOX_RETRY;
 }
 
-static airflow_result send_v2(airflow_client *c, const asset_event *e, knut_error *err)
+static outbox_result send_v2(airflow_client *c, const outbox_msg *e, knut_error *err)
 {
-    json_t *body = json_pack("{s:s, s:o}", "dataset_uri", e->uri, "extra", extra_of(c, e));
+    json_t *body = json_pack("{s:s, s:o}", "dataset_uri", e->key, "extra", extra_of(c, e));
     long status = 0;
-    airflow_result r = AIRFLOW_RETRY;
+    outbox_result r = OUTBOX_RETRY;
     if (!body)
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
     else if (request_json(c, "POST", "/api/v1/datasets/events", body,
                                            &status, NULL, err) == KNUT_OK)
-        r = status == 200 ? AIRFLOW_SENT
-                          : refused(c, "POST /api/v1/datasets/events", status, e->uri, err);
+        r = status == 200 ? OUTBOX_SENT
+                          : refused(c, "POST /api/v1/datasets/events", status, e->key, err);
     json_decref(body);
     return r;
 }
 
-static airflow_result send_v3(airflow_client *c, const asset_event *e, int relogin,
+static outbox_result send_v3(airflow_client *c, const outbox_msg *e, int relogin,
                               knut_error *err)
 {
-    airflow_result r = login(c, err);
-    if (r != AIRFLOW_SENT)
+    outbox_result r = login(c, err);
+    if (r != OUTBOX_SENT)
         return r;
-    const airflow_asset_id *known = cached_id(c, e->uri);
+    const airflow_asset_id *known = cached_id(c, e->key);
     int64_t id = known ? known->id : -1;
     long status = 0;
     if (!known) {
-        if ((r = lookup(c, e->uri, &id, &status, err)) != AIRFLOW_SENT) {
+        if ((r = lookup(c, e->key, &id, &status, err)) != OUTBOX_SENT) {
             if (status == 401 && relogin) {
                 forget_token(c);
                 return send_v3(c, e, 0, err);
@@ -331,11 +331,11 @@ static airflow_result send_v3(airflow_client *c, const asset_event *e, int relog
             knut_error_set(err, KNUT_ENOTFOUND,
                            "%s: no asset with URI '%s' (declare it in a DAG, e.g. "
                            "schedule=[Asset(\"%s\")])",
-                           knut_net_http_client_peer(c->http), e->uri, e->uri);
-            return AIRFLOW_RETRY;
+                           knut_net_http_client_peer(c->http), e->key, e->key);
+            return OUTBOX_RETRY;
         }
         airflow_asset_id *grown = realloc(c->ids, (c->n_ids + 1) * sizeof *grown);
-        char *u = strdup(e->uri);
+        char *u = strdup(e->key);
         if (grown)
             c->ids = grown;
         if (grown && u)
@@ -344,18 +344,18 @@ static airflow_result send_v3(airflow_client *c, const asset_event *e, int relog
             free(u); /* not cached: found again next time */
     }
     json_t *body = json_pack("{s:I, s:o}", "asset_id", (json_int_t)id, "extra", extra_of(c, e));
-    r = AIRFLOW_RETRY;
+    r = OUTBOX_RETRY;
     if (!body)
         knut_error_set(err, KNUT_ENOMEM, "out of memory");
     else if (request_json(c, "POST", "/api/v2/assets/events", body,
                                            &status, NULL, err) == KNUT_OK)
-        r = status == 200 ? AIRFLOW_SENT
-                          : refused(c, "POST /api/v2/assets/events", status, e->uri, err);
+        r = status == 200 ? OUTBOX_SENT
+                          : refused(c, "POST /api/v2/assets/events", status, e->key, err);
     json_decref(body);
-    if (r == AIRFLOW_SENT)
+    if (r == OUTBOX_SENT)
         return r;
     if (status == 404)
-        forget_id(c, e->uri); /* the asset was removed or the database reset */
+        forget_id(c, e->key); /* the asset was removed or the database reset */
     if (status == 401) {
         forget_token(c);
         if (relogin)
@@ -364,11 +364,11 @@ static airflow_result send_v3(airflow_client *c, const asset_event *e, int relog
     return r;
 }
 
-airflow_result knut_net__airflow_send(airflow_client *c, const asset_event *e, knut_error *err)
+outbox_result knut_net__airflow_send(airflow_client *c, const outbox_msg *e, knut_error *err)
 {
     if (c->api == 0) {
-        airflow_result r = detect(c, err);
-        if (r != AIRFLOW_SENT)
+        outbox_result r = detect(c, err);
+        if (r != OUTBOX_SENT)
             return r;
     }
     return c->api == 3 ? send_v3(c, e, 1, err) : send_v2(c, e, err);

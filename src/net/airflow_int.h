@@ -1,6 +1,7 @@
 /*
- * Internals of the Airflow asset events: the queued event, and the Airflow
- * protocol (airflow_client.c) that the sender thread (airflow.c) drives.
+ * Internals of the Airflow asset events: the Airflow protocol
+ * (airflow_client.c) that the shared sender thread (outbox.c) drives for
+ * airflow.c. An event is an outbox_msg: key the asset URI, body the extra.
  * Only src/net/airflow*.c include it.
  */
 #ifndef KNUT_NET_AIRFLOW_INT_H
@@ -10,23 +11,7 @@
 
 #include "knut/net.h"
 #include "knut/core.h"
-
-/* One asset event waiting to be sent (strings owned). */
-typedef struct asset_event {
-    char *uri;
-    char *label;         /* what it is about, for the log (a table, a dataset) */
-    char *extra;         /* JSON object text: Airflow's extra, less knut_instance */
-    int64_t seq;         /* the round or run number, for the log */
-    int attempts;        /* sends tried so far */
-    int64_t next_ns;     /* monotonic: not before */
-} asset_event;
-
-/* What one send attempt says about the event. */
-typedef enum airflow_result {
-    AIRFLOW_SENT,  /* recorded by Airflow */
-    AIRFLOW_RETRY, /* transient or fixable (down, asset not declared yet, 401/403, 5xx) */
-    AIRFLOW_DROP   /* can never succeed as it is (the body refused: 400/422) */
-} airflow_result;
+#include "outbox_int.h"
 
 /* The session with one Airflow API server: API generation, token, the
  * asset ids found so far. Used by the sender thread only. */
@@ -52,6 +37,6 @@ knut_status knut_net__airflow_open(airflow_client *c, const char *url, const cha
                                     const knut_net_http_options *http, knut_error *err);
 void knut_net__airflow_close(airflow_client *c);
 /* One attempt at recording e; err says why when not SENT. */
-airflow_result knut_net__airflow_send(airflow_client *c, const asset_event *e, knut_error *err);
+outbox_result knut_net__airflow_send(airflow_client *c, const outbox_msg *e, knut_error *err);
 
 #endif
