@@ -404,6 +404,12 @@ KNUT_EXTERN int64_t knut_clock_wall_us(void);  /* wall clock, for timestamps */
  * requested (checked before and during the sleep). */
 KNUT_EXTERN knut_status knut_clock_sleep_ns(int64_t ns);
 
+/* RFC 9562 UUIDs as lowercase text (src/core/uuid.c): v4 random, v7 a
+ * millisecond timestamp then random (ids that sort by creation time). */
+#define KNUT_UUID_LEN 37 /* 36 characters and the NUL */
+KNUT_EXTERN void knut_uuid_v4(char out[KNUT_UUID_LEN]);
+KNUT_EXTERN void knut_uuid_v7(char out[KNUT_UUID_LEN]);
+
 /*
  * Installs SIGINT/SIGTERM handlers that only set a flag (async-signal-safe),
  * so long-running loops can finish their round and exit cleanly. Handlers

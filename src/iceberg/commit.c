@@ -347,7 +347,7 @@ knut_status knut_iceberg__commit(const knut_iceberg_ref *ref, const knut_iceberg
                                  size_t len, char **written, knut_error *err)
 {
     char uuid[37], name[96];
-    knut_iceberg__uuid(uuid);
+    knut_uuid_v4(uuid);
     int sql = ref->kind == KNUT_ICEBERG_CATALOG_SQLITE;
     long long next = b->exists ? b->number + 1 : (sql ? 0 : 1);
     if (sql)

@@ -18,24 +18,6 @@ static knut_status oom(knut_error *err)
     return knut_error_set(err, KNUT_ENOMEM, "iceberg: out of memory");
 }
 
-void knut_iceberg__uuid(char out[37])
-{
-    uint8_t u[16];
-    if (getrandom(u, sizeof u, 0) != (ssize_t)sizeof u) {
-        /* getrandom does not fail for 16 bytes once the pool is ready;
-         * time and pid still make a name no other writer picks. */
-        uint64_t a = (uint64_t)knut_clock_wall_us(), b = (uint64_t)knut_clock_mono_ns();
-        memcpy(u, &a, 8);
-        memcpy(u + 8, &b, 8);
-    }
-    u[6] = (uint8_t)((u[6] & 0x0f) | 0x40); /* version 4 */
-    u[8] = (uint8_t)((u[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    snprintf(out, 37,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-             u[15]);
-}
-
 int64_t knut_iceberg__snapshot_id_new(const knut_iceberg_table *t)
 {
     for (;;) {
@@ -57,7 +39,7 @@ knut_status knut_iceberg__meta_create(json_t **out, const char *location,
                                       const knut_iceberg__col *cols, size_t n, knut_error *err)
 {
     char uuid[37];
-    knut_iceberg__uuid(uuid);
+    knut_uuid_v4(uuid);
     json_t *root = json_object(), *fields = json_array();
     int bad = !root || !fields;
     for (size_t i = 0; i < n && !bad; i++) {

@@ -694,7 +694,7 @@ knut_status knut_iceberg_append(knut_duck_conn *conn, const knut_iceberg_ref *re
     append a = {.ref = ref};
     struct ArrowSchema rs = {0};
     int wrote = 0;
-    knut_iceberg__uuid(a.uuid);
+    knut_uuid_v4(a.uuid);
     knut_status st = knut_iceberg__base_load(&a.base, ref, err);
     if (st == KNUT_OK && (st = query_schema(conn, query, &rs, err)) != KNUT_OK) {
         knut_duck_error_trim(err); /* not the echo of SQL the user did not write */

@@ -79,9 +79,7 @@ knut_status knut_iceberg__meta_append(json_t *root, const char *prev_uri,
 /* The current schema object of root as JSON (malloc'd), for manifests. */
 char *knut_iceberg__meta_schema_json(json_t *root, int32_t schema_id);
 
-/* A random UUID v4 text (37 bytes with the NUL), and a random positive
- * snapshot id no snapshot of t (may be NULL) has. */
-void knut_iceberg__uuid(char out[37]);
+/* A random positive snapshot id no snapshot of t (may be NULL) has. */
 int64_t knut_iceberg__snapshot_id_new(const knut_iceberg_table *t);
 
 #endif
