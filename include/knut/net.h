@@ -617,6 +617,58 @@ KNUT_EXTERN void knut_net_airflow_close(knut_net_airflow *a);
 /* 0 if uri is an Airflow asset URI knut can match exactly, else -1 and why. */
 KNUT_EXTERN int knut_net_airflow_uri_check(const char *uri, char *why, size_t n);
 
+/* ---- OpenLineage run events (lineage.c; docs/lineage.md) ----------------
+ * Run events (START, COMPLETE, FAIL) with the datasets a run read and
+ * wrote, as OpenLineage 2-0-2 RunEvent JSON: posted to an HTTP endpoint
+ * ({url}/api/v1/lineage, optionally with a bearer API key) or appended to
+ * a JSON-lines file, by the shared background sender, so a slow or absent
+ * consumer never blocks or fails the caller's work: every problem is a
+ * log record (target "lineage"). Events of one run go out in order. */
+typedef struct knut_net_lineage knut_net_lineage;
+
+typedef struct knut_net_lineage_options {
+    const char *url;       /* http[s]://host:port[/prefix] of the consumer; or */
+    const char *file;      /* a JSON-lines file events are appended to (one of the two) */
+    const char *endpoint;  /* path under url; NULL: "api/v1/lineage" */
+    const char *api_key;   /* a secret (Authorization: Bearer): never logged; NULL: none */
+    const char *job_namespace; /* the jobs' namespace; NULL: "knut" */
+    int64_t drain_ms;      /* time unsent events get at close; 0: 5000 */
+} knut_net_lineage_options;
+
+/* A dataset as OpenLineage names it (namespace + name), with the
+ * statistics facet when a count is known (-1: unknown, left out). */
+typedef struct knut_net_lineage_dataset {
+    const char *ns;
+    const char *name;
+    int64_t rows, files, bytes;
+} knut_net_lineage_dataset;
+
+typedef struct knut_net_lineage_event {
+    const char *type;         /* "START", "RUNNING", "COMPLETE", "FAIL", "ABORT" */
+    const char *run_id;       /* a UUID (knut_uuid_v7) shared by the run's events */
+    const char *job;          /* the job's name in the namespace */
+    int64_t time_us;          /* wall clock of the event; 0: now */
+    const char *job_type;     /* the jobType facet's jobType ("SYNC_TABLE", ...) */
+    int streaming;            /* processingType STREAMING, else BATCH */
+    const knut_net_lineage_dataset *inputs;
+    size_t n_inputs;
+    const knut_net_lineage_dataset *outputs;
+    size_t n_outputs;
+    const char *error;        /* FAIL: the errorMessage facet's message; NULL: none */
+    const char *parent_run_id, *parent_job; /* the parent facet (a pipeline's flow); NULL: none */
+    int64_t seq;              /* the round or run number, for the log */
+} knut_net_lineage_event;
+
+/* Checks the options and starts the sender; does not talk to the peer yet.
+ * KNUT_EINVAL: neither or both of url and file, a bad URL. */
+KNUT_EXTERN knut_status knut_net_lineage_open(knut_net_lineage **out,
+                                              const knut_net_lineage_options *o, knut_error *err);
+/* Queues one event (everything copied). Never blocks on the peer, never
+ * fails (problems are log records). l may be NULL (no lineage). */
+KNUT_EXTERN void knut_net_lineage_emit(knut_net_lineage *l, const knut_net_lineage_event *e);
+/* Drains (up to drain_ms), stops the sender, frees. l may be NULL. */
+KNUT_EXTERN void knut_net_lineage_close(knut_net_lineage *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -211,6 +211,14 @@ typedef struct knut_sync_options {
     /* 1: write no status snapshot beside the store or ledger (`knut load`:
      * a one-shot run that nothing watches, whose ledger may be temporary) */
     int no_status_file;
+    /* OpenLineage run events (src/sync/lineage.c, docs/lineage.md): to
+     * lineage_url ({url}/{endpoint}) or appended to lineage_file */
+    const char *lineage_url;
+    const char *lineage_file;
+    const char *lineage_endpoint;  /* NULL: "api/v1/lineage" */
+    const char *lineage_api_key;   /* a secret: never logged; NULL: none */
+    const char *lineage_namespace; /* the jobs' namespace; NULL: "knut" */
+    int64_t lineage_drain_ms;      /* time unsent events get at close; 0: 5000 */
 } knut_sync_options;
 #define KNUT_SYNC_OPTIONS_INIT {.version = KNUT_SYNC_OPTIONS_VERSION}
 

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "knut/net.h"
@@ -18,6 +19,8 @@
 typedef struct sync_args {
     const char *config, *store, *falkordb, *graph, *ledger;
     const char *airflow_url, *airflow_user, *airflow_password_file;
+    const char *lineage_url, *lineage_file, *lineage_endpoint, *lineage_api_key_file;
+    const char *lineage_namespace;
     const char *falkordb_password_file, *ledger_password_file;
     int once, json, status, no_bulk;
     int dry_run;                        /* knut sync check's checks, nothing run */
@@ -29,14 +32,14 @@ typedef struct sync_args {
     const char *memory_limit;
     int64_t txn_rows;
     double lease;
-    double airflow_drain;
+    double airflow_drain, lineage_drain;
     double falkordb_timeout;
     int falkordb_env, ledger_env; /* the URL came from $KNUT_..._URL */
 } sync_args;
 
 /* The peers' passwords when not in their URLs; each NULL if none. */
 typedef struct sync_secrets {
-    char *falkordb, *ledger, *airflow;
+    char *falkordb, *ledger, *airflow, *lineage;
 } sync_secrets;
 
 /* The longest wait any SEC option takes: a year. */
@@ -118,6 +121,24 @@ static const knut_cli_opt sync_opts[] = {
                                             "--airflow-password-file"),
     KNUT_CLI_OPT_SECS("airflow-drain", sync_args, airflow_drain, SYNC_SECS_MAX,
                       "at exit, time unsent asset events get before they are logged as "
+                      "dropped (default 5)"),
+    KNUT_CLI_OPT_STR("lineage-url", 0, sync_args, lineage_url, "URL",
+                     "send OpenLineage run events (START, COMPLETE, FAIL) of each table turn "
+                     "that read files to the consumer at URL (POST URL/api/v1/lineage; default: "
+                     "$OPENLINEAGE_URL). In the background: a consumer being down never fails "
+                     "or slows a round (docs/lineage.md)"),
+    KNUT_CLI_OPT_STR("lineage-file", 0, sync_args, lineage_file, "FILE",
+                     "append the OpenLineage events to FILE as JSON lines instead"),
+    KNUT_CLI_OPT_STR("lineage-endpoint", 0, sync_args, lineage_endpoint, "PATH",
+                     "the path under --lineage-url (default: $OPENLINEAGE_ENDPOINT, else "
+                     "api/v1/lineage)"),
+    KNUT_CLI_OPT_STR("lineage-api-key-file", 0, sync_args, lineage_api_key_file, "FILE",
+                     "file holding the consumer's API key (one line, sent as a bearer token); "
+                     "else $OPENLINEAGE_API_KEY"),
+    KNUT_CLI_OPT_STR("lineage-namespace", 0, sync_args, lineage_namespace, "NS",
+                     "the jobs' namespace (default: $OPENLINEAGE_NAMESPACE, else knut)"),
+    KNUT_CLI_OPT_SECS("lineage-drain", sync_args, lineage_drain, SYNC_SECS_MAX,
+                      "at exit, time unsent lineage events get before they are logged as "
                       "dropped (default 5)"),
     KNUT_CLI_OPT_STR("metrics-addr", 0, sync_args, metrics_addr, "IP:PORT",
                      "serve Prometheus metrics at http://IP:PORT/metrics while running (e.g. "
@@ -212,6 +233,9 @@ const knut_cli_spec knut_cmd_sync_spec = {
         "                  [--instance ID] [--lease SEC]]\n"
         "                 [--airflow-url URL --airflow-user USER\n"
         "                  [--airflow-password-file FILE] [--airflow-drain SEC]]\n"
+        "                 [--lineage-url URL [--lineage-endpoint PATH]\n"
+        "                  [--lineage-api-key-file FILE] | --lineage-file FILE]\n"
+        "                 [--lineage-namespace NS] [--lineage-drain SEC]\n"
         "                 [--metrics-addr IP:PORT] [--metrics-file FILE]\n"
         "       knut sync check --config FILE [...]    (knut sync check --help)\n"
         "       knut sync status --config FILE [...]   (knut sync status --help)\n"
@@ -253,6 +277,14 @@ static int check_args(const knut_cli_spec *sp, const sync_args *a)
     if ((a->airflow_user || a->airflow_password_file || a->airflow_drain > 0) && !a->airflow_url)
         return knut_cli_args_error(sp, "%s", "--airflow-user/--airflow-password-file/"
                                              "--airflow-drain need --airflow-url");
+    if (a->lineage_url && a->lineage_file)
+        return knut_cli_args_error(sp, "%s", "--lineage-url and --lineage-file exclude each other");
+    if ((a->lineage_endpoint || a->lineage_api_key_file) && !a->lineage_url)
+        return knut_cli_args_error(sp, "%s", "--lineage-endpoint/--lineage-api-key-file need "
+                                             "--lineage-url (or OPENLINEAGE_URL)");
+    if ((a->lineage_namespace || a->lineage_drain > 0) && !a->lineage_url && !a->lineage_file)
+        return knut_cli_args_error(sp, "%s", "--lineage-namespace/--lineage-drain need "
+                                             "--lineage-url or --lineage-file");
     if (a->airflow_url && !a->airflow_user)
         return knut_cli_args_error(sp, "%s", "--airflow-url needs --airflow-user");
     /* with --falkordb, `ledger: falkordb` shares too (checked by knut_sync_open) */
@@ -268,6 +300,13 @@ static int check_args(const knut_cli_spec *sp, const sync_args *a)
     if (a->store && a->falkordb)
         return knut_cli_args_error(sp, "%s", "--store and --falkordb exclude each other");
     return KNUT_CLI_RUN;
+}
+
+/* OPENLINEAGE_DISABLED=true turns the environment's OPENLINEAGE_URL off. */
+static int lineage_disabled(void)
+{
+    const char *e = getenv("OPENLINEAGE_DISABLED");
+    return e && (strcasecmp(e, "true") == 0 || strcmp(e, "1") == 0);
 }
 
 static int parse_args(int argc, char **argv, sync_args *a)
@@ -293,6 +332,15 @@ static int parse_args(int argc, char **argv, sync_args *a)
         a->ledger_url = e;
         a->ledger_env = 1;
     }
+    /* OpenLineage's own variables, as its clients read them */
+    if (!a->lineage_url && !a->lineage_file && (e = getenv("OPENLINEAGE_URL")) && *e &&
+        !lineage_disabled())
+        a->lineage_url = e;
+    if (a->lineage_url && !a->lineage_endpoint && (e = getenv("OPENLINEAGE_ENDPOINT")) && *e)
+        a->lineage_endpoint = e;
+    if ((a->lineage_url || a->lineage_file) && !a->lineage_namespace &&
+        (e = getenv("OPENLINEAGE_NAMESPACE")) && *e)
+        a->lineage_namespace = e;
     return check_args(sp, a);
 }
 
@@ -307,6 +355,10 @@ static int read_secrets(const sync_args *a, sync_secrets *p)
         knut_cli_peer_password("sync", "--ledger-url", "--ledger-password-file", a->ledger_url,
                                a->ledger_env, a->ledger_password_file, "KNUT_LEDGER_PASSWORD",
                                &p->ledger) != 0)
+        return -1;
+    if (a->lineage_url && !a->status &&
+        knut_cli_secret_read("sync", "--lineage-api-key-file", a->lineage_api_key_file,
+                             "OPENLINEAGE_API_KEY", &p->lineage) != 0)
         return -1;
     if (!a->airflow_url || a->status)
         return 0;
@@ -389,6 +441,12 @@ int knut_cmd_sync(int argc, char **argv)
     so.falkordb_password = pw.falkordb;
     so.ledger_password = pw.ledger;
     so.airflow_drain_ms = (int64_t)(a.airflow_drain * 1000);
+    so.lineage_url = a.lineage_url;
+    so.lineage_file = a.lineage_file;
+    so.lineage_endpoint = a.lineage_endpoint;
+    so.lineage_api_key = pw.lineage;
+    so.lineage_namespace = a.lineage_namespace;
+    so.lineage_drain_ms = (int64_t)(a.lineage_drain * 1000);
     so.memory_limit = a.memory_limit;
     so.txn_rows = a.txn_rows;
     so.falkordb_timeout_ms = (int64_t)(a.falkordb_timeout * 1000);
@@ -438,5 +496,6 @@ cleanup:
     knut_net_secret_free(pw.falkordb); /* the secrets do not outlive their use */
     knut_net_secret_free(pw.ledger);
     knut_net_secret_free(pw.airflow);
+    knut_net_secret_free(pw.lineage);
     return rc;
 }

@@ -365,6 +365,7 @@ void knut_sync__round_table_done(knut_sync *s, size_t i, table_stats *ts, int64_
                              ts->sink.vertices_deleted, dur_us, !ts->apply_failed,
                              st != KNUT_OK ? error : NULL};
     knut_sync__assets_round(s->assets, &res, 1); /* queued; sent in the background */
+    knut_sync__lineage_table(s->lineage, &res);
     knut_sync__metrics_table(s->metrics, &res);
     sync_table_note *note = knut_sync__note(s, t->name);
     if (note && st == KNUT_OK && ts->files > 0) { /* status: its last success */

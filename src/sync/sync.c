@@ -168,6 +168,8 @@ cleanup:
         st = knut_sync__order_build(&s->order, cfg, err);
     if (st == KNUT_OK && !opts->status_only)
         st = knut_sync__assets_open(&s->assets, cfg, opts, s->metrics, err);
+    if (st == KNUT_OK && !opts->status_only)
+        st = knut_sync__lineage_open(&s->lineage, cfg, opts, err);
     if (st == KNUT_OK && opts->metrics_addr && !opts->status_only)
         st = knut_sync__metrics_serve(s->metrics, opts->metrics_addr, err);
     if (st == KNUT_OK && !opts->status_only) {
@@ -195,6 +197,7 @@ void knut_sync_close(knut_sync *s)
     if (!s)
         return;
     knut_sync__assets_close(s->assets); /* drains first: it may still count in metrics */
+    knut_sync__lineage_close(s->lineage);
     if (s->metrics_file) { /* after the drain, so the file has the last asset counts */
         knut_error merr = KNUT_ERROR_INIT;
         if (knut_sync__metrics_write_file(s->metrics, s->metrics_file, &merr) != KNUT_OK)

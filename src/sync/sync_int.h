@@ -532,6 +532,18 @@ void knut_sync__assets_close(struct sync_assets *a);
 /* 0 if uri is an Airflow asset URI knut can match exactly, else -1 and why. */
 int knut_sync__asset_uri_check(const char *uri, char *why, size_t n);
 
+/* ---- lineage.c: OpenLineage run events (docs/lineage.md) ---- */
+struct sync_lineage;
+/* With o->lineage_url or o->lineage_file: starts the sender (no request
+ * yet); else *out = NULL. */
+knut_status knut_sync__lineage_open(struct sync_lineage **out, const knut_sync_config *cfg,
+                                    const knut_sync_options *o, knut_error *err);
+/* A table's turn ended: its run's START and COMPLETE or FAIL, when it read
+ * or failed anything. Never blocks, never fails. l may be NULL. */
+void knut_sync__lineage_table(struct sync_lineage *l, const sync_table_result *r);
+/* Gives queued events a bounded time to go out, logs the rest dropped. */
+void knut_sync__lineage_close(struct sync_lineage *l);
+
 /* ---- sync.c ---- */
 /* ---- rounds (round.c) and the bulk first round (bulk.c) ---- */
 
@@ -625,6 +637,7 @@ struct knut_sync {
     struct sync_metrics *metrics; /* NULL: none */
     char *metrics_file;           /* written on close; NULL: none */
     struct sync_assets *assets;   /* NULL: no Airflow */
+    struct sync_lineage *lineage; /* NULL: no OpenLineage */
     struct sync_valkey *valkey;   /* NULL: local ledger */
     int falkor_ledger;            /* valkey is the FalkorDB server: commit in MULTI/EXEC */
     const knut_sync_config *cfg;
