@@ -230,6 +230,18 @@ typedef struct knut_pipeline_airflow {
     int64_t drain_ms;          /* time unsent events get after the run; 0: 5000 */
 } knut_pipeline_airflow;
 
+/* The spec's `lineage:` (docs/lineage.md): OpenLineage run events of the
+ * run and of each flow update, to url or appended to file. */
+typedef struct knut_pipeline_lineage {
+    const char *url;          /* http(s)://host:port of the consumer; or */
+    const char *file;         /* a JSON-lines file (absolute) */
+    const char *endpoint;     /* path under url; NULL: api/v1/lineage */
+    const char *api_key_env;  /* the variable holding the API key; or */
+    const char *api_key_file; /* a file with it (absolute); NULL both: none */
+    const char *ns;           /* the jobs' namespace; NULL: "knut" */
+    int64_t drain_ms;         /* time unsent events get after the run; 0: 5000 */
+} knut_pipeline_lineage;
+
 typedef struct knut_pipeline {
     const char *name;
     const char *spec_path; /* the spec file (NULL for SQL given directly) */
@@ -246,6 +258,7 @@ typedef struct knut_pipeline {
     knut_pipeline_flow *flows; /* definition order */
     size_t nflows;
     const knut_pipeline_airflow *airflow; /* NULL: no asset events */
+    const knut_pipeline_lineage *lineage; /* NULL: OPENLINEAGE_URL, else none */
     size_t *order; /* flow indexes in run order (after resolve) */
     int resolved;
 } knut_pipeline;

@@ -20,8 +20,8 @@ static knut_pipeline_pos pos_of(const knut_pipeline *p, const knut_conf *n)
     return (knut_pipeline_pos){p->spec_path, knut_conf_line(n), knut_conf_col(n)};
 }
 
-static knut_status opt_str(knut_pipeline *p, const knut_conf *n, const char *key,
-                           const char **out, knut_error *err)
+knut_status knut_pipeline__spec_str(knut_pipeline *p, const knut_conf *n, const char *section,
+                                    const char *key, const char **out, knut_error *err)
 {
     const knut_conf *v = knut_conf_get(n, key);
     if (!v)
@@ -29,9 +29,15 @@ static knut_status opt_str(knut_pipeline *p, const knut_conf *n, const char *key
     const char *s = knut_conf_str(v);
     if (!s || !*s)
         return knut_pipeline__error_at(err, KNUT_EINVAL, pos_of(p, v),
-                                       "airflow: '%s' must be a non-empty string", key);
+                                       "%s: '%s' must be a non-empty string", section, key);
     *out = knut_pipeline__strdup(p, s);
     return *out ? KNUT_OK : knut_error_set(err, KNUT_ENOMEM, "pipeline: out of memory");
+}
+
+static knut_status opt_str(knut_pipeline *p, const knut_conf *n, const char *key,
+                           const char **out, knut_error *err)
+{
+    return knut_pipeline__spec_str(p, n, "airflow", key, out, err);
 }
 
 knut_status knut_pipeline__airflow_parse(knut_pipeline *p, const knut_conf *n, knut_error *err)

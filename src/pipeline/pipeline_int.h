@@ -150,6 +150,8 @@ typedef struct knut_pipeline__events {
  * and the shared event sinks. With --parallel 1 the run's thread is the
  * only worker and uses the run's connection; else each worker thread has
  * a copy with its own connection (run_sched.c). */
+struct pipeline_lineage; /* lineage.c */
+
 typedef struct knut_pipeline__run {
     knut_pipeline *p;
     const knut_pipeline_run_options *opts;
@@ -168,9 +170,15 @@ typedef struct knut_pipeline__run {
      * scheduler takes it to create the view on the other workers' connections) */
     char *view_sql;
     int conflict; /* the last flow failed on a DuckDB transaction conflict */
+    struct pipeline_lineage *lineage; /* OpenLineage (lineage.c); NULL: none */
 } knut_pipeline__run;
 
 /* ---- Airflow asset events (assets.c) --------------------------------------- */
+
+/* The optional string key of the spec's map n (section names it in the
+ * error: a present key must be a non-empty string), copied into p. */
+knut_status knut_pipeline__spec_str(knut_pipeline *p, const knut_conf *n, const char *section,
+                                    const char *key, const char **out, knut_error *err);
 
 struct knut_net_airflow;
 /* The spec's `airflow:` map into p->airflow. */
@@ -181,6 +189,23 @@ knut_status knut_pipeline__assets_open(const knut_pipeline *p, struct knut_net_a
                                        knut_error *err);
 /* Queues one event per dataset that completed in run r; never fails. */
 void knut_pipeline__assets_run(const knut_pipeline__run *r, struct knut_net_airflow *sender);
+
+/* ---- OpenLineage run events (lineage.c; docs/lineage.md) -------------------- */
+
+/* The spec's `lineage:` map into p->lineage. */
+knut_status knut_pipeline__lineage_parse(knut_pipeline *p, const knut_conf *n, knut_error *err);
+/* The run's lineage state from p->lineage, else OPENLINEAGE_URL (*out
+ * NULL without either); fails only on configuration (no API key). */
+knut_status knut_pipeline__lineage_open(const knut_pipeline *p, struct pipeline_lineage **out,
+                                        knut_error *err);
+/* One run event of r (knut_pipeline__event, under its lock): the update's
+ * RUNNING and end are the pipeline run's START and COMPLETE/FAIL, each
+ * flow update's RUNNING and end a child run's. Never fails. */
+void knut_pipeline__lineage_event(knut_pipeline__run *r, const char *type,
+                                  const knut_pipeline_flow *f, const char *status,
+                                  const char *message, const char *details);
+/* Drains (bounded), frees. l may be NULL. */
+void knut_pipeline__lineage_close(struct pipeline_lineage *l);
 /* Queues the asset event of dataset ds of p (none for a temporary view,
  * an unknown name or a NULL sender); rows < 0: unknown (null in `extra`);
  * source "knut-native" or "spark-sdp". Never fails. */

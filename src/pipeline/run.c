@@ -81,6 +81,7 @@ knut_status knut_pipeline__event(knut_pipeline__run *r, const char *type, const 
         goto done;
     if (r->opts && r->opts->on_event)
         r->opts->on_event(b.data, b.len, r->opts->ctx);
+    knut_pipeline__lineage_event(r, type, f, status, message, details); /* lineage.c */
     if (r->dry)
         goto done;
     if (ev->log && (fprintf(ev->log, "%s\n", b.data) < 0 || fflush(ev->log) != 0)) {
@@ -266,6 +267,7 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
      * the storage records one */
     if ((st = mark_refresh(&r, err)) != KNUT_OK ||
         (!r.dry && (st = knut_pipeline__assets_open(p, &assets, err)) != KNUT_OK) || /* assets.c */
+        (!r.dry && (st = knut_pipeline__lineage_open(p, &r.lineage, err)) != KNUT_OK) ||
         (st = open_storage(&r, err)) != KNUT_OK)
         goto cleanup;
     ev.conn = r.conn;
@@ -311,6 +313,7 @@ knut_status knut_pipeline_run(knut_pipeline *p, const knut_pipeline_run_options 
     }
 cleanup:
     knut_net_airflow_close(assets); /* the drain: unsent events get their time */
+    knut_pipeline__lineage_close(r.lineage);
     res.run_id = r.run_id;
     if (result)
         *result = res;

@@ -14,7 +14,7 @@
 
 static const char *const spec_keys[] = {"name", "storage", "catalog", "database", "schema",
                                         "configuration", "libraries", "reads", "sinks", "airflow",
-                                        NULL};
+                                        "lineage", NULL};
 
 static knut_pipeline_pos pos_of(const knut_conf *n)
 {
@@ -236,7 +236,7 @@ static knut_status load(knut_pipeline *p, const knut_conf *root, knut_error *err
             return knut_pipeline__error_at(err, KNUT_EPARSE, pos_of(knut_conf_at(root, i)),
                                            "unexpected field '%s' (the spec takes name, storage, "
                                            "catalog, schema, database, configuration, libraries, "
-                                           "reads, sinks, airflow)", key);
+                                           "reads, sinks, airflow, lineage)", key);
     }
     if ((st = str_key(p, root, "name", 1, &p->name, err)) != KNUT_OK ||
         (st = str_key(p, root, "storage", 1, &p->storage, err)) != KNUT_OK ||
@@ -289,6 +289,9 @@ static knut_status load(knut_pipeline *p, const knut_conf *root, knut_error *err
         return st;
     const knut_conf *af = knut_conf_get(root, "airflow");
     if (af && (st = knut_pipeline__airflow_parse(p, af, err)) != KNUT_OK) /* assets.c */
+        return st;
+    const knut_conf *ln = knut_conf_get(root, "lineage");
+    if (ln && (st = knut_pipeline__lineage_parse(p, ln, err)) != KNUT_OK) /* lineage.c */
         return st;
     const knut_conf *reads = knut_conf_get(root, "reads");
     return reads ? declared_reads(p, reads, err) : KNUT_OK;

@@ -169,3 +169,107 @@ def test_bad_options(knut, lake, tmp_path):
     r = sync(knut, lake, "--lineage-url", "ftp://example")
     assert r.returncode == 2, r.stderr
     assert "lineage" in r.stderr
+
+
+# ---- knut pipeline run --------------------------------------------------------
+
+PIPE_SQL = {
+    "t/raw.sql": "CREATE OR REFRESH STREAMING TABLE raw AS SELECT * FROM read_csv('data/*.csv');",
+    "t/orders.sql": "CREATE MATERIALIZED VIEW orders AS SELECT id, amount FROM raw WHERE amount > 0;",
+    # fails at run time: FAILED, and its reader SKIPPED (no run of its own)
+    "t/bad.sql": "CREATE MATERIALIZED VIEW bad AS SELECT CAST('x' || id AS INTEGER) AS v FROM orders;",
+    "t/after_bad.sql": "CREATE MATERIALIZED VIEW after_bad AS SELECT * FROM bad;",
+}
+
+
+def pipeline_project(root: Path, lineage: str, files=PIPE_SQL) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pipeline.yml").write_text(
+        "name: shop\nstorage: storage\nlibraries:\n  - glob:\n      include: t/**\n" + lineage)
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (root / "data").mkdir(exist_ok=True)
+    (root / "data" / "o1.csv").write_text("id,amount\n1,10\n2,-1\n3,5\n")
+    return root
+
+
+def pipeline_run(run_knut, root: Path, env=None):
+    e = {k: "" for k in os.environ if k.startswith("OPENLINEAGE_")}
+    e.update({"KNUT_LOG_FORMAT": "json", "KNUT_LOG": "info"}, **(env or {}))
+    return run_knut("pipeline", "run", root, env=e, timeout=180)
+
+
+def test_pipeline_run_and_its_flows(run_knut, tmp_path):
+    with Receiver() as rc:
+        root = pipeline_project(tmp_path / "p", f"lineage:\n  url: {rc.url}\n  namespace: shop-ns\n")
+        r = pipeline_run(run_knut, root)
+        assert r.returncode == 1, r.stderr  # bad failed
+    assert not rc.invalid, rc.invalid
+    by_job = runs(rc.events)
+    assert set(by_job) == {"pipeline.shop", "pipeline.shop.raw", "pipeline.shop.orders",
+                           "pipeline.shop.bad"}  # after_bad was skipped: no run
+    top = by_job["pipeline.shop"]
+    assert [e["eventType"] for e in top] == ["START", "FAIL"]
+    assert "1 failed, 1 skipped" in top[1]["run"]["facets"]["errorMessage"]["message"]
+    parent = top[0]["run"]["runId"]
+    db_file = (root / "storage").resolve() / "pipeline.duckdb"  # the default catalog
+    assert db_file.exists()
+    db = f"duckdb://{db_file}"
+    for name, evs in by_job.items():
+        assert {e["job"]["namespace"] for e in evs} == {"shop-ns"}
+        if name == "pipeline.shop":
+            continue
+        assert {e["run"]["facets"]["parent"]["run"]["runId"] for e in evs} == {parent}
+        assert evs[0]["run"]["facets"]["parent"]["job"] == {"namespace": "shop-ns", "name": "pipeline.shop"}
+        assert evs[0]["run"]["runId"] == evs[1]["run"]["runId"] != parent
+    raw_start, raw_done = by_job["pipeline.shop.raw"]
+    assert raw_done["eventType"] == "COMPLETE"
+    assert [(i["namespace"], i["name"]) for i in raw_done["inputs"]] == \
+        [("file", str(root / "data" / "*.csv"))]
+    [out] = raw_done["outputs"]
+    assert (out["namespace"], out["name"]) == (db, "pipeline.main.raw")
+    assert out["outputFacets"]["outputStatistics"]["rowCount"] == 3
+    orders = by_job["pipeline.shop.orders"][1]
+    assert [(i["namespace"], i["name"]) for i in orders["inputs"]] == [(db, "pipeline.main.raw")]
+    assert orders["outputs"][0]["outputFacets"]["outputStatistics"]["rowCount"] == 2
+    bad = by_job["pipeline.shop.bad"]
+    assert [e["eventType"] for e in bad] == ["START", "FAIL"]
+    assert "x1" in bad[1]["run"]["facets"]["errorMessage"]["message"] or \
+        "Could not convert" in bad[1]["run"]["facets"]["errorMessage"]["message"]
+
+
+def test_pipeline_lineage_file_and_env(run_knut, tmp_path):
+    ok = {k: v for k, v in PIPE_SQL.items() if "bad" not in k}
+    root = pipeline_project(tmp_path / "f", "lineage:\n  file: lineage/events.jsonl\n", files=ok)
+    (root / "lineage").mkdir()
+    r = pipeline_run(run_knut, root)
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(l) for l in (root / "lineage" / "events.jsonl").read_text().splitlines()]
+    for ev in events:
+        validate(ev)
+    assert [e["eventType"] for e in events if e["job"]["name"] == "pipeline.shop"] == ["START", "COMPLETE"]
+    assert len(events) == 2 + 2 * 2
+    # without lineage: in the spec, OpenLineage's own variables
+    root2 = pipeline_project(tmp_path / "e", "", files=ok)
+    with Receiver(api_key="k-123") as rc:
+        r = pipeline_run(run_knut, root2, env={"OPENLINEAGE_URL": rc.url, "OPENLINEAGE_API_KEY": "k-123"})
+        assert r.returncode == 0, r.stderr
+    assert len(rc.events) == 6 and not rc.invalid
+    assert "k-123" not in r.stderr
+
+
+def test_pipeline_lineage_spec_errors(run_knut, tmp_path):
+    for text, want in [
+        ("lineage:\n  url: ftp://x\n", "lineage: url: must be an http"),
+        ("lineage:\n  colour: red\n", "unexpected field 'colour'"),
+        ("lineage:\n  namespace: x\n", "needs one of 'url:' and 'file:'"),
+        ("lineage:\n  file: x.jsonl\n  api_key_env: K\n", "need 'url:'"),
+    ]:
+        root = pipeline_project(tmp_path / f"s{len(want)}", text)
+        r = pipeline_run(run_knut, root)
+        assert r.returncode == 2, (text, r.stderr)
+        assert want in r.stderr and "pipeline.yml:" in r.stderr, r.stderr
+    root = pipeline_project(tmp_path / "nokey", "lineage:\n  url: http://127.0.0.1:1\n  api_key_env: NO_SUCH_KEY_VAR\n")
+    r = pipeline_run(run_knut, root)
+    assert r.returncode != 0 and "NO_SUCH_KEY_VAR" in r.stderr

@@ -229,7 +229,7 @@ def test_c10_spec_errors(tmp_path):
     cases = [
         ("name: a\nstorage: s\nfoo: 1\nlibraries: []\n",
          "pipeline.yml:3:6: unexpected field 'foo' (the spec takes name, storage, catalog, "
-         "schema, database, configuration, libraries, reads, sinks, airflow)"),
+         "schema, database, configuration, libraries, reads, sinks, airflow, lineage)"),
         ("name: a\nlibraries: []\n", "pipeline.yml:1:1: the spec needs 'storage:'"),
         ("name: a\nstorage: s\nlibraries:\n  - glob:\n      include: t/**/*.sql\n",
          "pipeline.yml:5:16: invalid glob 't/**/*.sql': an include is a file path or a folder "
